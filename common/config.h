@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The reader of h.conf and g.conf: MMTests-style shell assignments, never
+ * executed.
+ *
+ *   # comment
+ *   export NAME=value        NAME=value        NAME="a $OTHER ${X}"  NAME='literal'
+ *   N=$((NUM_LOGICAL_CPUS * 2 + 1))           (+ - * / % and parentheses)
+ *
+ * Several quoted and unquoted pieces may follow one another ("a"'b'c).
+ * Variables come from earlier assignments in any file loaded into the same
+ * config, then from the facts set with config_set_fact (MMTests' names:
+ * NUM_LOGICAL_CPUS, NUM_NODES, NUM_LLCS, MEMTOTAL_BYTES).  The environment
+ * is not consulted: a config means the same thing wherever it runs.  An
+ * unset variable expands to "" and is reported as a warning.
+ *
+ * A line it cannot read is an error "file:line:column: expected ...".
+ */
+#ifndef LOCKSTEP_CONFIG_H
+#define LOCKSTEP_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct config;
+
+/* Limits: a config may be wrong, but never makes the reader crash or balloon. */
+#define CONFIG_LINE_MAX 65536	     /* bytes in one line */
+#define CONFIG_VALUE_MAX 65536	     /* bytes in one value, after expansion */
+#define CONFIG_NAME_MAX 128	     /* characters in one name */
+#define CONFIG_NAMES_MAX 4096	     /* distinct names set by files; facts likewise */
+#define CONFIG_DEPTH_MAX 64	     /* nesting of $((...)), parentheses and signs */
+#define CONFIG_FILE_MAX (16 << 20)   /* bytes in one file */
+
+struct config_diag {
+	char file[256];
+	int line, column; /* 1-based; column 0 when not about a place in a line */
+	char text[512];   /* "expected '=' after NAME", "unknown name X, did you mean Y?" */
+};
+
+/* "file:line:column: text", leaving out column (and line) when 0. */
+void config_diag_format(const struct config_diag *d, char *buf, size_t size);
+
+struct config *config_new(void);
+void config_free(struct config *c); /* accepts NULL */
+
+/* Facts are variables that exist before any file is read. */
+void config_set_fact(struct config *c, const char *name, const char *value);
+
+/* Loads one file, adding to (and overriding) what is already there.
+ * 0 on success; -EINVAL with *err filled on a syntax error; -errno when the
+ * file cannot be read (err->text says so).  Warnings accumulate. */
+int config_load_file(struct config *c, const char *path, struct config_diag *err);
+/* The same from a string, file names the origin in diagnostics. */
+int config_load_string(struct config *c, const char *file, const char *text,
+		       struct config_diag *err);
+
+/* The value of a name set by a file (not facts), or NULL. */
+const char *config_get(const struct config *c, const char *name);
+/* Where a name was last set; false when it was not set by a file. */
+bool config_where(const struct config *c, const char *name, const char **file, int *line);
+
+/* Names set by files, in the order first set; for prefixed keys such as
+ * COMMAND_<name>.  Returns the count; *names points into the config. */
+size_t config_names(const struct config *c, const char ***names);
+
+/*
+ * Typed getters.  Each returns 0 with *out set; 1 when the name is not set
+ * (out untouched, so callers preset the default); -EINVAL with err naming
+ * file:line, the name and the value when the value is not of the type.
+ */
+int config_get_int(const struct config *c, const char *name, int64_t min, int64_t max,
+		   int64_t *out, struct config_diag *err);
+/* yes/no/true/false/1/0/on/off, any case */
+int config_get_bool(const struct config *c, const char *name, bool *out, struct config_diag *err);
+/* seconds, fractions allowed ("1.5"), optional suffix ms/s/m/h */
+int config_get_seconds(const struct config *c, const char *name, double min, double max,
+		       double *out, struct config_diag *err);
+/* one of choices (NULL-terminated); *out is its index */
+int config_get_choice(const struct config *c, const char *name, const char *const *choices,
+		      int *out, struct config_diag *err);
+
+/* First of several names that is set (MMTests' name, then our alias). */
+const char *config_first_set(const struct config *c, const char *const *names);
+
+/* One warning per name set by a file that is not in known (NULL-terminated)
+ * and does not start with one of prefixes (NULL-terminated, may be NULL):
+ * "unknown name X, did you mean Y?" with the closest known name. */
+size_t config_check_known(const struct config *c, const char *const *known,
+			  const char *const *prefixes);
+
+/* Warnings gathered so far (unset variables, unknown names). */
+size_t config_warnings(const struct config *c, const struct config_diag **diags);
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * An experiment as the two config files describe it: h.conf (the host: which
+ * guests, barrier policy) and g.conf (the guests: which steps).  Reading one
+ * checks everything that can be checked before anything starts.
+ */
+#ifndef LOCKSTEP_EXPERIMENT_H
+#define LOCKSTEP_EXPERIMENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "proto.h"
+
+enum guest_kind {
+	GUEST_KIND_LOCAL, /* agent processes on the host: a dry run and a test double */
+};
+
+enum failure_policy {
+	ON_FAILURE_ABORT,    /* the first participant lost ends the run */
+	ON_FAILURE_CONTINUE, /* the others go on without it */
+};
+
+struct experiment {
+	/* h.conf */
+	enum guest_kind guest_kind;
+	unsigned guest_count;
+	bool host_runs_benchmarks;
+	double barrier_timeout_s;
+	double step_timeout_s;
+	enum failure_policy on_failure;
+
+	/* g.conf: the plan every node runs */
+	uint32_t iterations;
+	uint32_t nsteps;
+	struct proto_step *steps;
+};
+
+/* Reads both files.  On error returns -EINVAL (or -errno) with diag naming
+ * file:line and the value; warnings (unknown names) are left in the configs,
+ * which the caller gets back to print. */
+int experiment_load(const char *host_config, const char *guest_config, struct experiment *exp,
+		    struct config **hconf_out, struct config **gconf_out, struct config_diag *diag);
+void experiment_fini(struct experiment *exp);
+
+#endif

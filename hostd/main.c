@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* hostd: run one synchronized experiment in the foreground. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "experiment.h"
+#include "log.h"
+#include "proto.h"
+#include "run.h"
+#include "xalloc.h"
+
+#ifndef LOCKSTEP_LIBEXECDIR
+#define LOCKSTEP_LIBEXECDIR "/usr/local/libexec/lockstep"
+#endif
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: hostd --host-config H.CONF --guest-config G.CONF [options]\n"
+		"\n"
+		"Runs one experiment in the foreground: starts the guests that H.CONF names,\n"
+		"hands each the steps of G.CONF, releases all of them into every step at the\n"
+		"same moment, and writes everything to RESULTS/RUN/.\n"
+		"\n"
+		"Options:\n"
+		"  --host-config FILE   the host's config: guests, barrier timeout, failure policy\n"
+		"  --guest-config FILE  the guests' config: MMTESTS (steps), MMTEST_ITERATIONS\n"
+		"  --run-name NAME      name of the run's folder (default: a timestamp)\n"
+		"  --results DIR        where run folders go (default: ./results)\n"
+		"  --agent PATH         the guestagent binary (default: found beside hostd)\n"
+		"  --no-progress        no progress line, even on a terminal\n"
+		"  -v, --verbose        debug messages\n"
+		"  -h, --help           this text\n"
+		"  --version            the version\n"
+		"\n"
+		"Exit status:\n"
+		"  0  complete: every step ran on every participant\n"
+		"  1  usage or configuration error: nothing ran\n"
+		"  2  the run was degraded (a participant failed and ON_GUEST_FAILURE=continue),\n"
+		"     aborted or interrupted; what was collected is in the results folder\n"
+		"\n"
+		"See docs/hostd.md and docs/config.md.\n");
+}
+
+static char *find_agent(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			/* the build tree first, then an installed hostd's neighbours */
+			const char *rel[] = { "/../guestagent/guestagent", "/guestagent" };
+			for (size_t i = 0; i < 2; i++) {
+				char *p = xasprintf("%s%s", self, rel[i]);
+				if (access(p, X_OK) == 0)
+					return p;
+				free(p);
+			}
+		}
+	}
+	return xstrdup(LOCKSTEP_LIBEXECDIR "/guestagent");
+}
+
+static void print_warnings(const struct config *c)
+{
+	const struct config_diag *d;
+	size_t n = config_warnings(c, &d);
+	for (size_t i = 0; i < n; i++) {
+		if (d[i].column)
+			log_warn("%s:%d:%d: %s", d[i].file, d[i].line, d[i].column, d[i].text);
+		else if (d[i].line)
+			log_warn("%s:%d: %s", d[i].file, d[i].line, d[i].text);
+		else
+			log_warn("%s: %s", d[i].file, d[i].text);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_HOST = 256, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_AGENT, OPT_NOPROG, OPT_VERSION };
+	static const struct option opts[] = {
+		{ "host-config", required_argument, NULL, OPT_HOST },
+		{ "guest-config", required_argument, NULL, OPT_GUEST },
+		{ "run-name", required_argument, NULL, OPT_RUN },
+		{ "results", required_argument, NULL, OPT_RESULTS },
+		{ "agent", required_argument, NULL, OPT_AGENT },
+		{ "no-progress", no_argument, NULL, OPT_NOPROG },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ 0 },
+	};
+	struct run_options o = { .results_dir = "results", .progress = isatty(STDERR_FILENO) };
+	enum log_level level = LOG_LVL_INFO;
+	char *agent = NULL;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_HOST: o.host_config = optarg; break;
+		case OPT_GUEST: o.guest_config = optarg; break;
+		case OPT_RUN: o.run_name = optarg; break;
+		case OPT_RESULTS: o.results_dir = optarg; break;
+		case OPT_AGENT: agent = xstrdup(optarg); break;
+		case OPT_NOPROG: o.progress = false; break;
+		case 'v': level = LOG_LVL_DEBUG; break;
+		case 'h': usage(stdout); return 0;
+		case OPT_VERSION: printf("hostd (lockstep) %s\n", LOCKSTEP_VERSION); return 0;
+		default: usage(stderr); return RUN_EXIT_USAGE;
+		}
+	}
+	log_init("hostd", level);
+	if (optind < argc) {
+		log_error("unexpected argument '%s' (see hostd --help)", argv[optind]);
+		return RUN_EXIT_USAGE;
+	}
+	if (!o.host_config || !o.guest_config) {
+		log_error("both --host-config and --guest-config are needed (see hostd --help)");
+		return RUN_EXIT_USAGE;
+	}
+	if (o.run_name && !proto_name_valid(o.run_name)) {
+		log_error("--run-name '%s': use letters, digits, '.', '_' and '-' (not starting with '.')",
+			  o.run_name);
+		return RUN_EXIT_USAGE;
+	}
+	o.agent_path = agent ? agent : (agent = find_agent());
+	if (access(o.agent_path, X_OK) != 0) {
+		log_error("the guest agent '%s' is not an executable file: %s (use --agent PATH)",
+			  o.agent_path, strerror(errno));
+		free(agent);
+		return RUN_EXIT_USAGE;
+	}
+
+	struct experiment exp;
+	struct config *h = NULL, *g = NULL;
+	struct config_diag d;
+	if (experiment_load(o.host_config, o.guest_config, &exp, &h, &g, &d) < 0) {
+		if (d.column)
+			log_error("%s:%d:%d: %s", d.file, d.line, d.column, d.text);
+		else if (d.line)
+			log_error("%s:%d: %s", d.file, d.line, d.text);
+		else
+			log_error("%s: %s", d.file, d.text);
+		free(agent);
+		return RUN_EXIT_USAGE;
+	}
+	print_warnings(h);
+	print_warnings(g);
+
+	int code = run_experiment(&exp, &o);
+	experiment_fini(&exp);
+	config_free(h);
+	config_free(g);
+	free(agent);
+	return code;
+}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "node.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xalloc.h"
+
+struct write_req {
+	uv_write_t req;
+	char *data;
+};
+
+static uint64_t node_nonce(const struct node *n)
+{
+	/* Only needs to differ from the previous sync: a counter mixed with
+	 * the address keeps two restarts in a row apart. */
+	static uint64_t counter;
+	return ((uint64_t)(uintptr_t)n << 16) ^ ++counter;
+}
+
+void node_init(struct node *n, const char *name, size_t index, void *owner,
+	       const struct node_ops *ops)
+{
+	memset(n, 0, sizeof(*n));
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	n->index = index;
+	n->owner = owner;
+	n->ops = ops;
+	proto_decoder_init(&n->dec);
+}
+
+static void write_cb(uv_write_t *req, int status)
+{
+	(void)status; /* a failed write shows up as EOF/error on the read side */
+	struct write_req *w = (struct write_req *)req;
+	free(w->data);
+	free(w);
+}
+
+/* Writes what it can at once and queues the rest behind it; libuv keeps
+ * queued writes in order, and a direct write only happens when nothing is
+ * queued, so bytes never overtake each other. */
+static int queue_bytes(struct node *n, const char *data, size_t len)
+{
+	if (!n->open)
+		return -ENOTCONN;
+	uv_stream_t *s = (uv_stream_t *)&n->pipe;
+	size_t done = 0;
+	if (uv_stream_get_write_queue_size(s) == 0) {
+		uv_buf_t b = uv_buf_init((char *)data, (unsigned)len);
+		int r = uv_try_write(s, &b, 1);
+		if (r >= 0)
+			done = (size_t)r;
+		else if (r != UV_EAGAIN)
+			return r;
+	}
+	if (done == len)
+		return 0;
+	struct write_req *w = xmalloc(sizeof(*w));
+	w->data = xmalloc(len - done);
+	memcpy(w->data, data + done, len - done);
+	uv_buf_t b = uv_buf_init(w->data, (unsigned)(len - done));
+	int r = uv_write(&w->req, s, &b, 1, write_cb);
+	if (r < 0) {
+		free(w->data);
+		free(w);
+	}
+	return r;
+}
+
+int node_send(struct node *n, const struct proto_msg *m)
+{
+	n->out.len = 0;
+	int r = proto_encode(m, &n->out);
+	if (r < 0)
+		return r;
+	return queue_bytes(n, n->out.data, n->out.len);
+}
+
+void node_resync(struct node *n)
+{
+	n->out.len = 0;
+	proto_link_restart(&n->link, node_nonce(n), &n->out);
+	queue_bytes(n, n->out.data, n->out.len);
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	(void)h;
+	(void)suggested;
+	/* The decoder copies what it keeps, so every node can share one read
+	 * buffer: the loop runs one read callback at a time. */
+	static char shared[64 * 1024];
+	buf->base = shared;
+	buf->len = sizeof(shared);
+}
+
+static void on_event(void *ctx, enum proto_event ev, struct proto_msg *msg, int err,
+		     const char *detail)
+{
+	struct node *n = ctx;
+
+	if (!n->open)
+		return; /* closed by an earlier message of this same read */
+	switch (ev) {
+	case PROTO_EV_RESET:
+		return; /* the peer restarted its side; its sync follows */
+	case PROTO_EV_ERROR:
+		n->protocol_errors++;
+		n->ops->protocol_error(n, err, detail);
+		if (n->open)
+			node_resync(n);
+		return;
+	case PROTO_EV_MSG:
+		break;
+	}
+
+	n->out.len = 0;
+	enum proto_link_verdict v = proto_link_input(&n->link, msg, &n->out);
+	if (n->out.len > 0)
+		queue_bytes(n, n->out.data, n->out.len);
+	if (v == PROTO_LINK_DELIVER)
+		n->ops->message(n, msg);
+	else if (v == PROTO_LINK_SYNCED)
+		n->ops->resynced(n);
+}
+
+static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+	struct node *n = s->data;
+
+	if (nread > 0) {
+		proto_decoder_feed(&n->dec, buf->base, (size_t)nread, on_event, n);
+		return;
+	}
+	if (nread == 0)
+		return;
+	node_close(n);
+	n->ops->closed(n, nread == UV_EOF ? 0 : (int)nread);
+}
+
+int node_attach(struct node *n, uv_loop_t *loop, int fd)
+{
+	int r = uv_pipe_init(loop, &n->pipe, 0);
+	if (r < 0)
+		return r;
+	n->pipe.data = n;
+	r = uv_pipe_open(&n->pipe, fd);
+	if (r == 0)
+		r = uv_read_start((uv_stream_t *)&n->pipe, alloc_cb, read_cb);
+	if (r < 0) {
+		uv_close((uv_handle_t *)&n->pipe, NULL);
+		return r;
+	}
+	n->open = true;
+	proto_decoder_reset(&n->dec);
+	node_resync(n);
+	return 0;
+}
+
+void node_close(struct node *n)
+{
+	if (!n->open)
+		return;
+	n->open = false;
+	uv_read_stop((uv_stream_t *)&n->pipe);
+	uv_close((uv_handle_t *)&n->pipe, NULL);
+}
+
+void node_fini(struct node *n)
+{
+	proto_decoder_free(&n->dec);
+	proto_buf_free(&n->out);
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A participant's channel: the stream socket to its agent (a socketpair end
+ * for local guests, the unix socket of a virtio-serial port for libvirt
+ * guests), the decoder and the resync link.  A node hands every message
+ * that survived decoding and resync to its owner through node_ops; it never
+ * interprets the protocol beyond that.
+ */
+#ifndef LOCKSTEP_NODE_H
+#define LOCKSTEP_NODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "proto.h"
+
+/* More protocol errors than this from one peer and it is dropped from the
+ * run as sending garbage: a resync fixes a glitch, not a broken peer. */
+#define NODE_PROTOCOL_ERROR_LIMIT 8
+
+struct node;
+
+struct node_ops {
+	/* a message from a synced peer; msg is cleared after the call */
+	void (*message)(struct node *n, struct proto_msg *msg);
+	/* our resync completed: the peer will re-announce itself */
+	void (*resynced)(struct node *n);
+	/* a decode error: counted; the link restarts */
+	void (*protocol_error)(struct node *n, int err, const char *detail);
+	/* the channel closed (EOF or error) */
+	void (*closed)(struct node *n, int err);
+};
+
+struct node {
+	char name[PROTO_NAME_MAX];
+	size_t index; /* in the run's participant table */
+	void *owner;
+	const struct node_ops *ops;
+
+	uv_pipe_t pipe;
+	bool open;
+	struct proto_decoder dec;
+	struct proto_link link;
+	unsigned protocol_errors;
+	struct proto_buf out; /* encoding scratch */
+};
+
+void node_init(struct node *n, const char *name, size_t index, void *owner,
+	       const struct node_ops *ops);
+/* Starts reading fd (a connected stream socket, now owned by the node) and
+ * sends 0xFF + sync. */
+int node_attach(struct node *n, uv_loop_t *loop, int fd);
+/* Sends one message; tries a direct write first so that a go leaves at
+ * once, queues the rest.  0 or -errno. */
+int node_send(struct node *n, const struct proto_msg *m);
+/* Restarts the link (after a parse error or a timeout). */
+void node_resync(struct node *n);
+/* Closes the channel; close_cb (may be NULL) runs when libuv let it go. */
+void node_close(struct node *n);
+void node_fini(struct node *n);
+
+#endif

@@ -1,0 +1,624 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "run.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fileio.h"
+#include "log.h"
+#include "run_priv.h"
+#include "xalloc.h"
+
+static void release(struct run *r);
+static void deadline_cb(uv_timer_t *t);
+static void fail(struct run *r, struct participant *p, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void finish(struct run *r, enum run_status st, const char *reason);
+
+static int64_t s_to_ns(double s)
+{
+	return (int64_t)llround(s * 1e9);
+}
+
+/* ---- progress -------------------------------------------------------- */
+
+static void progress(struct run *r)
+{
+	if (!r->opt->progress || r->finishing)
+		return;
+	uint32_t k = barrier_step(r->barrier), n = barrier_nsteps(r->barrier);
+	size_t idx[4];
+	size_t waiting = barrier_waiting_for(r->barrier, idx, 4);
+	char line[512];
+	int len;
+	if (k > n)
+		len = snprintf(line, sizeof(line), "finishing: waiting for");
+	else
+		len = snprintf(line, sizeof(line), "step %u/%u %s #%u: waiting for", k, n,
+			       r->exp->steps[k - 1].benchmark, r->exp->steps[k - 1].iteration);
+	for (size_t i = 0; i < waiting && i < 4 && len < (int)sizeof(line); i++)
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "%s %s", i ? "," : "",
+				r->p[idx[i]].node.name);
+	if (waiting > 4 && len < (int)sizeof(line))
+		snprintf(line + len, sizeof(line) - (size_t)len, " (+%zu more)", waiting - 4);
+	fprintf(stderr, "\r\033[K%s", line);
+}
+
+static void progress_clear(struct run *r)
+{
+	if (r->opt->progress)
+		fprintf(stderr, "\r\033[K");
+}
+
+/* ---- deadlines -------------------------------------------------------- */
+
+static void arm_deadline(struct run *r)
+{
+	if (r->finishing)
+		return;
+	int64_t d = barrier_deadline(r->barrier);
+	if (d == INT64_MAX) {
+		uv_timer_stop(&r->deadline_timer);
+		return;
+	}
+	int64_t left = d - clock_mono_ns();
+	uint64_t ms = left <= 0 ? 0 : (uint64_t)(left / 1000000 + 1);
+	uv_timer_start(&r->deadline_timer, deadline_cb, ms, 0);
+}
+
+static void deadline_cb(uv_timer_t *t)
+{
+	struct run *r = t->data;
+	if (r->finishing)
+		return;
+	if (clock_mono_ns() < barrier_deadline(r->barrier)) {
+		arm_deadline(r); /* woke a little early */
+		return;
+	}
+	uint32_t k = barrier_step(r->barrier), n = barrier_nsteps(r->barrier);
+	size_t *late = xcalloc(r->n, sizeof(*late));
+	size_t nlate = barrier_waiting_for(r->barrier, late, r->n);
+	bool anyone_ready = nlate < barrier_in_run_count(r->barrier);
+	for (size_t i = 0; i < nlate && !r->finishing; i++) {
+		struct participant *p = &r->p[late[i]];
+		if (anyone_ready)
+			fail(r, p, "did not reach the barrier of %s within BARRIER_TIMEOUT=%gs of the first",
+			     k > n ? "the end" : "this step", r->exp->barrier_timeout_s);
+		else if (k == 1)
+			fail(r, p, "did not say ready for the first step within BARRIER_TIMEOUT=%gs of "
+				   "the start", r->exp->barrier_timeout_s);
+		else
+			fail(r, p, "step %u did not finish within STEP_TIMEOUT=%gs", k - 1,
+			     r->exp->step_timeout_s);
+	}
+	free(late);
+	arm_deadline(r);
+}
+
+/* ---- participants leaving -------------------------------------------- */
+
+static void fail(struct run *r, struct participant *p, const char *fmt, ...)
+{
+	if (p->failed || r->finishing)
+		return;
+	char reason[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+
+	uint32_t step = p->running_step && !p->done ? p->running_step : barrier_step(r->barrier);
+	if (step > barrier_nsteps(r->barrier))
+		step = barrier_nsteps(r->barrier);
+	p->failed = true;
+	progress_clear(r);
+	log_error("%s: %s (step %u)", p->node.name, reason, step);
+	run_add_failure(r, p, step, reason);
+	node_close(&p->node);
+	local_guest_kill(&p->proc, SIGKILL);
+
+	if (r->exp->on_failure == ON_FAILURE_ABORT) {
+		char why[512];
+		snprintf(why, sizeof(why), "%s failed and ON_GUEST_FAILURE=abort", p->node.name);
+		finish(r, RUN_ABORTED, why);
+		return;
+	}
+	enum barrier_verdict v = barrier_drop(r->barrier, p->node.index);
+	if (barrier_in_run_count(r->barrier) == 0) {
+		finish(r, RUN_ABORTED, "no participant is left in the run");
+		return;
+	}
+	run_manifest_write(r);
+	run_record_flush(r, false);
+	if (v == BARRIER_RELEASE)
+		release(r);
+	else
+		progress(r);
+}
+
+/* ---- the coordinator ------------------------------------------------- */
+
+static void release(struct run *r)
+{
+	uint32_t k = barrier_step(r->barrier), n = barrier_nsteps(r->barrier);
+	if (k > n) {
+		barrier_released(r->barrier, clock_mono_ns());
+		finish(r, r->failures && json_object_array_length(r->failures) ? RUN_DEGRADED
+									 : RUN_COMPLETE,
+		       NULL);
+		return;
+	}
+	/* The previous step's record is complete by now unless someone never
+	 * said started: write it with the gap rather than hold it. */
+	run_record_flush(r, true);
+	run_record_reset(r, k);
+	for (size_t i = 0; i < r->n; i++)
+		r->rec.ready_ns[i] = barrier_in_run(r->barrier, i) ? barrier_ready_ns(r->barrier, i) : 0;
+	r->rec.last_ready_ns = barrier_last_ready_ns(r->barrier);
+
+	struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
+	go.u.go.step = k;
+	int64_t first = clock_mono_ns();
+	for (size_t i = 0; i < r->n; i++) {
+		if (!barrier_in_run(r->barrier, i))
+			continue;
+		struct participant *p = &r->p[i];
+		p->running_step = k;
+		p->started = p->done = false;
+		p->results_in_step = 0;
+		p->output_in_step = 0;
+		node_send(&p->node, &go);
+	}
+	int64_t last = clock_mono_ns();
+	r->rec.go_first_ns = first;
+	r->rec.go_last_ns = last;
+	barrier_released(r->barrier, last);
+	arm_deadline(r);
+	if (!r->opt->progress)
+		log_info("step %u/%u %s #%u released to %zu participants", k, n,
+			 r->exp->steps[k - 1].benchmark, r->exp->steps[k - 1].iteration,
+			 barrier_in_run_count(r->barrier));
+	progress(r);
+}
+
+static void on_ready(struct run *r, struct participant *p, uint32_t step)
+{
+	switch (barrier_ready(r->barrier, p->node.index, step, clock_mono_ns())) {
+	case BARRIER_RELEASE:
+		release(r);
+		return;
+	case BARRIER_RESEND_GO: {
+		/* Its go was lost in a resync; the step is still its own. */
+		struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
+		go.u.go.step = step;
+		node_send(&p->node, &go);
+		return;
+	}
+	case BARRIER_INVALID:
+		fail(r, p, "said ready for step %u while the barrier of step %u is open", step,
+		     barrier_step(r->barrier));
+		return;
+	case BARRIER_WAIT:
+		arm_deadline(r);
+		progress(r);
+		return;
+	case BARRIER_DUPLICATE:
+		return;
+	}
+}
+
+/* ---- messages from a participant -------------------------------------- */
+
+static void send_plan(struct run *r, struct participant *p)
+{
+	struct proto_msg m = { .type = PROTO_PLAN, .version = PROTO_VERSION };
+	snprintf(m.u.plan.node, sizeof(m.u.plan.node), "%s", p->node.name);
+	m.u.plan.nsteps = r->exp->nsteps;
+	m.u.plan.steps = r->exp->steps; /* borrowed: not cleared */
+	int e = node_send(&p->node, &m);
+	if (e < 0)
+		fail(r, p, "cannot send the plan: %s", strerror(-e));
+}
+
+static void on_hello(struct run *r, struct participant *p, const struct proto_msg *m)
+{
+	if (strcmp(m->u.hello.node, p->node.name) != 0) {
+		fail(r, p, "its agent says it is \"%s\"", m->u.hello.node);
+		return;
+	}
+	if (m->u.hello.proto_min > PROTO_VERSION || m->u.hello.proto_max < PROTO_VERSION) {
+		fail(r, p, "its agent speaks protocol %u..%u, hostd speaks %d: install a matching agent",
+		     m->u.hello.proto_min, m->u.hello.proto_max, PROTO_VERSION);
+		return;
+	}
+	bool first = !p->hello_seen;
+	p->hello_seen = true;
+	snprintf(p->agent_version, sizeof(p->agent_version), "%s", m->u.hello.agent_version);
+	snprintf(p->boot_id, sizeof(p->boot_id), "%s", m->u.hello.boot_id);
+	snprintf(p->clocksource, sizeof(p->clocksource), "%s", m->u.hello.clocksource);
+	if (first)
+		run_manifest_write(r);
+	send_plan(r, p);
+}
+
+/* A message about a step must be about the one the participant was
+ * released into, and arrive in order: started, results/output, done. */
+static bool step_matches(struct run *r, struct participant *p, const struct proto_msg *m,
+			 uint32_t step)
+{
+	if (step == p->running_step && p->running_step != 0 && !p->done)
+		return true;
+	fail(r, p, "sent %s for step %u while it runs step %u", proto_type_name(m->type), step,
+	     p->done ? 0 : p->running_step);
+	return false;
+}
+
+static void on_done(struct run *r, struct participant *p, const struct proto_msg *m)
+{
+	p->done = true;
+	p->steps_done++;
+	if (m->u.done.exit_status != 0) {
+		char what[128];
+		snprintf(what, sizeof(what), "step exited with status %d", m->u.done.exit_status);
+		run_add_event(r, p, m->u.done.step, what);
+	}
+	if (m->u.done.step == barrier_nsteps(r->barrier))
+		on_ready(r, p, m->u.done.step + 1); /* the end barrier */
+}
+
+static void on_message(struct node *n, struct proto_msg *m)
+{
+	struct participant *p = n->owner;
+	struct run *r = p->run;
+
+	if (r->finishing || p->failed)
+		return;
+	if (!p->hello_seen && m->type != PROTO_HELLO && m->type != PROTO_ERROR) {
+		fail(r, p, "sent %s before hello", proto_type_name(m->type));
+		return;
+	}
+	switch (m->type) {
+	case PROTO_HELLO:
+		on_hello(r, p, m);
+		break;
+	case PROTO_READY:
+		on_ready(r, p, m->u.ready.step);
+		break;
+	case PROTO_STARTED:
+		if (!step_matches(r, p, m, m->u.started.step))
+			break;
+		if (p->started) {
+			fail(r, p, "sent started twice for step %u", m->u.started.step);
+			break;
+		}
+		p->started = true;
+		/* local participants share the host's CLOCK_MONOTONIC */
+		run_record_started(r, p, m->u.started.mono_ns, m->u.started.late_ns);
+		break;
+	case PROTO_RESULT:
+		if (!step_matches(r, p, m, m->u.result.step))
+			break;
+		if (++p->results_in_step > RUN_RESULTS_PER_STEP_MAX) {
+			fail(r, p, "sent more than %d results for step %u", RUN_RESULTS_PER_STEP_MAX,
+			     m->u.result.step);
+			break;
+		}
+		if (!isfinite(m->u.result.value) || !proto_name_valid(m->u.result.metric)) {
+			fail(r, p, "sent an invalid result for step %u (metric \"%.64s\")",
+			     m->u.result.step, m->u.result.metric);
+			break;
+		}
+		run_write_sample(r, p, m);
+		break;
+	case PROTO_OUTPUT:
+		if (!step_matches(r, p, m, m->u.output.step))
+			break;
+		if (p->output_in_step >= RUN_OUTPUT_PER_STEP_MAX)
+			break;
+		p->output_in_step += m->u.output.len;
+		if (results_append_output(r->results, n->name, m->u.output.step, m->u.output.data,
+					  m->u.output.len) < 0)
+			log_warn("%s: cannot store the output of step %u", n->name, m->u.output.step);
+		if (p->output_in_step >= RUN_OUTPUT_PER_STEP_MAX)
+			run_add_event(r, p, m->u.output.step, "raw output over 8 MiB: the rest was dropped");
+		break;
+	case PROTO_DONE:
+		if (step_matches(r, p, m, m->u.done.step))
+			on_done(r, p, m);
+		break;
+	case PROTO_ERROR: {
+		char what[PROTO_TEXT_MAX + 64];
+		snprintf(what, sizeof(what), "agent error %s: %s", m->u.error.code, m->u.error.text);
+		progress_clear(r);
+		log_warn("%s: %s", n->name, what);
+		run_add_event(r, p, m->u.error.step, what);
+		break;
+	}
+	case PROTO_BYE:
+		fail(r, p, "its agent left the run: %s", m->u.bye.reason);
+		break;
+	case PROTO_SAMPLE:
+	case PROTO_PONG:
+		/* monitors and clock exchanges are not requested yet: accepted
+		 * and not stored */
+		break;
+	default:
+		fail(r, p, "sent %s, which only hostd sends", proto_type_name(m->type));
+		break;
+	}
+}
+
+static void on_resynced(struct node *n)
+{
+	(void)n; /* the agent re-announces itself with hello and ready */
+}
+
+static void on_protocol_error(struct node *n, int err, const char *detail)
+{
+	struct participant *p = n->owner;
+	struct run *r = p->run;
+	if (r->finishing || p->failed)
+		return;
+	char what[300];
+	snprintf(what, sizeof(what), "protocol error: %s (%s)", detail, strerror(-err));
+	progress_clear(r);
+	log_warn("%s: %s; resynchronising", n->name, what);
+	run_add_event(r, p, p->running_step, what);
+	if (n->protocol_errors >= NODE_PROTOCOL_ERROR_LIMIT)
+		fail(r, p, "sent garbage: %u protocol errors, the last: %s", n->protocol_errors,
+		     detail);
+}
+
+static void all_gone_check(struct run *r);
+
+static void on_closed(struct node *n, int err)
+{
+	struct participant *p = n->owner;
+	struct run *r = p->run;
+	if (r->finishing) {
+		all_gone_check(r);
+		return;
+	}
+	if (err)
+		fail(r, p, "its channel failed: %s", uv_strerror(err));
+	else
+		fail(r, p, "closed its channel");
+}
+
+static const struct node_ops participant_ops = {
+	.message = on_message,
+	.resynced = on_resynced,
+	.protocol_error = on_protocol_error,
+	.closed = on_closed,
+};
+
+static void on_exited(struct local_guest *g)
+{
+	struct participant *p = g->data;
+	struct run *r = p->run;
+	if (g->exit_status > 128)
+		snprintf(p->exit_desc, sizeof(p->exit_desc), "killed by signal %d (%s)",
+			 g->exit_status - 128, strsignal(g->exit_status - 128));
+	else
+		snprintf(p->exit_desc, sizeof(p->exit_desc), "exited with status %d", g->exit_status);
+	if (r->finishing) {
+		all_gone_check(r);
+		return;
+	}
+	fail(r, p, "its agent %s", p->exit_desc);
+	run_manifest_write(r); /* the exit status completes an earlier failure */
+}
+
+/* ---- start and finish -------------------------------------------------- */
+
+static void close_handle(uv_handle_t *h)
+{
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+static void all_gone_check(struct run *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->p[i].proc.running || r->p[i].node.open)
+			return;
+	close_handle((uv_handle_t *)&r->grace_timer);
+}
+
+static void grace_cb(uv_timer_t *t)
+{
+	struct run *r = t->data;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->p[i].proc.running)
+			log_warn("%s: agent still running %d ms after bye; killing it",
+				 r->p[i].node.name, RUN_BYE_GRACE_MS);
+		local_guest_kill(&r->p[i].proc, SIGKILL);
+		node_close(&r->p[i].node);
+	}
+	close_handle((uv_handle_t *)t);
+}
+
+static void finish(struct run *r, enum run_status st, const char *reason)
+{
+	if (r->finishing)
+		return;
+	r->finishing = true;
+	r->status = st;
+	snprintf(r->reason, sizeof(r->reason), "%s", reason ? reason : "");
+	progress_clear(r);
+	run_record_flush(r, true);
+
+	struct proto_msg bye = { .type = PROTO_BYE, .version = PROTO_VERSION };
+	snprintf(bye.u.bye.reason, sizeof(bye.u.bye.reason), "run %s", run_status_name(st));
+	for (size_t i = 0; i < r->n; i++)
+		if (r->p[i].node.open)
+			node_send(&r->p[i].node, &bye);
+	run_manifest_write(r);
+
+	uv_timer_stop(&r->deadline_timer);
+	close_handle((uv_handle_t *)&r->deadline_timer);
+	close_handle((uv_handle_t *)&r->sigint);
+	close_handle((uv_handle_t *)&r->sigterm);
+	uv_timer_start(&r->grace_timer, grace_cb, RUN_BYE_GRACE_MS, 0);
+	all_gone_check(r);
+}
+
+static void signal_cb(uv_signal_t *s, int signum)
+{
+	struct run *r = s->data;
+	char why[64];
+	snprintf(why, sizeof(why), "interrupted by %s", signum == SIGINT ? "SIGINT" : "SIGTERM");
+	log_warn("%s: stopping the agents and closing the run", why);
+	finish(r, RUN_INTERRUPTED, why);
+}
+
+static int start_participant(struct run *r, struct participant *p)
+{
+	char *dir = NULL;
+	int e = results_node_dir(r->results, p->node.name, &dir);
+	if (e < 0) {
+		log_error("cannot create the results folder of %s: %s", p->node.name, strerror(-e));
+		return e;
+	}
+	char *work = xasprintf("%s/work", dir);
+	char *log_path = xasprintf("%s/agent.log", dir);
+	int fd = -1;
+	e = fileio_mkdir_p(work, 0755);
+	if (e == 0)
+		e = local_guest_spawn(r->loop, &p->proc, r->opt->agent_path, p->node.name, work,
+				      log_path, &fd);
+	if (e < 0)
+		log_error("cannot start the agent of %s (%s): %s", p->node.name, r->opt->agent_path,
+			  e < -1000 ? uv_strerror(e) : strerror(-e));
+	else if ((e = node_attach(&p->node, r->loop, fd)) < 0)
+		log_error("cannot watch the channel of %s: %s", p->node.name, uv_strerror(e));
+	free(dir);
+	free(work);
+	free(log_path);
+	return e;
+}
+
+static void default_run_name(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(buf, len, "%Y%m%d-%H%M%S", &tm);
+}
+
+static int setup(struct run *r)
+{
+	const struct experiment *e = r->exp;
+	int err;
+
+	if (r->opt->run_name)
+		snprintf(r->name, sizeof(r->name), "%s", r->opt->run_name);
+	else
+		default_run_name(r->name, sizeof(r->name));
+	err = results_open(r->opt->results_dir, r->name, &r->results);
+	if (err < 0) {
+		log_error("cannot create the results folder %s/%s: %s%s", r->opt->results_dir,
+			  r->name, strerror(-err),
+			  err == -EEXIST ? " (choose another --run-name)" : "");
+		return err;
+	}
+	if ((err = results_save_config(r->results, r->opt->host_config, "h.conf")) < 0 ||
+	    (err = results_save_config(r->results, r->opt->guest_config, "g.conf")) < 0) {
+		log_error("cannot copy the configs into %s/config: %s", results_path(r->results),
+			  strerror(-err));
+		return err;
+	}
+	sysfacts_read(&r->facts, "/");
+	clock_format_utc(clock_real_ns(), r->started_utc, sizeof(r->started_utc));
+	r->failures = json_object_new_array();
+	r->events = json_object_new_array();
+
+	r->n = e->guest_count + (e->host_runs_benchmarks ? 1 : 0);
+	r->p = xcalloc(r->n, sizeof(*r->p));
+	for (size_t i = 0; i < r->n; i++) {
+		struct participant *p = &r->p[i];
+		char name[PROTO_NAME_MAX];
+		bool host = e->host_runs_benchmarks && i == r->n - 1;
+		if (host)
+			snprintf(name, sizeof(name), "host");
+		else
+			snprintf(name, sizeof(name), "guest-%zu", i + 1);
+		node_init(&p->node, name, i, p, &participant_ops);
+		p->run = r;
+		p->kind = host ? "host" : "local";
+		p->proc.data = p;
+		p->proc.exited = on_exited;
+	}
+	r->rec.ready_ns = xcalloc(r->n, sizeof(int64_t));
+	r->rec.started_ns = xcalloc(r->n, sizeof(int64_t));
+	r->rec.late_ns = xcalloc(r->n, sizeof(int64_t));
+	r->barrier = barrier_new(r->n, e->nsteps, s_to_ns(e->barrier_timeout_s),
+				 s_to_ns(e->step_timeout_s), clock_mono_ns());
+	run_manifest_write(r);
+	return 0;
+}
+
+static void teardown(struct run *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		node_fini(&r->p[i].node);
+	free(r->p);
+	free(r->rec.ready_ns);
+	free(r->rec.started_ns);
+	free(r->rec.late_ns);
+	barrier_free(r->barrier);
+	json_object_put(r->failures);
+	json_object_put(r->events);
+	results_close(r->results);
+}
+
+int run_experiment(const struct experiment *exp, const struct run_options *opt)
+{
+	struct run r = { .exp = exp, .opt = opt, .status = RUN_RUNNING };
+	r.loop = uv_default_loop();
+	if (setup(&r) < 0) {
+		teardown(&r);
+		return RUN_EXIT_FAILED;
+	}
+	log_info("run %s: %zu participants, %u steps, results in %s", r.name, r.n, exp->nsteps,
+		 results_path(r.results));
+
+	uv_timer_init(r.loop, &r.deadline_timer);
+	uv_timer_init(r.loop, &r.grace_timer);
+	r.deadline_timer.data = r.grace_timer.data = &r;
+	uv_signal_init(r.loop, &r.sigint);
+	uv_signal_init(r.loop, &r.sigterm);
+	r.sigint.data = r.sigterm.data = &r;
+	uv_signal_start(&r.sigint, signal_cb, SIGINT);
+	uv_signal_start(&r.sigterm, signal_cb, SIGTERM);
+	/* a vanished peer must show up as EPIPE on write, not kill us */
+	signal(SIGPIPE, SIG_IGN);
+	arm_deadline(&r);
+
+	for (size_t i = 0; i < r.n && !r.finishing; i++) {
+		if (start_participant(&r, &r.p[i]) < 0) {
+			r.p[i].failed = true;
+			run_add_failure(&r, &r.p[i], 1, "could not be started");
+			finish(&r, RUN_ABORTED, "a participant could not be started");
+		}
+	}
+	progress(&r);
+	uv_run(r.loop, UV_RUN_DEFAULT);
+
+	progress_clear(&r);
+	int code = r.status == RUN_COMPLETE ? RUN_EXIT_COMPLETE : RUN_EXIT_FAILED;
+	log_info("run %s %s%s%s: %" PRIu64 " samples in %s", r.name, run_status_name(r.status),
+		 r.reason[0] ? ": " : "", r.reason, r.samples_written, results_path(r.results));
+	teardown(&r);
+	uv_loop_close(r.loop);
+	return code;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One experiment, start to end, on one libuv loop: start the participants,
+ * hand them the plan, coordinate every barrier, write what arrives, and
+ * finish the manifest whatever happens.
+ */
+#ifndef LOCKSTEP_RUN_H
+#define LOCKSTEP_RUN_H
+
+#include "config.h"
+#include "experiment.h"
+
+/* Exit codes of hostd (docs/hostd.md). */
+enum {
+	RUN_EXIT_COMPLETE = 0, /* every step ran on every participant */
+	RUN_EXIT_USAGE = 1,    /* bad options or configuration: nothing ran */
+	RUN_EXIT_FAILED = 2,   /* degraded, aborted or interrupted; results kept */
+};
+
+struct run_options {
+	const char *host_config, *guest_config;
+	const char *results_dir;
+	const char *run_name; /* NULL: a timestamp */
+	const char *agent_path;
+	bool progress; /* a progress line on a terminal */
+};
+
+int run_experiment(const struct experiment *exp, const struct run_options *opt);
+
+#endif

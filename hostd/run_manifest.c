@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* manifest.json: what ran, where, with what; its status and failures.
+ * Rewritten atomically whenever it changes, so that it is whole even when
+ * hostd is killed. */
+#include <string.h>
+
+#include "clock.h"
+#include "log.h"
+#include "run_priv.h"
+
+const char *run_status_name(enum run_status s)
+{
+	switch (s) {
+	case RUN_RUNNING:
+		return "running";
+	case RUN_COMPLETE:
+		return "complete";
+	case RUN_DEGRADED:
+		return "degraded";
+	case RUN_ABORTED:
+		return "aborted";
+	case RUN_INTERRUPTED:
+		return "interrupted";
+	}
+	return "unknown";
+}
+
+static json_object *stamped(struct participant *p, uint32_t step, const char *key,
+			    const char *text)
+{
+	char now[40];
+	clock_format_utc(clock_real_ns(), now, sizeof(now));
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "node", json_object_new_string(p->node.name));
+	json_object_object_add(o, "step", json_object_new_int64(step));
+	json_object_object_add(o, key, json_object_new_string(text));
+	json_object_object_add(o, "at", json_object_new_string(now));
+	return o;
+}
+
+void run_add_failure(struct run *r, struct participant *p, uint32_t step, const char *reason)
+{
+	json_object_array_add(r->failures, stamped(p, step, "reason", reason));
+}
+
+void run_add_event(struct run *r, struct participant *p, uint32_t step, const char *what)
+{
+	/* events come from peers: bounded, the count of the rest is kept */
+	if (json_object_array_length(r->events) >= RUN_EVENTS_MAX) {
+		r->events_dropped++;
+		return;
+	}
+	json_object_array_add(r->events, stamped(p, step, "what", what));
+}
+
+static json_object *host_facts(const struct sysfacts *f)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "hostname", json_object_new_string(f->hostname));
+	json_object_object_add(o, "kernel", json_object_new_string(f->kernel));
+	json_object_object_add(o, "cpu_model", json_object_new_string(f->cpu_model));
+	json_object_object_add(o, "num_logical_cpus", json_object_new_int(f->num_logical_cpus));
+	json_object_object_add(o, "num_nodes", json_object_new_int(f->num_nodes));
+	json_object_object_add(o, "num_llcs", json_object_new_int(f->num_llcs));
+	json_object_object_add(o, "memtotal_bytes", json_object_new_uint64(f->memtotal_bytes));
+	json_object_object_add(o, "clocksource", json_object_new_string(f->clocksource));
+	json_object_object_add(o, "boot_id", json_object_new_string(f->boot_id));
+	json_object_object_add(o, "hw_virt", json_object_new_boolean(f->has_hw_virt));
+	return o;
+}
+
+static json_object *settings(const struct experiment *e)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "guest_kind", json_object_new_string("local"));
+	json_object_object_add(o, "guest_count", json_object_new_int(e->guest_count));
+	json_object_object_add(o, "host_runs_benchmarks",
+			       json_object_new_boolean(e->host_runs_benchmarks));
+	json_object_object_add(o, "barrier_timeout_s", json_object_new_double(e->barrier_timeout_s));
+	json_object_object_add(o, "step_timeout_s", json_object_new_double(e->step_timeout_s));
+	json_object_object_add(o, "on_guest_failure",
+			       json_object_new_string(e->on_failure == ON_FAILURE_ABORT ? "abort"
+											: "continue"));
+	json_object_object_add(o, "iterations", json_object_new_int64(e->iterations));
+	return o;
+}
+
+static json_object *plan(const struct experiment *e)
+{
+	json_object *a = json_object_new_array();
+	for (uint32_t i = 0; i < e->nsteps; i++) {
+		const struct proto_step *s = &e->steps[i];
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "step", json_object_new_int64(s->index));
+		json_object_object_add(o, "benchmark", json_object_new_string(s->benchmark));
+		json_object_object_add(o, "iteration", json_object_new_int64(s->iteration));
+		if (s->kind == PROTO_STEP_CPU_PROBE) {
+			json_object_object_add(o, "kind", json_object_new_string("cpu-probe"));
+			json_object_object_add(o, "units", json_object_new_uint64(s->units));
+		} else {
+			json_object_object_add(o, "kind", json_object_new_string("command"));
+			json_object_object_add(o, "command", json_object_new_string(s->command));
+		}
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static json_object *participants(struct run *r)
+{
+	json_object *a = json_object_new_array();
+	for (size_t i = 0; i < r->n; i++) {
+		struct participant *p = &r->p[i];
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "node", json_object_new_string(p->node.name));
+		json_object_object_add(o, "kind", json_object_new_string(p->kind));
+		json_object_object_add(o, "status",
+				       json_object_new_string(p->failed ? "failed" : "ok"));
+		json_object_object_add(o, "agent_version", json_object_new_string(p->agent_version));
+		json_object_object_add(o, "boot_id", json_object_new_string(p->boot_id));
+		json_object_object_add(o, "clocksource", json_object_new_string(p->clocksource));
+		json_object_object_add(o, "steps_done", json_object_new_int64(p->steps_done));
+		if (p->exit_desc[0])
+			json_object_object_add(o, "exit", json_object_new_string(p->exit_desc));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+void run_manifest_write(struct run *r)
+{
+	json_object *m = json_object_new_object();
+	char now[40];
+	clock_format_utc(clock_real_ns(), now, sizeof(now));
+
+	json_object_object_add(m, "schema_version", json_object_new_int(RESULTS_SCHEMA_VERSION));
+	json_object_object_add(m, "run", json_object_new_string(r->name));
+	json_object_object_add(m, "status", json_object_new_string(run_status_name(r->status)));
+	if (r->reason[0])
+		json_object_object_add(m, "reason", json_object_new_string(r->reason));
+	json_object_object_add(m, "hostd_version", json_object_new_string(LOCKSTEP_VERSION));
+	json_object_object_add(m, "started", json_object_new_string(r->started_utc));
+	json_object_object_add(m, r->status == RUN_RUNNING ? "updated" : "ended",
+			       json_object_new_string(now));
+	json_object_object_add(m, "host", host_facts(&r->facts));
+	json_object *cfg = json_object_new_object();
+	json_object_object_add(cfg, "host", json_object_new_string(r->opt->host_config));
+	json_object_object_add(cfg, "guest", json_object_new_string(r->opt->guest_config));
+	json_object_object_add(m, "config_from", cfg);
+	json_object_object_add(m, "settings", settings(r->exp));
+	json_object_object_add(m, "participants", participants(r));
+	json_object_object_add(m, "plan", plan(r->exp));
+	json_object_object_add(m, "steps_released",
+			       json_object_new_int64(barrier_step(r->barrier) > r->exp->nsteps
+							     ? r->exp->nsteps
+							     : barrier_step(r->barrier) - 1));
+	json_object_object_add(m, "samples", json_object_new_uint64(r->samples_written));
+	json_object_object_add(m, "failures", json_object_get(r->failures));
+	json_object_object_add(m, "events", json_object_get(r->events));
+	if (r->events_dropped)
+		json_object_object_add(m, "events_dropped", json_object_new_int(r->events_dropped));
+
+	int e = results_write_manifest(r->results, m);
+	if (e < 0)
+		log_error("cannot write %s/manifest.json: %s", results_path(r->results), strerror(-e));
+	json_object_put(m);
+}

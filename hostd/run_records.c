@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What a run writes as it goes: one samples.ndjson line per result, one
+ * barriers.ndjson line per released step. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "log.h"
+#include "run_priv.h"
+
+void run_record_reset(struct run *r, uint32_t step)
+{
+	struct step_record *rec = &r->rec;
+	rec->step = step;
+	rec->go_first_ns = rec->go_last_ns = rec->last_ready_ns = 0;
+	memset(rec->ready_ns, 0, r->n * sizeof(int64_t));
+	memset(rec->started_ns, 0, r->n * sizeof(int64_t));
+	memset(rec->late_ns, 0, r->n * sizeof(int64_t));
+}
+
+void run_record_started(struct run *r, struct participant *p, int64_t host_ns, int64_t late_ns)
+{
+	if (r->rec.step != p->running_step)
+		return;
+	r->rec.started_ns[p->node.index] = host_ns;
+	r->rec.late_ns[p->node.index] = late_ns;
+	run_record_flush(r, false);
+}
+
+/* {node: value} for the participants released into the step that have a
+ * value. */
+static json_object *node_map(struct run *r, const int64_t *values)
+{
+	json_object *o = json_object_new_object();
+	for (size_t i = 0; i < r->n; i++)
+		if (r->rec.ready_ns[i] && values[i])
+			json_object_object_add(o, r->p[i].node.name, json_object_new_int64(values[i]));
+	return o;
+}
+
+void run_record_flush(struct run *r, bool force)
+{
+	struct step_record *rec = &r->rec;
+	if (rec->step == 0)
+		return;
+
+	int64_t first = INT64_MAX, last = INT64_MIN;
+	size_t missing = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (!rec->ready_ns[i])
+			continue;
+		if (rec->started_ns[i]) {
+			if (rec->started_ns[i] < first)
+				first = rec->started_ns[i];
+			if (rec->started_ns[i] > last)
+				last = rec->started_ns[i];
+		} else if (!r->p[i].failed) {
+			missing++;
+		}
+	}
+	if (missing && !force)
+		return;
+
+	const struct proto_step *s = &r->exp->steps[rec->step - 1];
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "step", json_object_new_int64(rec->step));
+	json_object_object_add(o, "benchmark", json_object_new_string(s->benchmark));
+	json_object_object_add(o, "iteration", json_object_new_int64(s->iteration));
+	json_object_object_add(o, "clock", json_object_new_string("host-monotonic"));
+	json_object_object_add(o, "ready_ns", node_map(r, rec->ready_ns));
+	json_object_object_add(o, "go_sent_ns", json_object_new_int64(rec->go_first_ns));
+	json_object_object_add(o, "go_last_ns", json_object_new_int64(rec->go_last_ns));
+	json_object_object_add(o, "release_latency_ns",
+			       json_object_new_int64(rec->go_last_ns - rec->last_ready_ns));
+	json_object_object_add(o, "started_ns", node_map(r, rec->started_ns));
+	json_object_object_add(o, "late_ns", node_map(r, rec->late_ns));
+	if (first <= last)
+		json_object_object_add(o, "skew_ns", json_object_new_int64(last - first));
+	else
+		json_object_object_add(o, "skew_ns", NULL);
+	json_object *gaps = json_object_new_array();
+	for (size_t i = 0; i < r->n; i++)
+		if (rec->ready_ns[i] && !rec->started_ns[i])
+			json_object_array_add(gaps, json_object_new_string(r->p[i].node.name));
+	json_object_object_add(o, "not_started", gaps);
+
+	int e = results_append_barrier(r->results, o);
+	if (e < 0)
+		log_error("cannot append to %s/barriers.ndjson: %s", results_path(r->results),
+			  strerror(-e));
+	json_object_put(o);
+	rec->step = 0;
+}
+
+int run_write_sample(struct run *r, struct participant *p, const struct proto_msg *m)
+{
+	const struct proto_step *s = &r->exp->steps[m->u.result.step - 1];
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "node", json_object_new_string(p->node.name));
+	json_object_object_add(o, "benchmark", json_object_new_string(s->benchmark));
+	json_object_object_add(o, "iteration", json_object_new_int64(s->iteration));
+	json_object_object_add(o, "step", json_object_new_int64(m->u.result.step));
+	json_object_object_add(o, "metric", json_object_new_string(m->u.result.metric));
+	json_object_object_add(o, "value", json_object_new_double(m->u.result.value));
+	json_object_object_add(o, "unit", json_object_new_string(m->u.result.unit));
+	json_object_object_add(o, "better",
+			       json_object_new_string(m->u.result.higher_is_better ? "higher" : "lower"));
+	int e = results_append_sample(r->results, o);
+	json_object_put(o);
+	if (e < 0)
+		log_error("cannot append to %s/samples.ndjson: %s", results_path(r->results),
+			  strerror(-e));
+	else
+		r->samples_written++;
+	return e;
+}

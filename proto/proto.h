@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * proto: the wire protocol between hostd and guestagent.
+ *
+ * Newline-delimited JSON (one object per line, json-c plain output), a
+ * version in every message, unknown fields ignored.  The byte 0xFF never
+ * occurs in JSON text and means "reset": the decoder drops any partial line
+ * and reports PROTO_EV_RESET.  Pure code: no I/O, no logging, no clocks.
+ *
+ * Everything here is fed by an untrusted peer, so every size is bounded by
+ * the PROTO_*_MAX limits below; anything larger is an error, never a larger
+ * allocation.
+ */
+#ifndef LOCKSTEP_PROTO_H
+#define LOCKSTEP_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_VERSION 1
+#define PROTO_RESET_BYTE 0xFF
+
+/* Limits on what a peer can make us allocate or store. */
+#define PROTO_LINE_MAX (64 * 1024)  /* bytes in one line, newline excluded */
+#define PROTO_DEPTH_MAX 6           /* JSON nesting depth */
+#define PROTO_FIELDS_MAX 64         /* members in one object */
+#define PROTO_NAME_MAX 64           /* node/benchmark/metric names, incl. NUL */
+#define PROTO_SHORT_MAX 48          /* units, versions, codes, boot ids, incl. NUL */
+#define PROTO_TEXT_MAX 1024         /* error texts, reasons, fingerprints, incl. NUL */
+#define PROTO_COMMAND_MAX 4096      /* a step's command line, incl. NUL */
+#define PROTO_OUTPUT_MAX (32 * 1024) /* bytes of raw output in one message */
+/* An output chunk this size always fits in a line, whatever its bytes: JSON
+ * spells a control byte as 6 ("\u0001"), and 6 * 8 KiB < PROTO_LINE_MAX. */
+#define PROTO_OUTPUT_CHUNK (8 * 1024)
+#define PROTO_STEPS_MAX 4096        /* steps in one plan */
+
+enum proto_type {
+	PROTO_HELLO = 1, /* agent -> host: who and where I am */
+	PROTO_SYNC,      /* both: after 0xFF, "ignore all until you ack this" */
+	PROTO_SYNC_ACK,  /* both: the nonce of the peer's sync */
+	PROTO_PLAN,      /* host -> agent: the steps this node runs */
+	PROTO_READY,     /* agent -> host: waiting at the barrier of a step */
+	PROTO_GO,        /* host -> agent: start a step (now, or at an instant) */
+	PROTO_STARTED,   /* agent -> host: the instant the step started */
+	PROTO_RESULT,    /* agent -> host: one metric of a step */
+	PROTO_OUTPUT,    /* agent -> host: a chunk of a step's raw output */
+	PROTO_DONE,      /* agent -> host: a step finished */
+	PROTO_SAMPLE,    /* agent -> host: one monitor sample */
+	PROTO_PING,      /* host -> agent: clock exchange */
+	PROTO_PONG,      /* agent -> host: the same exchange, stamped */
+	PROTO_ERROR,     /* both: something the peer should know went wrong */
+	PROTO_BYE,       /* both: the sender is going away, on purpose */
+};
+
+enum proto_step_kind {
+	PROTO_STEP_CPU_PROBE = 1, /* built-in fixed amount of work */
+	PROTO_STEP_COMMAND,       /* a shell command line; output captured */
+};
+
+struct proto_step {
+	uint32_t index;                  /* 1-based, same on every node */
+	uint32_t iteration;              /* 1-based */
+	char benchmark[PROTO_NAME_MAX];
+	enum proto_step_kind kind;
+	uint64_t units;                  /* cpu-probe: units of work */
+	char command[PROTO_COMMAND_MAX]; /* command: run with /bin/sh -c */
+};
+
+struct proto_msg {
+	enum proto_type type;
+	uint32_t version;
+	union {
+		struct {
+			char node[PROTO_NAME_MAX];
+			char agent_version[PROTO_SHORT_MAX];
+			uint32_t proto_min, proto_max;
+			char boot_id[PROTO_SHORT_MAX];
+			char clocksource[PROTO_SHORT_MAX];
+			char hostkey[PROTO_TEXT_MAX]; /* SSH host key fingerprint, may be "" */
+			uint32_t step;                /* the step it is at: 0 before the first */
+		} hello;
+		struct {
+			uint64_t nonce;
+		} sync; /* PROTO_SYNC and PROTO_SYNC_ACK */
+		struct {
+			char node[PROTO_NAME_MAX];
+			uint32_t nsteps;
+			struct proto_step *steps; /* owned; proto_msg_clear frees */
+		} plan;
+		struct {
+			uint32_t step;
+		} ready;
+		struct {
+			uint32_t step;
+			int64_t at_ns; /* 0: now; else host CLOCK_MONOTONIC instant */
+		} go;
+		struct {
+			uint32_t step;
+			int64_t mono_ns; /* agent CLOCK_MONOTONIC when work began */
+			int64_t late_ns; /* how late after go.at_ns, 0 if on time */
+		} started;
+		struct {
+			uint32_t step;
+			char metric[PROTO_NAME_MAX];
+			double value;
+			char unit[PROTO_SHORT_MAX];
+			bool higher_is_better;
+		} result;
+		struct {
+			uint32_t step;
+			size_t len;  /* at most PROTO_OUTPUT_MAX */
+			char *data;  /* owned, valid UTF-8, NUL-terminated; may hold
+					U+0000 itself (raw output), so use len */
+		} output;
+		struct {
+			uint32_t step;
+			int64_t mono_ns;     /* agent CLOCK_MONOTONIC when work ended */
+			int32_t exit_status; /* 0 = success; for commands, the exit code */
+		} done;
+		struct {
+			uint32_t step;
+			int64_t mono_ns;
+			char metric[PROTO_NAME_MAX];
+			double value;
+			char unit[PROTO_SHORT_MAX];
+		} sample;
+		struct {
+			uint64_t seq;
+			int64_t t1; /* host send */
+			int64_t t2; /* agent receive (pong only) */
+			int64_t t3; /* agent send (pong only) */
+		} ping; /* PROTO_PING and PROTO_PONG */
+		struct {
+			uint32_t step; /* 0 when not about a step */
+			char code[PROTO_SHORT_MAX];
+			char text[PROTO_TEXT_MAX];
+		} error;
+		struct {
+			char reason[PROTO_TEXT_MAX];
+		} bye;
+	} u;
+};
+
+/* Frees what a decoded or hand-built message owns (plan steps, output data)
+ * and zeroes *m. */
+void proto_msg_clear(struct proto_msg *m);
+/* The name on the wire ("sync-ack"); "unknown" for a value out of the enum. */
+const char *proto_type_name(enum proto_type t);
+/* Whether a and b carry the same type and the same value in every field that
+ * type puts on the wire (version and fields of other types are not compared). */
+bool proto_msg_equal(const struct proto_msg *a, const struct proto_msg *b);
+
+/* A growable byte buffer; encoders append to it. */
+struct proto_buf {
+	char *data;
+	size_t len, cap;
+};
+void proto_buf_free(struct proto_buf *b);
+void proto_buf_consume(struct proto_buf *b, size_t n); /* drop n bytes from the front */
+
+/* Appends one encoded line ("...\n") to out.  0 or -EINVAL (an unknown type,
+ * a field out of range, a string over its limit, not UTF-8 or not a valid
+ * name, the line over PROTO_LINE_MAX); on error out is left as it was.  The
+ * encoder accepts exactly what the decoder accepts. */
+int proto_encode(const struct proto_msg *m, struct proto_buf *out);
+/* Appends 0xFF followed by a sync line carrying nonce. */
+int proto_encode_reset_sync(uint64_t nonce, struct proto_buf *out);
+
+/*
+ * The decoder: feed it bytes as they come, in pieces of any size.
+ */
+enum proto_event {
+	PROTO_EV_MSG,   /* msg is valid; the decoder calls proto_msg_clear(msg) after
+			   fn returns, so fn takes an owned pointer by setting it NULL */
+	PROTO_EV_RESET, /* a 0xFF arrived: any partial line was dropped */
+	PROTO_EV_ERROR, /* a line was refused: err and detail say why */
+};
+
+/*
+ * err for PROTO_EV_ERROR:
+ *   -EMSGSIZE        line over PROTO_LINE_MAX (the rest of it is skipped)
+ *   -EILSEQ          invalid UTF-8
+ *   -EBADMSG         not JSON, not an object, too deep/wide, a field missing,
+ *                    of the wrong type, or out of range
+ *   -EPROTONOSUPPORT "v" is not PROTO_VERSION
+ *   -ENOMSG          unknown "type"
+ */
+typedef void (*proto_event_fn)(void *ctx, enum proto_event ev, struct proto_msg *msg,
+			       int err, const char *detail);
+
+struct proto_decoder {
+	char *line;     /* partial line, at most PROTO_LINE_MAX bytes */
+	size_t len;
+	bool skipping;  /* inside an over-long line: drop bytes until '\n' */
+};
+
+/* A zeroed decoder is initialised too; its buffer (PROTO_LINE_MAX + 1 bytes)
+ * is allocated on the first byte of a line. */
+void proto_decoder_init(struct proto_decoder *d);
+void proto_decoder_free(struct proto_decoder *d);
+/* Drops any partial line, e.g. after the peer reconnected. */
+void proto_decoder_reset(struct proto_decoder *d);
+/* Calls fn once per event, in stream order; how data is split does not change
+ * the events.  fn may call proto_decoder_reset() on d (the rest of data is
+ * then read as the start of a new line), but not feed or free it. */
+void proto_decoder_feed(struct proto_decoder *d, const void *data, size_t len,
+			proto_event_fn fn, void *ctx);
+
+/*
+ * The link: the resync rule of DESIGN.md, as a pure state machine.
+ * After a (re)connect, a timeout or a parse error a side calls
+ * proto_link_restart(), which sends 0xFF + sync(nonce) and makes the link
+ * drop everything but sync/sync-ack until the peer acks that nonce.  A sync
+ * from the peer is always acked.
+ */
+struct proto_link {
+	bool synced;
+	bool pending;   /* nonce was sent and is awaiting its ack */
+	uint64_t nonce; /* ours */
+};
+
+enum proto_link_verdict {
+	PROTO_LINK_DELIVER,  /* synced: hand the message to the session */
+	PROTO_LINK_CONSUMED, /* a sync or sync-ack, handled here */
+	PROTO_LINK_DROPPED,  /* arrived while resyncing: ignore it */
+	PROTO_LINK_SYNCED,   /* this sync-ack completed a resync: re-announce state */
+};
+
+/* A zeroed link is not synced (and nothing is pending): it delivers nothing
+ * until it was restarted and the peer acked.  Use a fresh random nonce each
+ * time, so that a late ack of an earlier restart cannot complete this one. */
+void proto_link_restart(struct proto_link *l, uint64_t nonce, struct proto_buf *out);
+/* m is a message the decoder delivered; a sync is answered by appending a
+ * sync-ack to out. */
+enum proto_link_verdict proto_link_input(struct proto_link *l, const struct proto_msg *m,
+					 struct proto_buf *out);
+
+/* Node, benchmark and metric names: [A-Za-z0-9._-], 1..PROTO_NAME_MAX-1, not
+ * starting with '.', so that they are safe as path components. */
+bool proto_name_valid(const char *s);
+
+#endif

@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * hostd end to end with local guests: the real hostd binary, the real agent
+ * processes, the real protocol.  Faults are made by the steps themselves
+ * (a command step that kills or stops its own agent), so they happen at a
+ * known step and on a known node.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+static char hostd_path[512], agent_path[512];
+
+static void setup(void)
+{
+	const char *build = getenv("LOCKSTEP_BUILD_ROOT");
+	ck_assert_msg(build, "LOCKSTEP_BUILD_ROOT is not set (run through meson test)");
+	snprintf(hostd_path, sizeof(hostd_path), "%s/hostd/hostd", build);
+	snprintf(agent_path, sizeof(agent_path), "%s/guestagent/guestagent", build);
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/lockstep-test-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void write_file(const char *name, const char *text, mode_t mode)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	chmod(path, mode);
+}
+
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	static char buf[1 << 20];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Runs hostd on tmpdir/h.conf and tmpdir/g.conf; returns its exit status.
+ * Its stderr is left in tmpdir/stderr. */
+static int run_hostd(const char *agent)
+{
+	char h[512], g[512], res[512], err[512];
+	snprintf(h, sizeof(h), "%s/h.conf", tmpdir);
+	snprintf(g, sizeof(g), "%s/g.conf", tmpdir);
+	snprintf(res, sizeof(res), "%s/results", tmpdir);
+	snprintf(err, sizeof(err), "%s/stderr", tmpdir);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 2);
+		execl(hostd_path, hostd_path, "--host-config", h, "--guest-config", g,
+		      "--results", res, "--run-name", "t", "--agent", agent ? agent : agent_path,
+		      "--no-progress", (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st), "hostd died of signal %d", WTERMSIG(st));
+	return WEXITSTATUS(st);
+}
+
+static json_object *manifest(void)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/results/t/manifest.json", tmpdir);
+	json_object *m = json_object_from_file(path);
+	ck_assert_msg(m, "no readable %s", path);
+	return m;
+}
+
+static const char *jstr(json_object *o, const char *key)
+{
+	json_object *v;
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no \"%s\" in %s", key,
+		      json_object_to_json_string(o));
+	return json_object_get_string(v);
+}
+
+static int64_t jint(json_object *o, const char *key)
+{
+	json_object *v;
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no \"%s\" in %s", key,
+		      json_object_to_json_string(o));
+	return json_object_get_int64(v);
+}
+
+/* Every line of results/t/<name>, parsed; *n gets the count. */
+static json_object **read_ndjson(const char *name, size_t *n)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/results/t/%s", tmpdir, name);
+	char *text = read_text(path);
+	ck_assert_msg(text, "cannot read %s", path);
+	json_object **v = calloc(100000, sizeof(*v));
+	*n = 0;
+	for (char *save, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		v[*n] = json_tokener_parse(line);
+		ck_assert_msg(v[*n], "%s: unparsable line: %s", name, line);
+		(*n)++;
+	}
+	return v;
+}
+
+static void free_ndjson(json_object **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		json_object_put(v[i]);
+	free(v);
+}
+
+/* How many samples of (node, step, metric) there are. */
+static int count_sample(json_object **v, size_t n, const char *node, int step, const char *metric)
+{
+	int k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(jstr(v[i], "node"), node) && jint(v[i], "step") == step &&
+		    !strcmp(jstr(v[i], "metric"), metric))
+			k++;
+	return k;
+}
+
+START_TEST(test_16_guests_10_steps)
+{
+	write_file("h.conf", "GUEST_KIND=local\nexport GUEST_COUNT=16\nBARRIER_TIMEOUT=60\n", 0644);
+	write_file("g.conf", "MMTESTS=\"cpu-probe\"\nMMTEST_ITERATIONS=10\nCPU_PROBE_UNITS=20000\n",
+		   0644);
+	ck_assert_int_eq(run_hostd(NULL), 0);
+
+	json_object *m = manifest();
+	ck_assert_str_eq(jstr(m, "status"), "complete");
+	ck_assert_int_eq(jint(m, "steps_released"), 10);
+	ck_assert_int_eq(json_object_array_length(json_object_object_get(m, "failures")), 0);
+	ck_assert_int_eq(json_object_array_length(json_object_object_get(m, "participants")), 16);
+	json_object_put(m);
+
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	ck_assert_uint_eq(n, 16 * 10 * 2);
+	for (int g = 1; g <= 16; g++) {
+		char node[32];
+		snprintf(node, sizeof(node), "guest-%d", g);
+		for (int step = 1; step <= 10; step++) {
+			ck_assert_int_eq(count_sample(s, n, node, step, "ops_per_sec"), 1);
+			ck_assert_int_eq(count_sample(s, n, node, step, "elapsed"), 1);
+		}
+	}
+	free_ndjson(s, n);
+
+	json_object **b = read_ndjson("barriers.ndjson", &n);
+	ck_assert_uint_eq(n, 10);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_int_eq(jint(b[i], "step"), (int64_t)i + 1);
+		ck_assert_int_ge(jint(b[i], "skew_ns"), 0);
+		ck_assert_int_eq(json_object_object_length(json_object_object_get(b[i], "started_ns")),
+				 16);
+		ck_assert_int_ge(jint(b[i], "go_sent_ns"), 0);
+	}
+	free_ndjson(b, n);
+}
+END_TEST
+
+START_TEST(test_host_takes_part)
+{
+	write_file("h.conf", "GUEST_COUNT=2\nHOST_RUNS_BENCHMARKS=yes\n", 0644);
+	write_file("g.conf", "BENCHMARKS='cpu-probe hello'\nITERATIONS=2\nCPU_PROBE_UNITS=1000\n"
+			     "COMMAND_HELLO='echo hello from $PWD'\n", 0644);
+	ck_assert_int_eq(run_hostd(NULL), 0);
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	ck_assert_int_eq(count_sample(s, n, "host", 1, "ops_per_sec"), 1);
+	ck_assert_int_eq(count_sample(s, n, "host", 4, "elapsed"), 1);
+	ck_assert_int_eq(count_sample(s, n, "guest-2", 2, "elapsed"), 1);
+	free_ndjson(s, n);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/results/t/nodes/host/step-2.out", tmpdir);
+	char *out = read_text(path);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_ptr_nonnull(strstr(out, "hello from"));
+	snprintf(path, sizeof(path), "%s/results/t/config/g.conf", tmpdir);
+	out = read_text(path);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_ptr_nonnull(strstr(out, "COMMAND_HELLO"));
+}
+END_TEST
+
+/* Step 2 of guest-2 SIGKILLs its own agent. */
+static const char *kill_guest2_gconf =
+	"MMTESTS=\"cpu-probe suicide\"\nMMTEST_ITERATIONS=3\nCPU_PROBE_UNITS=1000\n"
+	"COMMAND_SUICIDE='case $PWD in */guest-2/work) kill -KILL $PPID; sleep 5;; esac'\n";
+
+START_TEST(test_killed_agent_continue)
+{
+	write_file("h.conf", "GUEST_COUNT=4\nBARRIER_TIMEOUT=30\nON_GUEST_FAILURE=continue\n", 0644);
+	write_file("g.conf", kill_guest2_gconf, 0644);
+	ck_assert_int_eq(run_hostd(NULL), 2);
+
+	json_object *m = manifest();
+	ck_assert_str_eq(jstr(m, "status"), "degraded");
+	json_object *f = json_object_object_get(m, "failures");
+	ck_assert_int_eq(json_object_array_length(f), 1);
+	json_object *f0 = json_object_array_get_idx(f, 0);
+	ck_assert_str_eq(jstr(f0, "node"), "guest-2");
+	ck_assert_int_eq(jint(f0, "step"), 2);
+	json_object_put(m);
+
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	/* guest-2's first step is kept; the others ran all six steps */
+	ck_assert_int_eq(count_sample(s, n, "guest-2", 1, "ops_per_sec"), 1);
+	ck_assert_int_eq(count_sample(s, n, "guest-2", 3, "ops_per_sec"), 0);
+	for (int step = 1; step <= 6; step++) {
+		ck_assert_int_eq(count_sample(s, n, "guest-1", step, "elapsed"), 1);
+		ck_assert_int_eq(count_sample(s, n, "guest-4", step, "elapsed"), 1);
+	}
+	free_ndjson(s, n);
+}
+END_TEST
+
+START_TEST(test_killed_agent_abort)
+{
+	write_file("h.conf", "GUEST_COUNT=3\nON_GUEST_FAILURE=abort\n", 0644);
+	write_file("g.conf", kill_guest2_gconf, 0644);
+	ck_assert_int_eq(run_hostd(NULL), 2);
+	json_object *m = manifest();
+	ck_assert_str_eq(jstr(m, "status"), "aborted");
+	json_object *f0 = json_object_array_get_idx(json_object_object_get(m, "failures"), 0);
+	ck_assert_str_eq(jstr(f0, "node"), "guest-2");
+	json_object_put(m);
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	/* everything of step 1 is there */
+	for (int g = 1; g <= 3; g++) {
+		char node[32];
+		snprintf(node, sizeof(node), "guest-%d", g);
+		ck_assert_int_eq(count_sample(s, n, node, 1, "ops_per_sec"), 1);
+	}
+	free_ndjson(s, n);
+}
+END_TEST
+
+START_TEST(test_stopped_agent_named_at_deadline)
+{
+	/* guest-3 stops its own agent: only the barrier deadline can tell */
+	write_file("h.conf", "GUEST_COUNT=3\nBARRIER_TIMEOUT=1\nON_GUEST_FAILURE=continue\n", 0644);
+	write_file("g.conf", "MMTESTS='freeze cpu-probe'\nCPU_PROBE_UNITS=1000\n"
+			     "COMMAND_FREEZE='case $PWD in */guest-3/work) kill -STOP $PPID;; esac'\n",
+		   0644);
+	ck_assert_int_eq(run_hostd(NULL), 2);
+	json_object *m = manifest();
+	json_object *f0 = json_object_array_get_idx(json_object_object_get(m, "failures"), 0);
+	ck_assert_str_eq(jstr(f0, "node"), "guest-3");
+	ck_assert_ptr_nonnull(strstr(jstr(f0, "reason"), "BARRIER_TIMEOUT"));
+	json_object_put(m);
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	ck_assert_int_eq(count_sample(s, n, "guest-1", 2, "ops_per_sec"), 1);
+	ck_assert_int_eq(count_sample(s, n, "guest-2", 2, "ops_per_sec"), 1);
+	free_ndjson(s, n);
+}
+END_TEST
+
+START_TEST(test_garbage_agent)
+{
+	/* guest-2's "agent" writes garbage and a flood of resets; the rest are real */
+	char wrapper[2048];
+	snprintf(wrapper, sizeof(wrapper),
+		 "#!/bin/sh\n"
+		 "case \"$*\" in *'--node guest-2'*)\n"
+		 "  i=0; while [ $i -lt 50 ]; do printf '{\"v\":1,\"type\":\"ready\",\"step\":\\377garbage\\n"
+		 "{]]\\n\\000\\001' >&3 || exit 0; i=$((i+1)); done; sleep 30;;\n"
+		 "esac\n"
+		 "exec '%s' \"$@\"\n",
+		 agent_path);
+	write_file("agent-wrapper", wrapper, 0755);
+	write_file("h.conf", "GUEST_COUNT=3\nBARRIER_TIMEOUT=20\nON_GUEST_FAILURE=continue\n", 0644);
+	write_file("g.conf", "MMTESTS=cpu-probe\nCPU_PROBE_UNITS=1000\n", 0644);
+	char agent[512];
+	snprintf(agent, sizeof(agent), "%s/agent-wrapper", tmpdir);
+	ck_assert_int_eq(run_hostd(agent), 2);
+	json_object *m = manifest();
+	json_object *f0 = json_object_array_get_idx(json_object_object_get(m, "failures"), 0);
+	ck_assert_str_eq(jstr(f0, "node"), "guest-2");
+	ck_assert_ptr_nonnull(strstr(jstr(f0, "reason"), "garbage"));
+	json_object_put(m);
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	ck_assert_int_eq(count_sample(s, n, "guest-1", 1, "ops_per_sec"), 1);
+	ck_assert_int_eq(count_sample(s, n, "guest-3", 1, "ops_per_sec"), 1);
+	ck_assert_int_eq(count_sample(s, n, "guest-2", 1, "ops_per_sec"), 0);
+	free_ndjson(s, n);
+}
+END_TEST
+
+START_TEST(test_config_error_names_line)
+{
+	write_file("h.conf", "GUEST_COUNT=2\n# fine\nBARRIER_TIMEOUT=soon\n", 0644);
+	write_file("g.conf", "MMTESTS=cpu-probe\n", 0644);
+	ck_assert_int_eq(run_hostd(NULL), 1);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+	char *err = read_text(path);
+	ck_assert_ptr_nonnull(strstr(err, "h.conf:3"));
+	ck_assert_ptr_nonnull(strstr(err, "soon"));
+
+	write_file("h.conf", "GUEST_COUNT=2\n", 0644);
+	write_file("g.conf", "MMTESTS=\"cpu-probe hackbench\"\n", 0644);
+	ck_assert_int_eq(run_hostd(NULL), 1);
+	err = read_text(path);
+	ck_assert_ptr_nonnull(strstr(err, "g.conf:1"));
+	ck_assert_ptr_nonnull(strstr(err, "COMMAND_HACKBENCH"));
+
+	write_file("g.conf", "MMTESTS=cpu-probe\nA=$(rm -rf /)\n", 0644);
+	ck_assert_int_eq(run_hostd(NULL), 1);
+	err = read_text(path);
+	ck_assert_ptr_nonnull(strstr(err, "g.conf:2:"));
+}
+END_TEST
+
+START_TEST(test_interrupted_by_sigterm)
+{
+	write_file("h.conf", "GUEST_COUNT=2\n", 0644);
+	write_file("g.conf", "MMTESTS='nap'\nCOMMAND_NAP='sleep 30'\n", 0644);
+	char h[512], g[512], res[512];
+	snprintf(h, sizeof(h), "%s/h.conf", tmpdir);
+	snprintf(g, sizeof(g), "%s/g.conf", tmpdir);
+	snprintf(res, sizeof(res), "%s/results", tmpdir);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 2);
+		execl(hostd_path, hostd_path, "--host-config", h, "--guest-config", g, "--results",
+		      res, "--run-name", "t", "--agent", agent_path, (char *)NULL);
+		_exit(127);
+	}
+	/* wait until the step is released: barriers.ndjson gets its record */
+	char path[512];
+	snprintf(path, sizeof(path), "%s/results/t/barriers.ndjson", tmpdir);
+	struct stat st;
+	for (int i = 0; i < 300 && (stat(path, &st) < 0 || st.st_size == 0); i++)
+		usleep(100 * 1000);
+	ck_assert_int_gt(st.st_size, 0);
+	kill(pid, SIGTERM);
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 2);
+	json_object *m = manifest();
+	ck_assert_str_eq(jstr(m, "status"), "interrupted");
+	json_object_put(m);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("hostd-local");
+	TCase *tc = tcase_create("end-to-end");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_16_guests_10_steps);
+	tcase_add_test(tc, test_host_takes_part);
+	tcase_add_test(tc, test_killed_agent_continue);
+	tcase_add_test(tc, test_killed_agent_abort);
+	tcase_add_test(tc, test_stopped_agent_named_at_deadline);
+	tcase_add_test(tc, test_garbage_agent);
+	tcase_add_test(tc, test_config_error_names_line);
+	tcase_add_test(tc, test_interrupted_by_sigterm);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
