@@ -18,7 +18,7 @@
 
 static const char *const host_keys[] = {
 	"GUEST_KIND", "GUEST_COUNT", "HOST_RUNS_BENCHMARKS", "BARRIER_TIMEOUT",
-	"STEP_TIMEOUT", "ON_GUEST_FAILURE", NULL,
+	"STEP_TIMEOUT", "ON_GUEST_FAILURE", "RELEASE_RT_PRIORITY", NULL,
 };
 static const char *const guest_keys[] = {
 	"MMTESTS", "BENCHMARKS", "MMTEST_ITERATIONS", "ITERATIONS", "CPU_PROBE_UNITS", NULL,
@@ -65,7 +65,7 @@ static int load_host(const struct config *c, const char *path, struct experiment
 {
 	static const char *const kinds[] = { "local", NULL };
 	static const char *const policies[] = { "abort", "continue", NULL };
-	int64_t count = 1;
+	int64_t count = 1, rt = 1;
 	int kind = GUEST_KIND_LOCAL, policy = ON_FAILURE_ABORT;
 
 	e->barrier_timeout_s = 60;
@@ -75,8 +75,10 @@ static int load_host(const struct config *c, const char *path, struct experiment
 	    config_get_bool(c, "HOST_RUNS_BENCHMARKS", &e->host_runs_benchmarks, d) < 0 ||
 	    config_get_seconds(c, "BARRIER_TIMEOUT", 0.001, 86400 * 7, &e->barrier_timeout_s, d) < 0 ||
 	    config_get_seconds(c, "STEP_TIMEOUT", 0.001, 86400 * 7, &e->step_timeout_s, d) < 0 ||
-	    config_get_choice(c, "ON_GUEST_FAILURE", policies, &policy, d) < 0)
+	    config_get_choice(c, "ON_GUEST_FAILURE", policies, &policy, d) < 0 ||
+	    config_get_int(c, "RELEASE_RT_PRIORITY", 0, 99, &rt, d) < 0)
 		return -EINVAL;
+	e->release_rt_priority = (int)rt;
 	e->guest_kind = (enum guest_kind)kind;
 	e->on_failure = (enum failure_policy)policy;
 	e->guest_count = (unsigned)count;

@@ -30,6 +30,7 @@ struct experiment {
 	double barrier_timeout_s;
 	double step_timeout_s;
 	enum failure_policy on_failure;
+	int release_rt_priority; /* SCHED_FIFO priority while writing go; 0: off */
 
 	/* g.conf: the plan every node runs */
 	uint32_t iterations;

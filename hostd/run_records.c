@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What a run writes as it goes: one samples.ndjson line per result, one
  * barriers.ndjson line per released step. */
-#include <errno.h>
-#include <inttypes.h>
 #include <string.h>
 
-#include "log.h"
 #include "run_priv.h"
 
 void run_record_reset(struct run *r, uint32_t step)
@@ -84,15 +81,12 @@ void run_record_flush(struct run *r, bool force)
 			json_object_array_add(gaps, json_object_new_string(r->p[i].node.name));
 	json_object_object_add(o, "not_started", gaps);
 
-	int e = results_append_barrier(r->results, o);
-	if (e < 0)
-		log_error("cannot append to %s/barriers.ndjson: %s", results_path(r->results),
-			  strerror(-e));
+	results_append_barrier(r->results, o);
 	json_object_put(o);
 	rec->step = 0;
 }
 
-int run_write_sample(struct run *r, struct participant *p, const struct proto_msg *m)
+void run_write_sample(struct run *r, struct participant *p, const struct proto_msg *m)
 {
 	const struct proto_step *s = &r->exp->steps[m->u.result.step - 1];
 	json_object *o = json_object_new_object();
@@ -105,12 +99,7 @@ int run_write_sample(struct run *r, struct participant *p, const struct proto_ms
 	json_object_object_add(o, "unit", json_object_new_string(m->u.result.unit));
 	json_object_object_add(o, "better",
 			       json_object_new_string(m->u.result.higher_is_better ? "higher" : "lower"));
-	int e = results_append_sample(r->results, o);
+	results_append_sample(r->results, o);
 	json_object_put(o);
-	if (e < 0)
-		log_error("cannot append to %s/samples.ndjson: %s", results_path(r->results),
-			  strerror(-e));
-	else
-		r->samples_written++;
-	return e;
+	r->samples_written++;
 }
