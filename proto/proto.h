@@ -93,7 +93,8 @@ struct proto_msg {
 		} ready;
 		struct {
 			uint32_t step;
-			int64_t at_ns; /* 0: now; else host CLOCK_MONOTONIC instant */
+			int64_t at_ns; /* 0: now; else an instant of the AGENT's CLOCK_MONOTONIC
+					  (hostd converts from its own clock per guest) */
 		} go;
 		struct {
 			uint32_t step;
@@ -192,18 +193,19 @@ typedef void (*proto_event_fn)(void *ctx, enum proto_event ev, struct proto_msg 
 struct proto_decoder {
 	char *line;     /* partial line, at most PROTO_LINE_MAX bytes */
 	size_t len;
+	size_t cap;     /* of line: grows with the longest line so far */
 	bool skipping;  /* inside an over-long line: drop bytes until '\n' */
 };
 
-/* A zeroed decoder is initialised too; its buffer (PROTO_LINE_MAX + 1 bytes)
- * is allocated on the first byte of a line. */
+/* A zeroed decoder is initialised too.  Its buffer grows with the lines it
+ * sees, up to PROTO_LINE_MAX + 1 bytes (a NUL ends the line), never more. */
 void proto_decoder_init(struct proto_decoder *d);
 void proto_decoder_free(struct proto_decoder *d);
 /* Drops any partial line, e.g. after the peer reconnected. */
 void proto_decoder_reset(struct proto_decoder *d);
 /* Calls fn once per event, in stream order; how data is split does not change
- * the events.  fn may call proto_decoder_reset() on d (the rest of data is
- * then read as the start of a new line), but not feed or free it. */
+ * the events.  fn may call proto_decoder_reset() on d, but not feed or free
+ * it. */
 void proto_decoder_feed(struct proto_decoder *d, const void *data, size_t len,
 			proto_event_fn fn, void *ctx);
 

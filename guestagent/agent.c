@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "achan.h"
+#include "agent.h"
+#include "clock.h"
+#include "log.h"
+#include "proto.h"
+#include "session.h"
+#include "step.h"
+#include "sysfacts.h"
+#include "utf8.h"
+
+#define AGENT_BACKOFF_MIN_NS (100 * 1000000LL)
+#define AGENT_BACKOFF_MAX_NS (5 * NSEC_PER_SEC)
+/* Output of one step forwarded to the host at most; the rest is dropped. */
+#define AGENT_OUTPUT_CAP (1024 * 1024)
+/* An output line's bytes besides the data: {"v":1,"type":"output",...}. */
+#define AGENT_OUTPUT_ESCAPED_MAX (PROTO_LINE_MAX - 512)
+/* Reads of a step's output per wake-up, so a chatty step cannot starve
+ * pings; and after it exited, enough to empty the largest pipe (1 MiB)
+ * without chasing a process it left behind that keeps writing. */
+#define AGENT_OUTPUT_READS 16
+#define AGENT_DRAIN_READS 32
+/* How long a leaving agent tries to get its bye out. */
+#define AGENT_BYE_WAIT_NS (NSEC_PER_SEC)
+
+struct agent {
+	struct achan chan;
+	struct proto_decoder dec;
+	struct outq q;
+	struct session sess;
+	struct step_run run;
+	bool running;         /* run holds a step not yet reported done */
+	int sigfd;
+	int workdir_fd;
+	bool leaving;
+	int exit_code;
+	bool up;              /* the channel is open and the host is there */
+	int64_t reopen_at;    /* not up: when to try again */
+	int64_t backoff_ns;
+	unsigned open_failures;
+	int64_t rx_ns;        /* when the bytes being decoded were read */
+	char carry[4];        /* a UTF-8 sequence cut by the end of a read */
+	size_t ncarry;
+	size_t forwarded;     /* output bytes of this step sent */
+	bool truncated;
+};
+
+/* Big buffers off the stack; one agent per process. */
+static char agent_rx[64 * 1024];
+static char agent_out[sizeof(((struct agent *)0)->carry) + 64 * 1024];
+static char agent_chunk[PROTO_OUTPUT_MAX + 1];
+
+static void agent_disconnected(struct agent *a, const char *why, bool hard);
+
+static void agent_flush(struct agent *a)
+{
+	int r;
+
+	if (!a->up || !outq_writable(&a->q))
+		return;
+	r = outq_flush(&a->q, a->chan.fd);
+	if (r < 0)
+		agent_disconnected(a, strerror(-r), r != -EPIPE);
+}
+
+/* ---- the running step ---- */
+
+static void agent_forward(struct agent *a, const char *text, size_t n)
+{
+	while (n && !a->truncated) {
+		size_t room = AGENT_OUTPUT_CAP - a->forwarded;
+		size_t k = utf8_chunk_len(text, n, room < PROTO_OUTPUT_MAX ? room : PROTO_OUTPUT_MAX,
+					  AGENT_OUTPUT_ESCAPED_MAX);
+
+		if (!k) {
+			int len = snprintf(agent_chunk, sizeof(agent_chunk),
+					   "\n[guestagent: output truncated after %zu bytes]\n",
+					   a->forwarded);
+
+			log_warn("step %" PRIu32 ": output truncated after %zu bytes",
+				 sess_current_step(&a->sess), a->forwarded);
+			sess_step_output(&a->sess, agent_chunk, (size_t)len);
+			a->truncated = true;
+			break;
+		}
+		memcpy(agent_chunk, text, k);
+		agent_chunk[k] = '\0';
+		sess_step_output(&a->sess, agent_chunk, k);
+		a->forwarded += k;
+		text += k;
+		n -= k;
+	}
+}
+
+/* Reads the step's output; drain: all there is now, the step has ended. */
+static void agent_read_output(struct agent *a, bool drain)
+{
+	int reads = drain ? AGENT_DRAIN_READS : AGENT_OUTPUT_READS;
+
+	for (int i = 0; a->run.out_fd >= 0 && i < reads; i++) {
+		ssize_t n;
+		size_t total, done;
+
+		memcpy(agent_out, a->carry, a->ncarry);
+		n = read(a->run.out_fd, agent_out + a->ncarry, sizeof(agent_out) - a->ncarry);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		total = a->ncarry + (n > 0 ? (size_t)n : 0);
+		done = utf8_sanitize(agent_out, total, n <= 0);
+		a->ncarry = total - done;
+		memcpy(a->carry, agent_out + done, a->ncarry);
+		agent_forward(a, agent_out, done);
+		if (n <= 0) {
+			close(a->run.out_fd);
+			a->run.out_fd = -1;
+		}
+	}
+}
+
+static void agent_step_results(struct agent *a, int32_t status, int64_t *end_ns)
+{
+	int64_t begin = a->run.start_ns;
+	double secs;
+
+	if (a->run.kind == PROTO_STEP_CPU_PROBE) {
+		/* Numbers from a probe that did not finish would be wrong. */
+		if (status != 0 || step_cpu_times(&a->run, &begin, end_ns) < 0)
+			return;
+		secs = (double)(*end_ns - begin) / NSEC_PER_SEC;
+		sess_step_result(&a->sess, "ops_per_sec", secs > 0 ? (double)a->run.units / secs : 0,
+				 "ops/s", true);
+	} else {
+		secs = (double)(*end_ns - begin) / NSEC_PER_SEC;
+	}
+	sess_step_result(&a->sess, "elapsed", secs, "s", false);
+}
+
+/* The child has been reaped: report it and move on to the next step. */
+static void agent_step_finished(struct agent *a)
+{
+	int64_t end = clock_mono_ns();
+	int32_t status = step_exit_status(a->run.wstatus);
+	uint32_t step = sess_current_step(&a->sess);
+	size_t dropped;
+
+	/* What it wrote before exiting is in the pipe; what a process it left
+	 * behind writes later is not waited for. */
+	agent_read_output(a, true);
+	if (a->ncarry) {
+		a->ncarry = utf8_sanitize(a->carry, a->ncarry, true);
+		agent_forward(a, a->carry, a->ncarry);
+		a->ncarry = 0;
+	}
+	agent_step_results(a, status, &end);
+	step_run_close(&a->run);
+	a->running = false;
+	dropped = outq_take_dropped(&a->q);
+	if (dropped)
+		log_warn("step %" PRIu32 ": %zu output lines dropped: the host is not reading",
+			 step, dropped);
+	log_info("step %" PRIu32 " done: exit status %" PRId32 ", %.6f s", step, status,
+		 (double)(end - a->run.start_ns) / NSEC_PER_SEC);
+	sess_step_done(&a->sess, end, status);
+}
+
+static void agent_sleep_until(int64_t at_ns)
+{
+	struct timespec ts = { .tv_sec = at_ns / NSEC_PER_SEC, .tv_nsec = at_ns % NSEC_PER_SEC };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static void agent_start_step(struct agent *a, const struct sess_action *act)
+{
+	const struct proto_step *st = act->step;
+	int64_t late = 0;
+	int r;
+
+	if (act->at_ns)
+		agent_sleep_until(act->at_ns);
+	r = step_start(&a->run, st, a->workdir_fd, a->chan.fd);
+	if (r < 0) {
+		char text[PROTO_TEXT_MAX];
+		int64_t now = clock_mono_ns();
+
+		snprintf(text, sizeof(text), "cannot start step %" PRIu32 ": %s", st->index,
+			 strerror(-r));
+		log_error("%s", text);
+		sess_step_started(&a->sess, now, 0);
+		sess_step_error(&a->sess, "step-start", text);
+		sess_step_done(&a->sess, now, 127);
+		return;
+	}
+	if (act->at_ns && a->run.start_ns > act->at_ns)
+		late = a->run.start_ns - act->at_ns;
+	sess_step_started(&a->sess, a->run.start_ns, late);
+	a->running = true;
+	a->ncarry = 0;
+	a->forwarded = 0;
+	a->truncated = false;
+	log_info("step %" PRIu32 " started (%s, iteration %" PRIu32 ", %s), %" PRId64 " ns late",
+		 st->index, st->benchmark, st->iteration,
+		 st->kind == PROTO_STEP_CPU_PROBE ? "cpu-probe" : "command", late);
+}
+
+/* ---- leaving ---- */
+
+/* Gives a bye (and whatever is before it) up to a second to get out. */
+static void agent_flush_blocking(struct agent *a)
+{
+	int64_t deadline = clock_mono_ns() + AGENT_BYE_WAIT_NS;
+
+	while (a->up && outq_writable(&a->q)) {
+		struct pollfd p = { .fd = a->chan.fd, .events = POLLOUT };
+		int64_t left = deadline - clock_mono_ns();
+
+		if (left <= 0 || poll(&p, 1, (int)((left + 999999) / 1000000)) <= 0)
+			return;
+		if (outq_flush(&a->q, a->chan.fd) < 0)
+			return;
+	}
+}
+
+static void agent_leave(struct agent *a, int code, const char *bye_reason)
+{
+	if (a->running) {
+		log_info("stopping step %" PRIu32, sess_current_step(&a->sess));
+		step_kill(&a->run, a->sigfd);
+		step_run_close(&a->run);
+		a->running = false;
+	}
+	if (bye_reason && a->up) {
+		sess_bye(&a->sess, bye_reason);
+		agent_flush_blocking(a);
+	}
+	a->leaving = true;
+	a->exit_code = code;
+}
+
+/* ---- the channel ---- */
+
+static void agent_schedule_reopen(struct agent *a)
+{
+	a->reopen_at = clock_mono_ns() + a->backoff_ns;
+	a->backoff_ns *= 2;
+	if (a->backoff_ns > AGENT_BACKOFF_MAX_NS)
+		a->backoff_ns = AGENT_BACKOFF_MAX_NS;
+}
+
+/*
+ * The host went away.  A virtio-serial port stays open (FACTS.md: what the
+ * host sends while the guest has the port closed is lost) and is looked at
+ * again after the back-off; a socket, or a port that failed (hard), is
+ * closed and opened again.  An fd we were given cannot be: we are done.
+ */
+static void agent_disconnected(struct agent *a, const char *why, bool hard)
+{
+	if (a->chan.mode == ACHAN_FD) {
+		log_info("the host closed the channel (%s); leaving", why);
+		a->up = false;
+		agent_leave(a, 0, NULL);
+		achan_close(&a->chan);
+		return;
+	}
+	a->up = false;
+	proto_decoder_reset(&a->dec);
+	if (a->chan.is_socket || hard) {
+		log_info("lost the host on %s (%s); reopening", a->chan.path, why);
+		achan_close(&a->chan);
+	} else {
+		log_info("the host is not connected to %s (%s); waiting for it", a->chan.path, why);
+	}
+	agent_schedule_reopen(a);
+}
+
+/* A port whose host side is not connected polls as POLLHUP. */
+static bool agent_host_absent(const struct agent *a)
+{
+	struct pollfd p = { .fd = a->chan.fd, .events = POLLIN | POLLOUT };
+
+	return !a->chan.is_socket && poll(&p, 1, 0) == 1 && (p.revents & POLLHUP);
+}
+
+static void agent_open(struct agent *a)
+{
+	const char *what = a->chan.mode == ACHAN_FD ? "fd" :
+			   a->chan.mode == ACHAN_PATH ? a->chan.path : "port " ACHAN_PORT_NAME;
+	int r = a->chan.fd >= 0 && a->chan.mode != ACHAN_FD ? 0 : achan_open(&a->chan);
+
+	if (r < 0 && (!achan_error_transient(r) || a->chan.mode == ACHAN_FD)) {
+		log_error("cannot open channel %s: %s", what, strerror(-r));
+		agent_leave(a, 1, NULL);
+		return;
+	}
+	if (r < 0 || agent_host_absent(a)) {
+		if (a->open_failures++ == 0)
+			log_warn("channel %s: %s; waiting", what,
+				 r < 0 ? strerror(-r) : "the host is not connected");
+		agent_schedule_reopen(a);
+		return;
+	}
+	log_info("channel %s open", a->chan.mode == ACHAN_FD ? "fd" : a->chan.path);
+	a->up = true;
+	a->reopen_at = 0;
+	a->open_failures = 0;
+	sess_connected(&a->sess);
+	agent_flush(a);
+}
+
+static void agent_on_event(void *ctx, enum proto_event ev, struct proto_msg *m, int err,
+			   const char *detail)
+{
+	struct agent *a = ctx;
+	struct sess_action act;
+
+	if (a->leaving || !a->up)
+		return;
+	switch (ev) {
+	case PROTO_EV_RESET:
+		sess_peer_reset(&a->sess);
+		break;
+	case PROTO_EV_ERROR:
+		sess_bad_input(&a->sess, err, detail);
+		break;
+	case PROTO_EV_MSG:
+		act = sess_input(&a->sess, m, a->rx_ns);
+		if (act.kind == SESS_ACT_RUN)
+			agent_start_step(a, &act);
+		else if (act.kind == SESS_ACT_EXIT)
+			agent_leave(a, 0, NULL);
+		break;
+	}
+}
+
+static void agent_read_channel(struct agent *a, bool hup)
+{
+	for (;;) {
+		ssize_t n = read(a->chan.fd, agent_rx, sizeof(agent_rx));
+
+		if (n > 0) {
+			a->rx_ns = clock_mono_ns();
+			/* The host is there: the next outage starts from a short wait. */
+			a->backoff_ns = AGENT_BACKOFF_MIN_NS;
+			proto_decoder_feed(&a->dec, agent_rx, (size_t)n, agent_on_event, a);
+			if (a->leaving || !a->up)
+				return;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (hup)
+				agent_disconnected(a, "hang-up", false);
+			return;
+		}
+		agent_disconnected(a, n == 0 ? "end of file" : strerror(errno), n < 0);
+		return;
+	}
+}
+
+/* ---- the loop ---- */
+
+static void agent_signals(struct agent *a)
+{
+	struct signalfd_siginfo si;
+	bool chld = false;
+	int term = 0;
+
+	while (read(a->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			chld = true;
+		else
+			term = (int)si.ssi_signo;
+	}
+	if (term) {
+		log_info("got %s; leaving", strsignal(term));
+		agent_leave(a, 0, term == SIGINT ? "agent interrupted" : "agent terminated");
+		return;
+	}
+	if (chld && a->running && step_reap(&a->run))
+		agent_step_finished(a);
+}
+
+static int agent_poll_timeout(const struct agent *a)
+{
+	int64_t left;
+
+	if (a->up)
+		return -1;
+	left = a->reopen_at - clock_mono_ns();
+	return left <= 0 ? 0 : (int)((left + 999999) / 1000000);
+}
+
+static void agent_loop(struct agent *a)
+{
+	while (!a->leaving) {
+		struct pollfd p[3] = {
+			{ .fd = a->sigfd, .events = POLLIN },
+			{ .fd = a->up ? a->chan.fd : -1, .events = POLLIN },
+			{ .fd = a->running ? a->run.out_fd : -1, .events = POLLIN },
+		};
+
+		if (outq_writable(&a->q))
+			p[1].events |= POLLOUT;
+		if (poll(p, 3, agent_poll_timeout(a)) < 0 && errno != EINTR) {
+			log_error("poll: %s", strerror(errno));
+			agent_leave(a, 1, NULL);
+			break;
+		}
+		if (p[0].revents)
+			agent_signals(a);
+		if (!a->leaving && p[2].revents && a->running)
+			agent_read_output(a, false);
+		if (!a->leaving && a->up && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
+			agent_read_channel(a, p[1].revents & (POLLHUP | POLLERR));
+		if (!a->leaving && !a->up && clock_mono_ns() >= a->reopen_at)
+			agent_open(a);
+		if (!a->leaving)
+			agent_flush(a);
+		if (a->q.bytes > OUTQ_HARD_MAX) {
+			log_error("the host has not read %zu queued bytes; giving up", a->q.bytes);
+			agent_leave(a, 1, NULL);
+		}
+	}
+}
+
+static uint64_t agent_seed(void)
+{
+	uint64_t seed;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed))
+		return seed;
+	/* Early boot without entropy: nonces need only differ per restart. */
+	return (uint64_t)clock_real_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)clock_mono_ns();
+}
+
+static void agent_identity(const struct agent_opts *o, struct sess_identity *id)
+{
+	struct sysfacts f;
+	int r;
+
+	memset(id, 0, sizeof(*id));
+	snprintf(id->node, sizeof(id->node), "%s", o->node);
+	memset(&f, 0, sizeof(f));
+	r = sysfacts_read(&f, "/");
+	if (r < 0)
+		log_warn("cannot read this system's facts: %s; boot id and clock source unknown",
+			 strerror(-r));
+	snprintf(id->boot_id, sizeof(id->boot_id), "%s", f.boot_id);
+	snprintf(id->clocksource, sizeof(id->clocksource), "%s", f.clocksource);
+	if (strcmp(id->clocksource, "tsc") && strcmp(id->clocksource, "kvm-clock"))
+		log_warn("clock source is '%s', not tsc or kvm-clock: start instants are coarse",
+			 id->clocksource);
+}
+
+/* Signals come through a signalfd, so the loop sleeps in one poll(2). */
+static int agent_signalfd(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	/* A host that hangs up shows as EPIPE on write, not as a signal. */
+	signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+int agent_run(const struct agent_opts *o)
+{
+	static struct agent a; /* static: its buffers should not sit on the stack */
+	struct sess_identity id;
+	int code;
+
+	memset(&a, 0, sizeof(a));
+	a.sigfd = agent_signalfd();
+	if (a.sigfd < 0) {
+		log_error("cannot set up signal handling: %s", strerror(errno));
+		return 1;
+	}
+	a.workdir_fd = open(o->work_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (a.workdir_fd < 0) {
+		log_error("cannot open work folder %s: %s", o->work_dir, strerror(errno));
+		close(a.sigfd);
+		return 1;
+	}
+	agent_identity(o, &id);
+	outq_init(&a.q);
+	sess_init(&a.sess, &a.q, &id, agent_seed());
+	proto_decoder_init(&a.dec);
+	step_run_init(&a.run);
+	a.chan.fd = -1;
+	if (o->channel_fd >= 0) {
+		a.chan.mode = ACHAN_FD;
+		a.chan.fd = o->channel_fd;
+	} else if (o->channel) {
+		a.chan.mode = ACHAN_PATH;
+		snprintf(a.chan.path, sizeof(a.chan.path), "%s", o->channel);
+	} else {
+		a.chan.mode = ACHAN_DISCOVER;
+		a.chan.root = o->root;
+	}
+	a.backoff_ns = AGENT_BACKOFF_MIN_NS;
+	log_info("guestagent %s, node %s, boot %s, clock source %s", LOCKSTEP_VERSION, id.node,
+		 id.boot_id[0] ? id.boot_id : "?", id.clocksource[0] ? id.clocksource : "?");
+	agent_open(&a);
+	agent_loop(&a);
+	code = a.exit_code;
+	achan_close(&a.chan);
+	proto_decoder_free(&a.dec);
+	sess_free(&a.sess);
+	outq_free(&a.q);
+	close(a.workdir_fd);
+	close(a.sigfd);
+	return code;
+}

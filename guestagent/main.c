@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* guestagent: the in-guest side of lockstep.  See docs/guestagent.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "achan.h"
+#include "agent.h"
+#include "log.h"
+#include "proto.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: guestagent [OPTION]...\n"
+		"The in-guest agent of lockstep: waits at each barrier, runs the steps\n"
+		"the host plans, and sends their results back over a virtio-serial port.\n"
+		"\n"
+		"  --channel PATH      a virtio-serial character device, or a unix stream\n"
+		"                      socket to connect to\n"
+		"  --channel-fd N      an already connected socket (exit when it closes)\n"
+		"                      default: the port named " ACHAN_PORT_NAME "\n"
+		"  --sysfs-root DIR    look for sys/class/virtio-ports and dev/ under DIR\n"
+		"                      instead of / (for tests)\n"
+		"  --node NAME         the node name sent to the host (default: hostname)\n"
+		"  --work-dir DIR      where command steps run (default: the current folder)\n"
+		"  -v, --verbose       log debug messages too\n"
+		"  -h, --help          show this help\n"
+		"  -V, --version       show the version\n");
+}
+
+static int parse_fd(const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > INT_MAX)
+		return -EINVAL;
+	if (fcntl((int)v, F_GETFD) < 0)
+		return -EBADF;
+	*out = (int)v;
+	return 0;
+}
+
+/* The hostname, when it is usable as a node name. */
+static int default_node(char *buf, size_t len)
+{
+	if (gethostname(buf, len) < 0)
+		return -errno;
+	buf[len - 1] = '\0';
+	return proto_name_valid(buf) ? 0 : -EINVAL;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "channel", required_argument, NULL, 'c' },
+		{ "channel-fd", required_argument, NULL, 'f' },
+		{ "sysfs-root", required_argument, NULL, 'r' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "work-dir", required_argument, NULL, 'w' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct agent_opts o = { .channel_fd = -1, .root = "", .work_dir = "." };
+	char host[PROTO_NAME_MAX];
+	bool verbose = false;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "vhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o.channel = optarg;
+			break;
+		case 'f':
+			r = parse_fd(optarg, &o.channel_fd);
+			if (r < 0) {
+				fprintf(stderr, "guestagent: --channel-fd '%s': %s\n", optarg,
+					r == -EBADF ? "not an open file descriptor"
+						    : "not a file descriptor number");
+				return 2;
+			}
+			break;
+		case 'r':
+			o.root = optarg;
+			break;
+		case 'n':
+			o.node = optarg;
+			break;
+		case 'w':
+			o.work_dir = optarg;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("guestagent %s (protocol %d)\n", LOCKSTEP_VERSION, PROTO_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "guestagent: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (o.channel && o.channel_fd >= 0) {
+		fprintf(stderr, "guestagent: --channel and --channel-fd exclude each other\n");
+		return 2;
+	}
+	if (o.channel && strlen(o.channel) >= PATH_MAX) {
+		fprintf(stderr, "guestagent: --channel path is longer than %d bytes\n", PATH_MAX - 1);
+		return 2;
+	}
+	if (o.node && !proto_name_valid(o.node)) {
+		fprintf(stderr, "guestagent: --node '%s': a node name is 1 to %d of "
+			"[A-Za-z0-9._-], not starting with '.'\n", o.node, PROTO_NAME_MAX - 1);
+		return 2;
+	}
+	if (!o.node) {
+		r = default_node(host, sizeof(host));
+		if (r < 0) {
+			fprintf(stderr, "guestagent: the hostname is not usable as a node name (%s);"
+				" give one with --node\n", r == -EINVAL ? "invalid" : strerror(-r));
+			return 2;
+		}
+		o.node = host;
+	}
+	log_init("guestagent", verbose ? LOG_LVL_DEBUG : LOG_LVL_INFO);
+	return agent_run(&o);
+}
