@@ -138,6 +138,27 @@ static int fill_step(const struct config *c, const char *path, const char *list_
 	return 0;
 }
 
+/* A plan travels as one protocol line: find out now, not at the first
+ * guest, that it is too long (the longest node name makes the longest line). */
+static int plan_fits(const struct config *c, const char *path, const char *name,
+		     const struct experiment *e, struct config_diag *d)
+{
+	struct proto_msg m = { .type = PROTO_PLAN, .version = PROTO_VERSION };
+	memset(m.u.plan.node, 'n', PROTO_NAME_MAX - 1);
+	m.u.plan.nsteps = e->nsteps;
+	m.u.plan.steps = e->steps;
+	struct proto_buf buf = { 0 };
+	int r = proto_encode(&m, &buf);
+	proto_buf_free(&buf);
+	if (r == 0)
+		return 0;
+	diag_at(d, c, name, path,
+		"the plan of %" PRIu32 " steps does not fit in one protocol message (%d KiB): "
+		"use fewer iterations or shorter commands",
+		e->nsteps, PROTO_LINE_MAX / 1024);
+	return -EINVAL;
+}
+
 static int load_guest(const struct config *c, const char *path, struct experiment *e,
 		      struct config_diag *d)
 {
@@ -185,7 +206,7 @@ static int load_guest(const struct config *c, const char *path, struct experimen
 				goto out;
 		}
 	}
-	ret = 0;
+	ret = plan_fits(c, path, iter_name ? iter_name : list_name, e, d);
 out:
 	free(copy);
 	return ret;

@@ -339,6 +339,12 @@ START_TEST(test_config_error_names_line)
 	ck_assert_int_eq(run_hostd(NULL), 1);
 	err = read_text(path);
 	ck_assert_ptr_nonnull(strstr(err, "g.conf:2:"));
+
+	/* a plan that cannot travel in one message is refused before anything starts */
+	write_file("g.conf", "MMTESTS=cpu-probe\nITERATIONS=1000\n", 0644);
+	ck_assert_int_eq(run_hostd(NULL), 1);
+	err = read_text(path);
+	ck_assert_ptr_nonnull(strstr(err, "g.conf:2: the plan of 1000 steps"));
 }
 END_TEST
 
