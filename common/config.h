@@ -12,9 +12,12 @@
  * config, then from the facts set with config_set_fact (MMTests' names:
  * NUM_LOGICAL_CPUS, NUM_NODES, NUM_LLCS, MEMTOTAL_BYTES).  The environment
  * is not consulted: a config means the same thing wherever it runs.  An
- * unset variable expands to "" and is reported as a warning.
+ * unset variable expands to "" (0 in arithmetic) and is reported as a
+ * warning.
  *
- * A line it cannot read is an error "file:line:column: expected ...".
+ * A line it cannot read is an error "file:line:column: expected ...";
+ * commands, substitutions, pipes, redirections and control flow are such
+ * errors.  The full syntax and every message: docs/config.md.
  */
 #ifndef LOCKSTEP_CONFIG_H
 #define LOCKSTEP_CONFIG_H
@@ -45,12 +48,15 @@ void config_diag_format(const struct config_diag *d, char *buf, size_t size);
 struct config *config_new(void);
 void config_free(struct config *c); /* accepts NULL */
 
-/* Facts are variables that exist before any file is read. */
+/* Facts are variables that exist before any file is read; a file may
+ * override them.  Set them before loading. */
 void config_set_fact(struct config *c, const char *name, const char *value);
 
 /* Loads one file, adding to (and overriding) what is already there.
- * 0 on success; -EINVAL with *err filled on a syntax error; -errno when the
- * file cannot be read (err->text says so).  Warnings accumulate. */
+ * 0 on success; -EINVAL with *err filled on a syntax error (the lines
+ * before it stay loaded); -errno when the file cannot be read, -EFBIG when
+ * it is larger than CONFIG_FILE_MAX (err->text says so).  Warnings
+ * accumulate. */
 int config_load_file(struct config *c, const char *path, struct config_diag *err);
 /* The same from a string, file names the origin in diagnostics. */
 int config_load_string(struct config *c, const char *file, const char *text,
@@ -69,6 +75,7 @@ size_t config_names(const struct config *c, const char ***names);
  * Typed getters.  Each returns 0 with *out set; 1 when the name is not set
  * (out untouched, so callers preset the default); -EINVAL with err naming
  * file:line, the name and the value when the value is not of the type.
+ * Blanks around a value are ignored.
  */
 int config_get_int(const struct config *c, const char *name, int64_t min, int64_t max,
 		   int64_t *out, struct config_diag *err);
@@ -77,7 +84,7 @@ int config_get_bool(const struct config *c, const char *name, bool *out, struct 
 /* seconds, fractions allowed ("1.5"), optional suffix ms/s/m/h */
 int config_get_seconds(const struct config *c, const char *name, double min, double max,
 		       double *out, struct config_diag *err);
-/* one of choices (NULL-terminated); *out is its index */
+/* one of choices (NULL-terminated), any case; *out is its index */
 int config_get_choice(const struct config *c, const char *name, const char *const *choices,
 		      int *out, struct config_diag *err);
 
@@ -86,7 +93,9 @@ const char *config_first_set(const struct config *c, const char *const *names);
 
 /* One warning per name set by a file that is not in known (NULL-terminated)
  * and does not start with one of prefixes (NULL-terminated, may be NULL):
- * "unknown name X, did you mean Y?" with the closest known name. */
+ * "unknown name X, did you mean Y?" with the closest known name (when one
+ * is close enough).  Returns how many names were unknown.  The config is
+ * const because what it says does not change; its warnings do. */
 size_t config_check_known(const struct config *c, const char *const *known,
 			  const char *const *prefixes);
 

@@ -12,6 +12,7 @@
 
 #define CONFIG_WARNINGS_MAX 256 /* then one "too many warnings" */
 #define CONFIG_SHOW_MAX 48	/* characters of a value quoted in a message */
+#define CONFIG_SHOW_SIZE (CONFIG_SHOW_MAX * 4 + 8) /* bytes config__show may need */
 
 struct config_var {
 	char *name;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * hostd's SSH key.  The private key is written to a temporary file made
- * with mode 0600 and then hard-linked into place, so that a crash never
- * leaves a half-written key and a second hostd starting at the same moment
- * keeps the first one's key instead of replacing it.
+ * SSH keys: hostd's own, and the guests' host keys (pinned or in a
+ * known_hosts file per guest).  The private key is written to a temporary
+ * file made with mode 0600 and then hard-linked into place, so that a crash
+ * never leaves a half-written key and a second hostd starting at the same
+ * moment keeps the first one's key instead of replacing it.
  */
 #include "ssh_key.h"
 
@@ -221,6 +222,43 @@ int ssh_key_parse_public(const char *line, ssh_key *out)
 	free(tname);
 	free(bname);
 	return r;
+}
+
+#define CONSOLE_MARK "LOCKSTEP-HOSTKEY "
+
+int ssh_key_from_console(const char *text, size_t len, char **line)
+{
+	const char *end = text + len, *p = text, *found = NULL;
+	size_t found_len = 0;
+
+	*line = NULL;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *stop = nl ? nl : end;
+		const char *mark = memmem(p, (size_t)(stop - p), CONSOLE_MARK, strlen(CONSOLE_MARK));
+
+		if (mark && nl) {	/* a line still being written does not count */
+			const char *k = mark + strlen(CONSOLE_MARK);
+			size_t n = (size_t)(stop - k);
+			char *copy;
+			ssh_key key = NULL;
+
+			while (n && (k[n - 1] == '\r' || k[n - 1] == ' '))
+				n--;
+			copy = xstrndup(k, n);
+			if (ssh_key_parse_public(copy, &key) == 0) {
+				found = k;
+				found_len = n;
+			}
+			ssh_key_free(key);
+			free(copy);
+		}
+		p = stop + 1;
+	}
+	if (!found)
+		return -ENOENT;
+	*line = xstrndup(found, found_len);
+	return 0;
 }
 
 void ssh_key_fingerprint(const ssh_key key, char *out, size_t n)

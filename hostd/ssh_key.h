@@ -2,7 +2,8 @@
 /*
  * hostd's own SSH identity: one ed25519 key, made once in the state
  * directory and used for every guest.  Users install the public line in
- * their guest images (authorized_keys).
+ * their guest images (authorized_keys).  And the checks of guests' host
+ * keys that ssh_push_connect makes.
  */
 #ifndef LOCKSTEP_SSH_KEY_H
 #define LOCKSTEP_SSH_KEY_H
@@ -29,6 +30,13 @@ int ssh_key_ensure(const char *state_dir, char **private_path, char **public_lin
 
 /* Parses "TYPE BASE64 [comment]" into a public key; 0 or -EINVAL. */
 int ssh_key_parse_public(const char *line, ssh_key *out);
+/*
+ * The demo guest prints its host key on the serial console as
+ * "LOCKSTEP-HOSTKEY ssh-ed25519 AAAA...".  Finds the last such line in
+ * console text whose key parses (kernel messages may cut a line in two) and
+ * returns its "TYPE BASE64" part as a new string in *line.  0, or -ENOENT.
+ */
+int ssh_key_from_console(const char *text, size_t len, char **line);
 /* "SHA256:<base64>", as OpenSSH prints it */
 void ssh_key_fingerprint(const ssh_key key, char *out, size_t n);
 /* The host key algorithms that select key's type, for SSH_OPTIONS_HOSTKEYS */

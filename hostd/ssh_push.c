@@ -2,9 +2,7 @@
 /*
  * SSH to guests with libssh, in blocking mode with the session timeout set:
  * libssh then bounds every wait (key exchange, window for a write, exit
- * status) by it.  Reads go through ssh_channel_select with the same bound,
- * because a blocking read of stdout alone would stall while the remote
- * fills stderr.
+ * status) by it.  Reads wait on an ssh_event with the same bound.
  */
 #include "ssh_push.h"
 
@@ -15,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <time.h>
 
 #include "clock.h"
@@ -367,47 +364,73 @@ static void close_channel(ssh_channel ch)
 	ssh_channel_free(ch);
 }
 
-/* Reads stdout and stderr until EOF, giving up after timeout_ms without any. */
-static int drain(struct ssh_push_session *s, ssh_channel ch, struct capture *c,
-		 const char *what, char *err, size_t errlen)
+/* The stdout and stderr that wait in libssh's buffers. */
+static int take_output(ssh_channel ch, struct capture *c, bool *progress)
 {
 	char buf[16384];
 
-	for (;;) {
-		ssh_channel in[2] = { ch, NULL };
-		struct timeval tv = { s->timeout_ms / 1000, (s->timeout_ms % 1000) * 1000 };
-		bool progress = false;
-		int rc;
+	for (int is_err = 0; is_err < 2; is_err++) {
+		int n = ssh_channel_read_nonblocking(ch, buf, sizeof(buf), is_err);
 
-		for (int is_err = 0; is_err < 2; is_err++) {
-			int n = ssh_channel_read_nonblocking(ch, buf, sizeof(buf), is_err);
-
-			if (n == SSH_ERROR)
-				return fail(s, err, errlen, -EIO, "reading the output of `%.80s`: %s",
-					    what, ssh_get_error(s->ssh));
-			if (n > 0) {
-				progress = true;
-				if (is_err)
-					capture_err(c, buf, (size_t)n);
-				else
-					capture_out(c, buf, (size_t)n);
-			}
-		}
-		if (progress)
-			continue;
-		if (ssh_channel_is_eof(ch) || ssh_channel_is_closed(ch))
-			return 0;
-		rc = ssh_channel_select(in, NULL, NULL, &tv);
-		if (rc == SSH_EINTR)
-			continue;
-		if (rc == SSH_ERROR)
-			return fail(s, err, errlen, -EIO, "waiting for `%.80s`: %s", what,
-				    ssh_get_error(s->ssh));
-		if (rc == SSH_AGAIN || !in[0])
-			return fail(s, err, errlen, -ETIMEDOUT,
-				    "`%.80s` neither printed anything nor ended within %d ms",
-				    what, s->timeout_ms);
+		if (n == SSH_ERROR)
+			return -EIO;
+		if (n > 0 && is_err)
+			capture_err(c, buf, (size_t)n);
+		else if (n > 0)
+			capture_out(c, buf, (size_t)n);
+		*progress |= n > 0;
 	}
+	return 0;
+}
+
+/*
+ * Reads stdout and stderr until EOF, giving up after timeout_ms without
+ * either.  One event loop for both streams: waiting on stdout alone would
+ * stall while the remote fills the window with stderr.
+ */
+static int drain(struct ssh_push_session *s, ssh_channel ch, struct capture *c,
+		 const char *what, char *err, size_t errlen)
+{
+	ssh_event ev = ssh_event_new();
+	int64_t last = clock_mono_ns();
+	int r = 0;
+
+	if (!ev || ssh_event_add_session(ev, s->ssh) != SSH_OK) {
+		ssh_event_free(ev);
+		return fail(s, err, errlen, -ENOMEM, "libssh could not make an event");
+	}
+	for (;;) {
+		bool progress = false;
+		int64_t left_ms;
+
+		if (take_output(ch, c, &progress) < 0) {
+			r = fail(s, err, errlen, -EIO, "reading the output of `%.80s`: %s", what,
+				 ssh_get_error(s->ssh));
+			break;
+		}
+		if (progress) {
+			last = clock_mono_ns();
+			continue;
+		}
+		if (ssh_channel_is_eof(ch) || ssh_channel_is_closed(ch))
+			break;
+		left_ms = s->timeout_ms - (clock_mono_ns() - last) / 1000000;
+		if (left_ms <= 0) {
+			r = fail(s, err, errlen, -ETIMEDOUT,
+				 "`%.80s` neither printed anything nor ended within %d ms",
+				 what, s->timeout_ms);
+			break;
+		}
+		/* SSH_AGAIN is a quiet slice: the clock above decides */
+		if (ssh_event_dopoll(ev, (int)left_ms) == SSH_ERROR) {
+			r = fail(s, err, errlen, -EIO, "waiting for `%.80s`: %s", what,
+				 ssh_get_error(s->ssh));
+			break;
+		}
+	}
+	ssh_event_remove_session(ev, s->ssh);
+	ssh_event_free(ev);
+	return r;
 }
 
 int ssh_push_exec(struct ssh_push_session *s, const char *command, char **output,
@@ -415,8 +438,10 @@ int ssh_push_exec(struct ssh_push_session *s, const char *command, char **output
 {
 	struct capture c = { 0 };
 	ssh_channel ch;
-	int r;
+	int r, status_local;
 
+	if (!exit_status)
+		exit_status = &status_local;
 	*exit_status = -1;
 	if (output)
 		*output = NULL;
@@ -485,6 +510,7 @@ struct push_sink {
 	ssh_channel ch;
 	char *buf;
 	size_t used;
+	uint64_t sent;		/* bytes the channel took */
 	int werr;		/* the channel failed (not a local file) */
 };
 
@@ -502,6 +528,7 @@ static int channel_write_all(struct push_sink *k, const char *p, size_t len)
 			return k->werr = -ETIMEDOUT;
 		p += n;
 		len -= (size_t)n;
+		k->sent += (uint64_t)n;
 	}
 	return 0;
 }
@@ -615,9 +642,9 @@ static int write_tar(struct tar_writer *tw, const struct ssh_push_file *files, s
 }
 
 /* After a failed write: what the guest's tar said, if it said anything. */
-static int push_failed(struct push_sink *k, const char *cmd, uint64_t sent, int r,
-		       char *err, size_t errlen)
+static int push_failed(struct push_sink *k, const char *cmd, int r, char *err, size_t errlen)
 {
+	unsigned long long sent = k->sent;
 	struct ssh_push_session *s = k->s;
 	struct capture c = { 0 };
 	char ignore[8];
@@ -625,14 +652,14 @@ static int push_failed(struct push_sink *k, const char *cmd, uint64_t sent, int 
 	if (r == -ETIMEDOUT)
 		return fail(s, err, errlen, r,
 			    "the guest stopped reading the harness after %llu bytes "
-			    "(no window for %d ms)", (unsigned long long)sent, s->timeout_ms);
+			    "(no window for %d ms)", sent, s->timeout_ms);
 	if (drain(s, k->ch, &c, cmd, ignore, sizeof(ignore)) == 0 && c.tail_len) {
 		fail(s, err, errlen, -EIO, "`%.80s` stopped after %llu bytes, exit status %d: %s",
-		     cmd, (unsigned long long)sent, ssh_channel_get_exit_status(k->ch),
+		     cmd, sent, ssh_channel_get_exit_status(k->ch),
 		     tail_line(&c));
 	} else {
 		fail(s, err, errlen, -EIO, "sending the harness failed after %llu bytes: %s",
-		     (unsigned long long)sent, ssh_get_error(s->ssh));
+		     sent, ssh_get_error(s->ssh));
 	}
 	free(c.out);
 	return -EIO;
@@ -646,13 +673,14 @@ int ssh_push_harness(struct ssh_push_session *s, const char *remote_dir,
 	struct capture c = { 0 };
 	struct tar_writer tw;
 	char *dir = NULL, *cmd = NULL;
-	int64_t t0 = clock_mono_ns();
 	size_t failed = 0;
+	int64_t t0;
 	int r, status;
 
 	r = check_files(s, remote_dir, files, n, err, errlen);
 	if (r < 0)
 		return r;
+	t0 = clock_mono_ns();
 	dir = ssh_push_quote(remote_dir);
 	cmd = xasprintf("mkdir -p %s && tar -x -f - -C %s", dir, dir);
 	r = open_exec(s, cmd, &k.ch, err, errlen);
@@ -663,8 +691,8 @@ int ssh_push_harness(struct ssh_push_session *s, const char *remote_dir,
 	r = write_tar(&tw, files, n, &failed);
 	if (r == 0)
 		r = sink_flush(&k);
-	if (r < 0 && k.werr) {
-		r = push_failed(&k, cmd, tw.bytes, r, err, errlen);
+	if (r < 0 && (k.werr || failed >= n)) {
+		r = push_failed(&k, cmd, r, err, errlen);
 		goto out;
 	}
 	if (r < 0) {

@@ -87,8 +87,8 @@ int ssh_push_harness(struct ssh_push_session *s, const char *remote_dir,
 /*
  * Runs command with the guest user's shell and waits for it to exit.
  * Returns 0 when it ran to the end, whatever its exit status (*exit_status,
- * -1 when killed by a signal); *output (may be NULL) gets its stdout, at
- * most 1 MiB.  A non-zero exit puts the end of its stderr into err.
+ * may be NULL; -1 when killed by a signal); *output (may be NULL) gets its
+ * stdout, at most 1 MiB (more is -EFBIG).  A non-zero exit puts the end of its stderr into err.
  */
 int ssh_push_exec(struct ssh_push_session *s, const char *command, char **output,
 		  int *exit_status, char *err, size_t errlen);

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The config object: variables set by files, facts, warnings, and the
+ * "did you mean" helper.  The syntax lives in config_parse.c and
+ * config_arith.c, the typed getters in config_get.c.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_int.h"
+#include "fileio.h"
+#include "xalloc.h"
+
+struct config *config_new(void)
+{
+	return xcalloc(1, sizeof(struct config));
+}
+
+static void table_free(struct config_table *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->vars[i].name);
+		free(t->vars[i].value);
+	}
+	free(t->vars);
+	free(t->names);
+	free(t->slots);
+}
+
+void config_free(struct config *c)
+{
+	if (!c)
+		return;
+	table_free(&c->vars);
+	table_free(&c->facts);
+	for (size_t i = 0; i < c->nfiles; i++)
+		free(c->files[i]);
+	free(c->files);
+	free(c->warnings);
+	free(c);
+}
+
+/* FNV-1a: names are short and the table is small; nothing fancier is needed. */
+static uint32_t hash_name(const char *name, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 16777619u;
+	return h;
+}
+
+static size_t find_slot(const struct config_table *t, const char *name, size_t len)
+{
+	size_t mask = t->nslots - 1, i = hash_name(name, len) & mask;
+
+	for (;; i = (i + 1) & mask) {
+		uint32_t v = t->slots[i];
+
+		if (v == 0)
+			return i;
+		if (strncmp(t->vars[v - 1].name, name, len) == 0 && t->vars[v - 1].name[len] == '\0')
+			return i;
+	}
+}
+
+struct config_var *config__find(const struct config_table *t, const char *name, size_t len)
+{
+	uint32_t v;
+
+	if (t->n == 0)
+		return NULL;
+	v = t->slots[find_slot(t, name, len)];
+	return v ? &t->vars[v - 1] : NULL;
+}
+
+const struct config_var *config__lookup(const struct config *c, const char *name, size_t len)
+{
+	const struct config_var *v = config__find(&c->vars, name, len);
+
+	return v ? v : config__find(&c->facts, name, len);
+}
+
+static void table_grow(struct config_table *t)
+{
+	t->cap = t->cap ? t->cap * 2 : 16;
+	t->vars = xrealloc(t->vars, t->cap * sizeof(*t->vars));
+	t->names = xrealloc(t->names, t->cap * sizeof(*t->names));
+	free(t->slots);
+	t->nslots = t->cap * 2;
+	t->slots = xcalloc(t->nslots, sizeof(*t->slots));
+	for (size_t i = 0; i < t->n; i++)
+		t->slots[find_slot(t, t->vars[i].name, strlen(t->vars[i].name))] = (uint32_t)i + 1;
+}
+
+/* -ENOSPC when the table is full and name is new. */
+int config__set(struct config_table *t, const char *name, size_t len, const char *value,
+		size_t vlen, const char *file, int line, int column)
+{
+	struct config_var *v = config__find(t, name, len);
+
+	if (!v) {
+		if (t->n >= CONFIG_NAMES_MAX)
+			return -ENOSPC;
+		if (t->n == t->cap)
+			table_grow(t);
+		v = &t->vars[t->n];
+		v->name = xstrndup(name, len);
+		v->value = NULL;
+		t->names[t->n] = v->name;
+		t->slots[find_slot(t, name, len)] = (uint32_t)++t->n;
+	}
+	free(v->value);
+	v->value = xmalloc(vlen + 1);
+	memcpy(v->value, value, vlen);
+	v->value[vlen] = '\0';
+	v->file = file;
+	v->line = line;
+	v->column = column;
+	return 0;
+}
+
+void config_set_fact(struct config *c, const char *name, const char *value)
+{
+	/* Facts come from our own code, never from a peer: the cap is a backstop. */
+	config__set(&c->facts, name, strlen(name), value, strlen(value), NULL, 0, 0);
+}
+
+void config__vdiag(struct config_diag *d, const char *file, int line, int column,
+		   const char *fmt, va_list ap)
+{
+	snprintf(d->file, sizeof(d->file), "%s", file ? file : "");
+	d->line = line;
+	d->column = column;
+	vsnprintf(d->text, sizeof(d->text), fmt, ap);
+}
+
+void config__diag(struct config_diag *d, const char *file, int line, int column,
+		  const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	config__vdiag(d, file, line, column, fmt, ap);
+	va_end(ap);
+}
+
+void config_diag_format(const struct config_diag *d, char *buf, size_t size)
+{
+	if (d->line > 0 && d->column > 0)
+		snprintf(buf, size, "%s:%d:%d: %s", d->file, d->line, d->column, d->text);
+	else if (d->line > 0)
+		snprintf(buf, size, "%s:%d: %s", d->file, d->line, d->text);
+	else if (d->file[0])
+		snprintf(buf, size, "%s: %s", d->file, d->text);
+	else
+		snprintf(buf, size, "%s", d->text);
+}
+
+void config__warn(struct config *c, const char *file, int line, int column, const char *fmt, ...)
+{
+	va_list ap;
+
+	/* A broken file could make a warning per character; keep the first ones. */
+	if (c->nwarnings > CONFIG_WARNINGS_MAX)
+		return;
+	if (!c->warnings)
+		c->warnings = xcalloc(CONFIG_WARNINGS_MAX + 1, sizeof(*c->warnings));
+	if (c->nwarnings == CONFIG_WARNINGS_MAX) {
+		config__diag(&c->warnings[c->nwarnings++], file, 0, 0,
+			     "more than %d warnings; the rest are not shown", CONFIG_WARNINGS_MAX);
+		return;
+	}
+	va_start(ap, fmt);
+	config__vdiag(&c->warnings[c->nwarnings++], file, line, column, fmt, ap);
+	va_end(ap);
+}
+
+size_t config_warnings(const struct config *c, const struct config_diag **diags)
+{
+	*diags = c->warnings;
+	return c->nwarnings;
+}
+
+void config__show(const char *value, char *buf, size_t size)
+{
+	/* Each character takes at most 4 bytes ("\x01"); the tail "...\"" and
+	 * the NUL take 5. */
+	size_t o = 0, i;
+
+	if (size < 16) {
+		snprintf(buf, size, "\"\"");
+		return;
+	}
+	buf[o++] = '"';
+	for (i = 0; value[i] && i < CONFIG_SHOW_MAX && o + 4 + 5 <= size; i++) {
+		unsigned char ch = (unsigned char)value[i];
+
+		if (ch == '"' || ch == '\\') {
+			buf[o++] = '\\';
+			buf[o++] = (char)ch;
+		} else if (ch == '\t') {
+			buf[o++] = '\\';
+			buf[o++] = 't';
+		} else if (ch < 0x20 || ch == 0x7f) {
+			o += (size_t)snprintf(buf + o, size - o, "\\x%02x", ch);
+		} else {
+			buf[o++] = (char)ch;
+		}
+	}
+	if (value[i]) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o++] = '"';
+	buf[o] = '\0';
+}
+
+static char *intern_file(struct config *c, const char *file)
+{
+	c->files = xrealloc(c->files, (c->nfiles + 1) * sizeof(*c->files));
+	return c->files[c->nfiles++] = xstrdup(file ? file : "(config)");
+}
+
+int config_load_string(struct config *c, const char *file, const char *text,
+		       struct config_diag *err)
+{
+	return config__parse(c, intern_file(c, file), text, strlen(text), err);
+}
+
+int config_load_file(struct config *c, const char *path, struct config_diag *err)
+{
+	size_t len;
+	char *text;
+	int r;
+
+	r = fileio_read_all(path, CONFIG_FILE_MAX, &text, &len);
+	if (r == -EFBIG) {
+		config__diag(err, path, 0, 0, "expected a config of at most %d bytes; is this the right file?",
+			     CONFIG_FILE_MAX);
+		return r;
+	}
+	if (r < 0) {
+		config__diag(err, path, 0, 0, "cannot read: %s", strerror(-r));
+		return r;
+	}
+	r = config__parse(c, intern_file(c, path), text, len, err);
+	free(text);
+	return r;
+}
+
+const char *config_get(const struct config *c, const char *name)
+{
+	const struct config_var *v = config__find(&c->vars, name, strlen(name));
+
+	return v ? v->value : NULL;
+}
+
+bool config_where(const struct config *c, const char *name, const char **file, int *line)
+{
+	const struct config_var *v = config__find(&c->vars, name, strlen(name));
+
+	if (!v)
+		return false;
+	if (file)
+		*file = v->file;
+	if (line)
+		*line = v->line;
+	return true;
+}
+
+size_t config_names(const struct config *c, const char ***names)
+{
+	*names = c->vars.names;
+	return c->vars.n;
+}
+
+const char *config_first_set(const struct config *c, const char *const *names)
+{
+	for (; *names; names++)
+		if (config_get(c, *names))
+			return *names;
+	return NULL;
+}
+
+static bool has_prefix(const char *name, const char *const *prefixes)
+{
+	for (; prefixes && *prefixes; prefixes++)
+		if (strncmp(name, *prefixes, strlen(*prefixes)) == 0)
+			return true;
+	return false;
+}
+
+size_t config_check_known(const struct config *c, const char *const *known,
+			  const char *const *prefixes)
+{
+	/* Warnings are bookkeeping, not part of what the config says. */
+	struct config *w = (struct config *)c;
+	size_t count = 0;
+
+	for (size_t i = 0; i < c->vars.n; i++) {
+		const struct config_var *v = &c->vars.vars[i];
+		struct config_suggest s;
+		bool found = false;
+
+		for (const char *const *k = known; *k && !found; k++)
+			found = strcmp(*k, v->name) == 0;
+		if (found || has_prefix(v->name, prefixes))
+			continue;
+		config__suggest_init(&s, v->name, strlen(v->name));
+		for (const char *const *k = known; *k && c->nwarnings < CONFIG_WARNINGS_MAX; k++)
+			config__suggest_try(&s, *k);
+		if (config__suggest_result(&s))
+			config__warn(w, v->file, v->line, v->column, "unknown name %s, did you mean %s?",
+				     v->name, config__suggest_result(&s));
+		else
+			config__warn(w, v->file, v->line, v->column, "unknown name %s", v->name);
+		count++;
+	}
+	return count;
+}
+
+/*
+ * Optimal string alignment distance (Levenshtein plus transpositions of two
+ * neighbours), case-insensitive.  Returns limit + 1 as soon as the answer is
+ * known to exceed limit, which keeps comparing many names cheap.
+ */
+unsigned config__distance(const char *a, size_t la, const char *b, size_t lb, unsigned limit)
+{
+	unsigned rows[3][CONFIG_NAME_MAX + 1], *prev2 = rows[0], *prev = rows[1], *cur = rows[2], *swap;
+
+	if (la > CONFIG_NAME_MAX || lb > CONFIG_NAME_MAX)
+		return limit + 1;
+	if ((la > lb ? la - lb : lb - la) > limit)
+		return limit + 1;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned row_min;
+
+		cur[0] = row_min = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
+			unsigned cost = ca != cb, d = prev[j - 1] + cost;
+
+			if (prev[j] + 1 < d)
+				d = prev[j] + 1;
+			if (cur[j - 1] + 1 < d)
+				d = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == cb && prev2[j - 2] + 1 < d)
+				d = prev2[j - 2] + 1;
+			cur[j] = d;
+			if (d < row_min)
+				row_min = d;
+		}
+		if (row_min > limit)
+			return limit + 1;
+		swap = prev2;
+		prev2 = prev;
+		prev = cur;
+		cur = swap;
+	}
+	return prev[lb] <= limit ? prev[lb] : limit + 1;
+}
+
+void config__suggest_init(struct config_suggest *s, const char *name, size_t len)
+{
+	size_t third = len / 3;
+
+	s->name = name;
+	s->len = len;
+	s->best = NULL;
+	/* Close enough: within max(2, len/3) edits, and never a complete rewrite. */
+	s->best_dist = (unsigned)(third > 2 ? third : 2);
+	if (s->best_dist >= len)
+		s->best_dist = len > 0 ? (unsigned)len - 1 : 0;
+	s->best_dist++; /* best_dist is now the first distance that is too far */
+}
+
+void config__suggest_try(struct config_suggest *s, const char *candidate)
+{
+	size_t len = strlen(candidate);
+	unsigned d;
+
+	if (s->best_dist == 0)
+		return;
+	d = config__distance(s->name, s->len, candidate, len, s->best_dist - 1);
+	if (d == 0) {
+		/* Only the case differs (or it is the name itself): nothing beats that. */
+		if (len != s->len || strncmp(s->name, candidate, len) != 0) {
+			s->best = candidate;
+			s->best_dist = 0;
+		}
+	} else if (d < s->best_dist) {
+		s->best_dist = d;
+		s->best = candidate;
+	}
+}
+
+void config__suggest_table(struct config_suggest *s, const struct config_table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		config__suggest_try(s, t->vars[i].name);
+}
+
+const char *config__suggest_result(const struct config_suggest *s)
+{
+	return s->best;
+}

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "xalloc.h"
+
+int fileio_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0) /* a regular file or pipe never does this; do not spin */
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int mkdir_one(const char *path, mode_t mode)
+{
+	struct stat st;
+
+	if (mkdir(path, mode) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	/* EEXIST also covers a file in the way; say so instead of failing later. */
+	if (stat(path, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+int fileio_mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+	int r;
+
+	if (len == 0)
+		return -EINVAL;
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/' || p[-1] == '/')
+			continue;
+		*p = '\0';
+		r = mkdir_one(buf, mode);
+		*p = '/';
+		if (r < 0)
+			return r;
+	}
+	return mkdir_one(buf, mode);
+}
+
+int fileio_read_all(const char *path, size_t max, char **out, size_t *len)
+{
+	size_t cap = 4096, used = 0;
+	char *buf;
+	int fd, r = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (max > SIZE_MAX / 4) /* so that max + 1 and doubling never wrap */
+		max = SIZE_MAX / 4;
+	if (cap > max + 1)
+		cap = max + 1;
+	buf = xmalloc(cap + 1);
+	/* Read until EOF rather than trusting st_size: /proc and /sys files say 0. */
+	for (;;) {
+		ssize_t n;
+
+		if (used == cap) {
+			if (cap > max) {
+				r = -EFBIG;
+				break;
+			}
+			cap = cap > max / 2 ? max + 1 : cap * 2;
+			buf = xrealloc(buf, cap + 1);
+		}
+		n = read(fd, buf + used, cap - used);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	if (r == 0 && used > max)
+		r = -EFBIG;
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	buf[used] = '\0';
+	*out = buf;
+	if (len)
+		*len = used;
+	return 0;
+}
+
+int fileio_copy(const char *src, const char *dst)
+{
+	char buf[65536];
+	int in, out, r = 0;
+
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0) {
+		r = -errno;
+		close(in);
+		return r;
+	}
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		r = fileio_write_all(out, buf, (size_t)n);
+		if (r < 0)
+			break;
+	}
+	/* A copy kept as a record of a run must survive a crash like the rest. */
+	if (r == 0 && fsync(out) < 0)
+		r = -errno;
+	if (close(out) < 0 && r == 0)
+		r = -errno;
+	close(in);
+	return r;
+}
+
+static int fsync_dir_of(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd, r = 0;
+
+	if (!slash) {
+		strcpy(dir, ".");
+	} else if (slash == path) {
+		strcpy(dir, "/");
+	} else {
+		if ((size_t)(slash - path) >= sizeof(dir))
+			return -ENAMETOOLONG;
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+int fileio_write_atomic(const char *path, const void *data, size_t len)
+{
+	char tmp[PATH_MAX];
+	int fd, r;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	r = fileio_write_all(fd, data, len);
+	/* The data must be on disk before the rename makes it the file. */
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		return r;
+	}
+	/* ... and the rename itself must be on disk before we say it is done. */
+	return fsync_dir_of(path);
+}
+
+int fileio_append_sync(int fd, const void *data, size_t len)
+{
+	ssize_t n;
+	int r = 0;
+
+	/* One write(2), so that concurrent appenders never interleave records. */
+	do
+		n = write(fd, data, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	/* A short write (disk full) would leave half a record: try to finish it. */
+	if ((size_t)n < len)
+		r = fileio_write_all(fd, (const char *)data + n, len - (size_t)n);
+	if (r == 0 && fdatasync(fd) < 0)
+		r = -errno;
+	return r;
+}

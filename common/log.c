@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The only file of common/ that writes to stderr.  Each message becomes one
+ * line handed to one write(2), so lines from several threads or processes
+ * sharing stderr never interleave mid-line.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define LOG_LINE_MAX 4096
+
+static char log_program[64] = "lockstep";
+static enum log_level log_max = LOG_LVL_INFO;
+static bool log_journal;
+
+/* systemd sets JOURNAL_STREAM to "dev:ino" of the stream it connected; if
+ * stderr is still that stream, the journal adds its own timestamps and
+ * understands "<N>" priorities. */
+static bool stderr_is_journal(void)
+{
+	const char *env = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	int used = 0;
+
+	if (!env || sscanf(env, "%llu:%llu%n", &dev, &ino, &used) != 2 || env[used] != '\0')
+		return false;
+	if (fstat(STDERR_FILENO, &st) < 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+void log_init(const char *program, enum log_level max_level)
+{
+	const char *base = program ? strrchr(program, '/') : NULL;
+
+	if (program)
+		snprintf(log_program, sizeof(log_program), "%s", base ? base + 1 : program);
+	log_max = max_level;
+	log_journal = stderr_is_journal();
+}
+
+static const char *level_name(enum log_level lvl)
+{
+	switch (lvl) {
+	case LOG_LVL_ERROR:
+		return "error";
+	case LOG_LVL_WARN:
+		return "warning";
+	case LOG_LVL_INFO:
+		return "info";
+	case LOG_LVL_DEBUG:
+		return "debug";
+	}
+	return "log";
+}
+
+static size_t format_prefix(enum log_level lvl, char *buf, size_t size)
+{
+	struct timespec ts;
+	struct tm tm;
+	int n;
+
+	if (log_journal)
+		return (size_t)snprintf(buf, size, "<%d>", (int)lvl);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	n = snprintf(buf, size, "%04d-%02d-%02d %02d:%02d:%02d.%03ld %s: %s: ", tm.tm_year + 1900,
+		     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		     ts.tv_nsec / 1000000, log_program, level_name(lvl));
+	return n < 0 ? 0 : (size_t)n >= size ? size - 1 : (size_t)n;
+}
+
+void log_msg(enum log_level lvl, const char *fmt, ...)
+{
+	char line[LOG_LINE_MAX];
+	int saved_errno = errno;
+	size_t len, room;
+	va_list ap;
+	int n;
+
+	if (lvl > log_max)
+		return;
+	len = format_prefix(lvl, line, sizeof(line));
+	room = sizeof(line) - len - 1; /* keep one byte for the '\n' */
+	errno = saved_errno; /* so that "%m" names the caller's error */
+	va_start(ap, fmt);
+	n = vsnprintf(line + len, room + 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n > room) {
+		n = (int)room;
+		memcpy(line + len + room - 3, "...", 3);
+	}
+	/* One message, one line: the journal and line-based readers rely on it. */
+	for (char *p = line + len; p < line + len + n; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	len += (size_t)n;
+	line[len++] = '\n';
+	while (write(STDERR_FILENO, line, len) < 0 && errno == EINTR)
+		;
+	errno = saved_errno;
+}
