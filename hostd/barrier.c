@@ -58,6 +58,11 @@ void barrier_free(struct barrier *b)
 	free(b);
 }
 
+void barrier_restart_clock(struct barrier *b, int64_t now_ns)
+{
+	b->deadline_ns = deadline_after(now_ns, b->barrier_timeout_ns);
+}
+
 static enum barrier_verdict complete_if_all_ready(const struct barrier *b)
 {
 	if (b->step > b->nsteps + 1 || b->in_run == 0)

@@ -32,6 +32,9 @@ struct barrier *barrier_new(size_t participants, uint32_t nsteps, int64_t barrie
 			    int64_t step_timeout_ns, int64_t now_ns);
 void barrier_free(struct barrier *b);
 
+/* Restarts the open barrier's clock at now_ns: the run waited for
+ * something else (guests booting) that has deadlines of its own. */
+void barrier_restart_clock(struct barrier *b, int64_t now_ns);
 /* Participant p said ready(step) at now_ns. */
 enum barrier_verdict barrier_ready(struct barrier *b, size_t p, uint32_t step, int64_t now_ns);
 /* Participant p left the run (died, timed out, sent garbage).  Returns

@@ -18,7 +18,8 @@
 
 static const char *const host_keys[] = {
 	"GUEST_KIND", "GUEST_COUNT", "HOST_RUNS_BENCHMARKS", "BARRIER_TIMEOUT",
-	"STEP_TIMEOUT", "ON_GUEST_FAILURE", "RELEASE_RT_PRIORITY", NULL,
+	"STEP_TIMEOUT", "ON_GUEST_FAILURE", "RELEASE_RT_PRIORITY", "GUEST_SSH_USER",
+	"GUEST_SSH_KEY", "GUEST_HARNESS_DIR", "GUEST_SSH_TIMEOUT", NULL,
 };
 static const char *const guest_keys[] = {
 	"MMTESTS", "BENCHMARKS", "MMTEST_ITERATIONS", "ITERATIONS", "CPU_PROBE_UNITS", NULL,
@@ -63,7 +64,7 @@ static void set_facts(struct config *c, const struct sysfacts *f)
 static int load_host(const struct config *c, const char *path, struct experiment *e,
 		     struct config_diag *d)
 {
-	static const char *const kinds[] = { "local", NULL };
+	static const char *const kinds[] = { "local", "libvirt", NULL };
 	static const char *const policies[] = { "abort", "continue", NULL };
 	int64_t count = 1, rt = 1;
 	int kind = GUEST_KIND_LOCAL, policy = ON_FAILURE_ABORT;
@@ -82,6 +83,34 @@ static int load_host(const struct config *c, const char *path, struct experiment
 	e->guest_kind = (enum guest_kind)kind;
 	e->on_failure = (enum failure_policy)policy;
 	e->guest_count = (unsigned)count;
+	if (e->guest_kind == GUEST_KIND_LIBVIRT) {
+		if (virt_settings_load(c, path, e->guest_count, NULL, &e->virt, d) < 0)
+			return -EINVAL;
+		e->guest_count = (unsigned)e->virt.count; /* GUEST_DOMAINS may set it */
+		for (size_t i = 0; i < e->virt.count; i++) {
+			if (!proto_name_valid(e->virt.names[i]) || strcmp(e->virt.names[i], "host") == 0) {
+				diag_at(d, c, NULL, path,
+					"the guest \"%s\" cannot name a node: use a domain name of "
+					"A-Z a-z 0-9 . _ - other than \"host\"",
+					e->virt.names[i]);
+				return -EINVAL;
+			}
+		}
+		const char *user = config_get(c, "GUEST_SSH_USER");
+		const char *key = config_get(c, "GUEST_SSH_KEY");
+		const char *dir = config_get(c, "GUEST_HARNESS_DIR");
+		e->ssh_user = xstrdup(user && *user ? user : "root");
+		e->ssh_key = key && *key ? xstrdup(key) : NULL;
+		e->harness_dir = xstrdup(dir && *dir ? dir : "/run/lockstep");
+		e->ssh_timeout_s = 30;
+		if (dir && dir[0] != '/') {
+			diag_at(d, c, "GUEST_HARNESS_DIR", path,
+				"GUEST_HARNESS_DIR=\"%s\" is not an absolute path", dir);
+			return -EINVAL;
+		}
+		if (config_get_seconds(c, "GUEST_SSH_TIMEOUT", 0.1, 3600, &e->ssh_timeout_s, d) < 0)
+			return -EINVAL;
+	}
 	if (e->guest_count == 0 && !e->host_runs_benchmarks) {
 		diag_at(d, c, "GUEST_COUNT", path,
 			"GUEST_COUNT=0 and HOST_RUNS_BENCHMARKS is not yes: nobody would run anything; "
@@ -89,6 +118,14 @@ static int load_host(const struct config *c, const char *path, struct experiment
 		return -EINVAL;
 	}
 	return 0;
+}
+
+const char *experiment_guest_name(const struct experiment *e, unsigned i, char *buf, size_t len)
+{
+	if (e->guest_kind == GUEST_KIND_LIBVIRT)
+		return e->virt.names[i];
+	snprintf(buf, len, "guest-%u", i + 1);
+	return buf;
 }
 
 /* COMMAND_<NAME>: the benchmark name upper-cased, '-' and '.' as '_'. */
@@ -251,7 +288,19 @@ int experiment_load(const char *host_config, const char *guest_config, struct ex
 		config_free(g);
 		return r;
 	}
-	config_check_known(h, host_keys, NULL);
+	if (exp->guest_kind == GUEST_KIND_LIBVIRT) {
+		/* both lists count as known: merge them for one check */
+		const char *known[64];
+		size_t k = 0;
+		for (size_t i = 0; host_keys[i] && k < 63; i++)
+			known[k++] = host_keys[i];
+		for (size_t i = 0; virt_settings_keys[i] && k < 63; i++)
+			known[k++] = virt_settings_keys[i];
+		known[k] = NULL;
+		config_check_known(h, known, virt_settings_prefixes);
+	} else {
+		config_check_known(h, host_keys, NULL);
+	}
 	config_check_known(g, guest_keys, guest_prefixes);
 	*hconf_out = h;
 	*gconf_out = g;
@@ -260,6 +309,12 @@ int experiment_load(const char *host_config, const char *guest_config, struct ex
 
 void experiment_fini(struct experiment *exp)
 {
+	if (exp->guest_kind == GUEST_KIND_LIBVIRT)
+		virt_settings_fini(&exp->virt);
+	free(exp->ssh_user);
+	free(exp->ssh_key);
+	free(exp->harness_dir);
+	exp->ssh_user = exp->ssh_key = exp->harness_dir = NULL;
 	free(exp->steps);
 	exp->steps = NULL;
 	exp->nsteps = 0;

@@ -12,9 +12,11 @@
 
 #include "config.h"
 #include "proto.h"
+#include "virt_settings.h"
 
 enum guest_kind {
-	GUEST_KIND_LOCAL, /* agent processes on the host: a dry run and a test double */
+	GUEST_KIND_LOCAL,   /* agent processes on the host: a dry run and a test double */
+	GUEST_KIND_LIBVIRT, /* libvirt domains, the agent pushed in over SSH */
 };
 
 enum failure_policy {
@@ -32,11 +34,23 @@ struct experiment {
 	enum failure_policy on_failure;
 	int release_rt_priority; /* SCHED_FIFO priority while writing go; 0: off */
 
+	/* GUEST_KIND=libvirt */
+	struct virt_settings virt;
+	char *ssh_user;          /* GUEST_SSH_USER */
+	char *ssh_key;           /* GUEST_SSH_KEY: our private key; NULL: state dir's */
+	char *harness_dir;       /* GUEST_HARNESS_DIR: where the agent goes in a guest */
+	double ssh_timeout_s;    /* GUEST_SSH_TIMEOUT */
+
 	/* g.conf: the plan every node runs */
 	uint32_t iterations;
 	uint32_t nsteps;
 	struct proto_step *steps;
 };
+
+/* Node names of the guests: guest-N for local guests, the domain name for
+ * libvirt guests. */
+const char *experiment_guest_name(const struct experiment *exp, unsigned i, char *buf,
+				  size_t len);
 
 /* Reads both files.  On error returns -EINVAL (or -errno) with diag naming
  * file:line and the value; warnings (unknown names) are left in the configs,

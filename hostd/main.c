@@ -2,6 +2,7 @@
 /* hostd: run one synchronized experiment in the foreground. */
 #include <errno.h>
 #include <getopt.h>
+#include <libssh/libssh.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ static void usage(FILE *f)
 		"  --run-name NAME      name of the run's folder (default: a timestamp)\n"
 		"  --results DIR        where run folders go (default: ./results)\n"
 		"  --agent PATH         the guestagent binary (default: found beside hostd)\n"
+		"  --state-dir DIR      hostd's SSH key and guests' known_hosts (default: /var/lib/lockstep)\n"
 		"  --no-progress        no progress line, even on a terminal\n"
 		"  -v, --verbose        debug messages\n"
 		"  -h, --help           this text\n"
@@ -86,20 +88,22 @@ static void print_warnings(const struct config *c)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_HOST = 256, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_AGENT, OPT_NOPROG, OPT_VERSION };
+	enum { OPT_HOST = 256, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_AGENT, OPT_STATE, OPT_NOPROG, OPT_VERSION };
 	static const struct option opts[] = {
 		{ "host-config", required_argument, NULL, OPT_HOST },
 		{ "guest-config", required_argument, NULL, OPT_GUEST },
 		{ "run-name", required_argument, NULL, OPT_RUN },
 		{ "results", required_argument, NULL, OPT_RESULTS },
 		{ "agent", required_argument, NULL, OPT_AGENT },
+		{ "state-dir", required_argument, NULL, OPT_STATE },
 		{ "no-progress", no_argument, NULL, OPT_NOPROG },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ 0 },
 	};
-	struct run_options o = { .results_dir = "results", .progress = isatty(STDERR_FILENO) };
+	struct run_options o = { .results_dir = "results", .state_dir = "/var/lib/lockstep",
+				 .progress = isatty(STDERR_FILENO) };
 	enum log_level level = LOG_LVL_INFO;
 	char *agent = NULL;
 	int c;
@@ -111,6 +115,7 @@ int main(int argc, char **argv)
 		case OPT_RUN: o.run_name = optarg; break;
 		case OPT_RESULTS: o.results_dir = optarg; break;
 		case OPT_AGENT: agent = xstrdup(optarg); break;
+		case OPT_STATE: o.state_dir = optarg; break;
 		case OPT_NOPROG: o.progress = false; break;
 		case 'v': level = LOG_LVL_DEBUG; break;
 		case 'h': usage(stdout); return 0;
@@ -156,7 +161,10 @@ int main(int argc, char **argv)
 	print_warnings(h);
 	print_warnings(g);
 
+	/* libssh's global state, once, before any session in a worker thread */
+	ssh_init();
 	int code = run_experiment(&exp, &o);
+	ssh_finalize();
 	experiment_fini(&exp);
 	config_free(h);
 	config_free(g);

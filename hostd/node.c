@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "xalloc.h"
 
 struct write_req {
@@ -134,6 +135,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	struct node *n = s->data;
 
 	if (nread > 0) {
+		n->rx_ns = clock_mono_ns();
 		proto_decoder_feed(&n->dec, buf->base, (size_t)nread, on_event, n);
 		return;
 	}

@@ -43,6 +43,7 @@ struct node {
 	struct proto_decoder dec;
 	struct proto_link link;
 	unsigned protocol_errors;
+	int64_t rx_ns;        /* CLOCK_MONOTONIC when the bytes being handled were read */
 	struct proto_buf out; /* encoding scratch */
 };
 

@@ -20,8 +20,6 @@
 
 static void release(struct run *r);
 static void deadline_cb(uv_timer_t *t);
-static void fail(struct run *r, struct participant *p, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 static void finish(struct run *r, enum run_status st, const char *reason);
 
 static int64_t s_to_ns(double s)
@@ -63,7 +61,8 @@ static void progress_clear(struct run *r)
 
 static void arm_deadline(struct run *r)
 {
-	if (r->finishing)
+	/* while guests boot, their own deadlines apply (GUEST_BOOT_TIMEOUT) */
+	if (r->finishing || !r->launch_done)
 		return;
 	int64_t d = barrier_deadline(r->barrier);
 	if (d == INT64_MAX) {
@@ -78,7 +77,7 @@ static void arm_deadline(struct run *r)
 static void deadline_cb(uv_timer_t *t)
 {
 	struct run *r = t->data;
-	if (r->finishing)
+	if (r->finishing || !r->launch_done)
 		return;
 	if (clock_mono_ns() < barrier_deadline(r->barrier)) {
 		arm_deadline(r); /* woke a little early */
@@ -91,16 +90,16 @@ static void deadline_cb(uv_timer_t *t)
 	for (size_t i = 0; i < nlate && !r->finishing; i++) {
 		struct participant *p = &r->p[late[i]];
 		if (anyone_ready && k > n)
-			fail(r, p, "did not finish the last step within BARRIER_TIMEOUT=%gs of the "
+			run_fail(r, p, "did not finish the last step within BARRIER_TIMEOUT=%gs of the "
 				   "first participant that did", r->exp->barrier_timeout_s);
 		else if (anyone_ready)
-			fail(r, p, "did not reach the barrier of step %u within BARRIER_TIMEOUT=%gs of "
+			run_fail(r, p, "did not reach the barrier of step %u within BARRIER_TIMEOUT=%gs of "
 				   "the first participant that did", k, r->exp->barrier_timeout_s);
 		else if (k == 1)
-			fail(r, p, "did not say ready for the first step within BARRIER_TIMEOUT=%gs of "
+			run_fail(r, p, "did not say ready for the first step within BARRIER_TIMEOUT=%gs of "
 				   "the start", r->exp->barrier_timeout_s);
 		else
-			fail(r, p, "step %u did not finish within STEP_TIMEOUT=%gs", k - 1,
+			run_fail(r, p, "step %u did not finish within STEP_TIMEOUT=%gs", k - 1,
 			     r->exp->step_timeout_s);
 	}
 	free(late);
@@ -109,7 +108,7 @@ static void deadline_cb(uv_timer_t *t)
 
 /* ---- participants leaving -------------------------------------------- */
 
-static void fail(struct run *r, struct participant *p, const char *fmt, ...)
+void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 {
 	if (p->failed || r->finishing)
 		return;
@@ -203,7 +202,7 @@ static void release(struct run *r)
 
 static void on_ready(struct run *r, struct participant *p, uint32_t step)
 {
-	switch (barrier_ready(r->barrier, p->node.index, step, clock_mono_ns())) {
+	switch (barrier_ready(r->barrier, p->node.index, step, p->node.rx_ns)) {
 	case BARRIER_RELEASE:
 		release(r);
 		return;
@@ -215,7 +214,7 @@ static void on_ready(struct run *r, struct participant *p, uint32_t step)
 		return;
 	}
 	case BARRIER_INVALID:
-		fail(r, p, "said ready for step %u while the barrier of step %u is open", step,
+		run_fail(r, p, "said ready for step %u while the barrier of step %u is open", step,
 		     barrier_step(r->barrier));
 		return;
 	case BARRIER_WAIT:
@@ -237,17 +236,19 @@ static void send_plan(struct run *r, struct participant *p)
 	m.u.plan.steps = r->exp->steps; /* borrowed: not cleared */
 	int e = node_send(&p->node, &m);
 	if (e < 0)
-		fail(r, p, "cannot send the plan: %s", strerror(-e));
+		run_fail(r, p, "cannot send the plan: %s", strerror(-e));
 }
+
+static void send_ping(struct run *r, struct participant *p);
 
 static void on_hello(struct run *r, struct participant *p, const struct proto_msg *m)
 {
 	if (strcmp(m->u.hello.node, p->node.name) != 0) {
-		fail(r, p, "its agent says it is \"%s\"", m->u.hello.node);
+		run_fail(r, p, "its agent says it is \"%s\"", m->u.hello.node);
 		return;
 	}
 	if (m->u.hello.proto_min > PROTO_VERSION || m->u.hello.proto_max < PROTO_VERSION) {
-		fail(r, p, "its agent speaks protocol %u..%u, hostd speaks %d: install a matching agent",
+		run_fail(r, p, "its agent speaks protocol %u..%u, hostd speaks %d: install a matching agent",
 		     m->u.hello.proto_min, m->u.hello.proto_max, PROTO_VERSION);
 		return;
 	}
@@ -258,6 +259,44 @@ static void on_hello(struct run *r, struct participant *p, const struct proto_ms
 	snprintf(p->clocksource, sizeof(p->clocksource), "%s", m->u.hello.clocksource);
 	if (first)
 		run_manifest_write(r);
+	/* A guest's start instants mean something only on the host's clock:
+	 * measure its offset before it can reach the first barrier. */
+	if (p->clock_shared || p->clock.samples >= RUN_CLOCK_EXCHANGES)
+		send_plan(r, p);
+	else
+		send_ping(r, p);
+}
+
+static void send_ping(struct run *r, struct participant *p)
+{
+	struct proto_msg m = { .type = PROTO_PING, .version = PROTO_VERSION };
+	m.u.ping.seq = ++p->ping_seq;
+	p->ping_t1 = m.u.ping.t1 = clock_mono_ns();
+	int e = node_send(&p->node, &m);
+	if (e < 0)
+		run_fail(r, p, "cannot send a ping: %s", strerror(-e));
+}
+
+static void on_pong(struct run *r, struct participant *p, const struct proto_msg *m)
+{
+	/* Only the answer to the ping in flight counts: a late one would pair
+	 * the wrong t4 with it. */
+	if (p->clock_shared || m->u.ping.seq != p->ping_seq || m->u.ping.t1 != p->ping_t1 ||
+	    p->clock.samples >= RUN_CLOCK_EXCHANGES)
+		return;
+	if (!clock_offset_add(&p->clock, p->ping_t1, m->u.ping.t2, m->u.ping.t3, p->node.rx_ns)) {
+		run_fail(r, p, "its clock answers are impossible (t2=%" PRId64 " t3=%" PRId64 ")",
+			 m->u.ping.t2, m->u.ping.t3);
+		return;
+	}
+	if (p->clock.samples < RUN_CLOCK_EXCHANGES) {
+		send_ping(r, p);
+		return;
+	}
+	log_info("%s: clock offset %+.3f ms, bound %.1f us (%u exchanges)", p->node.name,
+		 (double)p->clock.offset_ns / 1e6, (double)p->clock.bound_ns / 1e3,
+		 p->clock.samples);
+	run_manifest_write(r);
 	send_plan(r, p);
 }
 
@@ -268,7 +307,7 @@ static bool step_matches(struct run *r, struct participant *p, const struct prot
 {
 	if (step == p->running_step && p->running_step != 0 && !p->done)
 		return true;
-	fail(r, p, "sent %s for step %u while it runs step %u", proto_type_name(m->type), step,
+	run_fail(r, p, "sent %s for step %u while it runs step %u", proto_type_name(m->type), step,
 	     p->done ? 0 : p->running_step);
 	return false;
 }
@@ -294,7 +333,7 @@ static void on_message(struct node *n, struct proto_msg *m)
 	if (r->finishing || p->failed)
 		return;
 	if (!p->hello_seen && m->type != PROTO_HELLO && m->type != PROTO_ERROR) {
-		fail(r, p, "sent %s before hello", proto_type_name(m->type));
+		run_fail(r, p, "sent %s before hello", proto_type_name(m->type));
 		return;
 	}
 	switch (m->type) {
@@ -308,23 +347,23 @@ static void on_message(struct node *n, struct proto_msg *m)
 		if (!step_matches(r, p, m, m->u.started.step))
 			break;
 		if (p->started) {
-			fail(r, p, "sent started twice for step %u", m->u.started.step);
+			run_fail(r, p, "sent started twice for step %u", m->u.started.step);
 			break;
 		}
 		p->started = true;
-		/* local participants share the host's CLOCK_MONOTONIC */
-		run_record_started(r, p, m->u.started.mono_ns, m->u.started.late_ns);
+		run_record_started(r, p, clock_offset_to_host(&p->clock, m->u.started.mono_ns),
+				   m->u.started.late_ns);
 		break;
 	case PROTO_RESULT:
 		if (!step_matches(r, p, m, m->u.result.step))
 			break;
 		if (++p->results_in_step > RUN_RESULTS_PER_STEP_MAX) {
-			fail(r, p, "sent more than %d results for step %u", RUN_RESULTS_PER_STEP_MAX,
+			run_fail(r, p, "sent more than %d results for step %u", RUN_RESULTS_PER_STEP_MAX,
 			     m->u.result.step);
 			break;
 		}
 		if (!isfinite(m->u.result.value) || !proto_name_valid(m->u.result.metric)) {
-			fail(r, p, "sent an invalid result for step %u (metric \"%.64s\")",
+			run_fail(r, p, "sent an invalid result for step %u (metric \"%.64s\")",
 			     m->u.result.step, m->u.result.metric);
 			break;
 		}
@@ -354,15 +393,16 @@ static void on_message(struct node *n, struct proto_msg *m)
 		break;
 	}
 	case PROTO_BYE:
-		fail(r, p, "its agent left the run: %s", m->u.bye.reason);
+		run_fail(r, p, "its agent left the run: %s", m->u.bye.reason);
+		break;
+	case PROTO_PONG:
+		on_pong(r, p, m);
 		break;
 	case PROTO_SAMPLE:
-	case PROTO_PONG:
-		/* monitors and clock exchanges are not requested yet: accepted
-		 * and not stored */
+		/* monitors are not requested yet: accepted, not stored */
 		break;
 	default:
-		fail(r, p, "sent %s, which only hostd sends", proto_type_name(m->type));
+		run_fail(r, p, "sent %s, which only hostd sends", proto_type_name(m->type));
 		break;
 	}
 }
@@ -384,24 +424,22 @@ static void on_protocol_error(struct node *n, int err, const char *detail)
 	log_warn("%s: %s; resynchronising", n->name, what);
 	run_add_event(r, p, p->running_step, what);
 	if (n->protocol_errors >= NODE_PROTOCOL_ERROR_LIMIT)
-		fail(r, p, "sent garbage: %u protocol errors, the last: %s", n->protocol_errors,
+		run_fail(r, p, "sent garbage: %u protocol errors, the last: %s", n->protocol_errors,
 		     detail);
 }
-
-static void all_gone_check(struct run *r);
 
 static void on_closed(struct node *n, int err)
 {
 	struct participant *p = n->owner;
 	struct run *r = p->run;
 	if (r->finishing) {
-		all_gone_check(r);
+		run_gone_check(r);
 		return;
 	}
 	if (err)
-		fail(r, p, "its channel failed: %s", uv_strerror(err));
+		run_fail(r, p, "its channel failed: %s", uv_strerror(err));
 	else
-		fail(r, p, "closed its channel");
+		run_fail(r, p, "closed its channel");
 }
 
 static const struct node_ops participant_ops = {
@@ -411,23 +449,6 @@ static const struct node_ops participant_ops = {
 	.closed = on_closed,
 };
 
-static void on_exited(struct local_guest *g)
-{
-	struct participant *p = g->data;
-	struct run *r = p->run;
-	if (g->exit_status > 128)
-		snprintf(p->exit_desc, sizeof(p->exit_desc), "killed by signal %d (%s)",
-			 g->exit_status - 128, strsignal(g->exit_status - 128));
-	else
-		snprintf(p->exit_desc, sizeof(p->exit_desc), "exited with status %d", g->exit_status);
-	if (r->finishing) {
-		all_gone_check(r);
-		return;
-	}
-	fail(r, p, "its agent %s", p->exit_desc);
-	run_manifest_write(r); /* the exit status completes an earlier failure */
-}
-
 /* ---- start and finish -------------------------------------------------- */
 
 static void close_handle(uv_handle_t *h)
@@ -436,25 +457,36 @@ static void close_handle(uv_handle_t *h)
 		uv_close(h, NULL);
 }
 
-static void all_gone_check(struct run *r)
+void run_gone_check(struct run *r)
 {
-	for (size_t i = 0; i < r->n; i++)
-		if (r->p[i].proc.running || r->p[i].node.open)
-			return;
-	close_handle((uv_handle_t *)&r->grace_timer);
+	if (r->finishing && run_launch_gone(r)) {
+		close_handle((uv_handle_t *)&r->grace_timer);
+		run_launch_release(r);
+	}
+}
+
+void run_launched(struct run *r)
+{
+	r->launch_done = true;
+	/* the first barrier counts from here, not from the first boot */
+	barrier_restart_clock(r->barrier, clock_mono_ns());
+	arm_deadline(r);
+	progress(r);
 }
 
 static void grace_cb(uv_timer_t *t)
 {
 	struct run *r = t->data;
-	for (size_t i = 0; i < r->n; i++) {
+	for (size_t i = 0; i < r->n; i++)
 		if (r->p[i].proc.running)
 			log_warn("%s: agent still running %d ms after bye; killing it",
 				 r->p[i].node.name, RUN_BYE_GRACE_MS);
-		local_guest_kill(&r->p[i].proc, SIGKILL);
-		node_close(&r->p[i].node);
-	}
-	close_handle((uv_handle_t *)t);
+	run_launch_kill_all(r);
+	/* guests may still be shutting down: they have deadlines of their own */
+	if (run_launch_gone(r))
+		run_gone_check(r);
+	else
+		uv_timer_start(t, grace_cb, 1000, 0);
 }
 
 static void finish(struct run *r, enum run_status st, const char *reason)
@@ -473,13 +505,14 @@ static void finish(struct run *r, enum run_status st, const char *reason)
 		if (r->p[i].node.open)
 			node_send(&r->p[i].node, &bye);
 	run_manifest_write(r);
+	run_launch_stop_all(r);
 
 	uv_timer_stop(&r->deadline_timer);
 	close_handle((uv_handle_t *)&r->deadline_timer);
 	close_handle((uv_handle_t *)&r->sigint);
 	close_handle((uv_handle_t *)&r->sigterm);
 	uv_timer_start(&r->grace_timer, grace_cb, RUN_BYE_GRACE_MS, 0);
-	all_gone_check(r);
+	run_gone_check(r);
 }
 
 static void signal_cb(uv_signal_t *s, int signum)
@@ -489,32 +522,6 @@ static void signal_cb(uv_signal_t *s, int signum)
 	snprintf(why, sizeof(why), "interrupted by %s", signum == SIGINT ? "SIGINT" : "SIGTERM");
 	log_warn("%s: stopping the agents and closing the run", why);
 	finish(r, RUN_INTERRUPTED, why);
-}
-
-static int start_participant(struct run *r, struct participant *p)
-{
-	char *dir = NULL;
-	int e = results_node_dir(r->results, p->node.name, &dir);
-	if (e < 0) {
-		log_error("cannot create the results folder of %s: %s", p->node.name, strerror(-e));
-		return e;
-	}
-	char *work = xasprintf("%s/work", dir);
-	char *log_path = xasprintf("%s/agent.log", dir);
-	int fd = -1;
-	e = fileio_mkdir_p(work, 0755);
-	if (e == 0)
-		e = local_guest_spawn(r->loop, &p->proc, r->opt->agent_path, p->node.name, work,
-				      log_path, &fd);
-	if (e < 0)
-		log_error("cannot start the agent of %s (%s): %s", p->node.name, r->opt->agent_path,
-			  e < -1000 ? uv_strerror(e) : strerror(-e));
-	else if ((e = node_attach(&p->node, r->loop, fd)) < 0)
-		log_error("cannot watch the channel of %s: %s", p->node.name, uv_strerror(e));
-	free(dir);
-	free(work);
-	free(log_path);
-	return e;
 }
 
 static void default_run_name(char *buf, size_t len)
@@ -556,17 +563,25 @@ static int setup(struct run *r)
 	r->p = xcalloc(r->n, sizeof(*r->p));
 	for (size_t i = 0; i < r->n; i++) {
 		struct participant *p = &r->p[i];
-		char name[PROTO_NAME_MAX];
-		bool host = e->host_runs_benchmarks && i == r->n - 1;
-		if (host)
-			snprintf(name, sizeof(name), "host");
+		char buf[PROTO_NAME_MAX];
+		const char *name = "host";
+		if (e->host_runs_benchmarks && i == r->n - 1)
+			p->kind = PART_HOST;
+		else if (e->guest_kind == GUEST_KIND_LIBVIRT)
+			p->kind = PART_LIBVIRT;
 		else
-			snprintf(name, sizeof(name), "guest-%zu", i + 1);
+			p->kind = PART_LOCAL;
+		if (p->kind != PART_HOST)
+			name = experiment_guest_name(e, (unsigned)i, buf, sizeof(buf));
 		node_init(&p->node, name, i, p, &participant_ops);
 		p->run = r;
-		p->kind = host ? "host" : "local";
-		p->proc.data = p;
-		p->proc.exited = on_exited;
+		p->guest_index = i;
+		p->clock_shared = p->kind != PART_LIBVIRT;
+		if ((err = results_node_dir(r->results, name, NULL)) < 0) {
+			log_error("cannot create %s/nodes/%s: %s", results_path(r->results), name,
+				  strerror(-err));
+			return err;
+		}
 	}
 	r->rec.ready_ns = xcalloc(r->n, sizeof(int64_t));
 	r->rec.started_ns = xcalloc(r->n, sizeof(int64_t));
@@ -581,6 +596,7 @@ static int setup(struct run *r)
 /* Returns the first error the results writer met. */
 static int teardown(struct run *r)
 {
+	run_launch_fini(r);
 	for (size_t i = 0; i < r->n; i++)
 		node_fini(&r->p[i].node);
 	free(r->p);
@@ -617,13 +633,8 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 	signal(SIGPIPE, SIG_IGN);
 	arm_deadline(&r);
 
-	for (size_t i = 0; i < r.n && !r.finishing; i++) {
-		if (start_participant(&r, &r.p[i]) < 0) {
-			r.p[i].failed = true;
-			run_add_failure(&r, &r.p[i], 1, "could not be started");
-			finish(&r, RUN_ABORTED, "a participant could not be started");
-		}
-	}
+	if (run_launch_all(&r) < 0)
+		finish(&r, RUN_ABORTED, "the guests could not be started");
 	progress(&r);
 	uv_run(r.loop, UV_RUN_DEFAULT);
 

@@ -28,7 +28,7 @@ static json_object *stamped(struct participant *p, uint32_t step, const char *ke
 	char now[40];
 	clock_format_utc(clock_real_ns(), now, sizeof(now));
 	json_object *o = json_object_new_object();
-	json_object_object_add(o, "node", json_object_new_string(p->node.name));
+	json_object_object_add(o, "node", json_object_new_string(p ? p->node.name : "hostd"));
 	json_object_object_add(o, "step", json_object_new_int64(step));
 	json_object_object_add(o, key, json_object_new_string(text));
 	json_object_object_add(o, "at", json_object_new_string(now));
@@ -111,7 +111,7 @@ static json_object *participants(struct run *r)
 		struct participant *p = &r->p[i];
 		json_object *o = json_object_new_object();
 		json_object_object_add(o, "node", json_object_new_string(p->node.name));
-		json_object_object_add(o, "kind", json_object_new_string(p->kind));
+		json_object_object_add(o, "kind", json_object_new_string(run_part_kind_name(p->kind)));
 		json_object_object_add(o, "status",
 				       json_object_new_string(p->failed ? "failed" : "ok"));
 		json_object_object_add(o, "agent_version", json_object_new_string(p->agent_version));

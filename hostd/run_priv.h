@@ -10,13 +10,17 @@
 #include <uv.h>
 
 #include "barrier.h"
+#include "clock_offset.h"
 #include "experiment.h"
+#include "harness.h"
 #include "local_guest.h"
 #include "node.h"
 #include "results.h"
 #include "rtprio.h"
 #include "run.h"
 #include "sysfacts.h"
+#include "virt_conn.h"
+#include "virt_guest.h"
 
 /* What one participant may push at us in one step before it counts as a
  * protocol violation (results) or gets cut (raw output). */
@@ -25,14 +29,42 @@
 #define RUN_EVENTS_MAX 1000
 /* How long agents get to leave after bye before SIGKILL. */
 #define RUN_BYE_GRACE_MS 3000
+/* Ping/pong exchanges per guest before its plan: the best of them sets the
+ * guest's clock offset (bench: 16 exchanges take ~5 ms on a TCG guest). */
+#define RUN_CLOCK_EXCHANGES 16
 
 enum run_status { RUN_RUNNING, RUN_COMPLETE, RUN_DEGRADED, RUN_ABORTED, RUN_INTERRUPTED };
 
+enum part_kind {
+	PART_LOCAL,   /* an agent process standing in for a guest */
+	PART_HOST,    /* the host itself takes part */
+	PART_LIBVIRT, /* a libvirt guest */
+};
+
 struct participant {
 	struct node node;
-	struct local_guest proc;
-	const char *kind; /* "local" or "host" */
+	enum part_kind kind;
+	size_t guest_index;
 	struct run *run;
+	bool launched;          /* its agent was started */
+
+	/* PART_LOCAL and PART_HOST */
+	struct local_guest proc;
+
+	/* the agent's clock: shared for processes on the host, estimated by
+	 * ping/pong for guests before they get their plan */
+	bool clock_shared;
+	struct clock_offset clock;
+	uint64_t ping_seq;
+	int64_t ping_t1;
+
+	/* PART_LIBVIRT */
+	struct virt_guest vm;
+	bool vm_stopped;        /* nothing more to undo for it */
+	struct harness_job push;
+	bool push_busy;
+	char *known_hosts;
+
 	bool hello_seen;
 	bool failed;
 	uint32_t running_step;  /* released into it (0: none yet) */
@@ -75,6 +107,13 @@ struct run {
 	struct proto_buf go_buf;
 	struct rtprio rtprio;
 
+	/* libvirt guests */
+	struct virt_conn *conn;
+	struct virt_accel accel;
+	char *key_path, *pubkey;
+	size_t launching;       /* libvirt guests not up yet */
+	bool launch_done;       /* every participant was started (or failed) */
+
 	enum run_status status;
 	bool finishing;
 	char reason[512];
@@ -82,6 +121,24 @@ struct run {
 	unsigned events_dropped;
 	uint64_t samples_written;
 };
+
+/* run.c */
+void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Every participant was started (or failed to): the barriers' clocks run. */
+void run_launched(struct run *r);
+/* While finishing: ends the loop once everything is down. */
+void run_gone_check(struct run *r);
+
+/* run_launch.c */
+int run_launch_all(struct run *r);
+void run_launch_stop_all(struct run *r);
+bool run_launch_gone(const struct run *r);
+void run_launch_kill_all(struct run *r);
+/* Everything is down: lets go of libvirt (the loop can end then). */
+void run_launch_release(struct run *r);
+void run_launch_fini(struct run *r);
+const char *run_part_kind_name(enum part_kind k);
 
 /* run_records.c */
 void run_record_reset(struct run *r, uint32_t step);

@@ -42,15 +42,19 @@ void run_record_flush(struct run *r, bool force)
 		return;
 
 	int64_t first = INT64_MAX, last = INT64_MIN;
-	size_t missing = 0;
+	size_t missing = 0, first_i = 0, last_i = 0;
 	for (size_t i = 0; i < r->n; i++) {
 		if (!rec->ready_ns[i])
 			continue;
 		if (rec->started_ns[i]) {
-			if (rec->started_ns[i] < first)
+			if (rec->started_ns[i] < first) {
 				first = rec->started_ns[i];
-			if (rec->started_ns[i] > last)
+				first_i = i;
+			}
+			if (rec->started_ns[i] > last) {
 				last = rec->started_ns[i];
+				last_i = i;
+			}
 		} else if (!r->p[i].failed) {
 			missing++;
 		}
@@ -71,10 +75,29 @@ void run_record_flush(struct run *r, bool force)
 			       json_object_new_int64(rec->go_last_ns - rec->last_ready_ns));
 	json_object_object_add(o, "started_ns", node_map(r, rec->started_ns));
 	json_object_object_add(o, "late_ns", node_map(r, rec->late_ns));
-	if (first <= last)
+	json_object *offsets = json_object_new_object();
+	for (size_t i = 0; i < r->n; i++) {
+		const struct participant *p = &r->p[i];
+		if (!rec->ready_ns[i])
+			continue;
+		json_object *c = json_object_new_object();
+		json_object_object_add(c, "method",
+				       json_object_new_string(p->clock_shared ? "shared" : "ping"));
+		json_object_object_add(c, "offset_ns", json_object_new_int64(p->clock.offset_ns));
+		json_object_object_add(c, "bound_ns", json_object_new_int64(p->clock.bound_ns));
+		json_object_object_add(offsets, p->node.name, c);
+	}
+	json_object_object_add(o, "clock_offsets", offsets);
+	if (first <= last) {
 		json_object_object_add(o, "skew_ns", json_object_new_int64(last - first));
-	else
+		/* each end of the spread is only known to within its own bound */
+		json_object_object_add(o, "skew_bound_ns",
+				       json_object_new_int64(r->p[first_i].clock.bound_ns +
+							     r->p[last_i].clock.bound_ns));
+	} else {
 		json_object_object_add(o, "skew_ns", NULL);
+		json_object_object_add(o, "skew_bound_ns", NULL);
+	}
 	json_object *gaps = json_object_new_array();
 	for (size_t i = 0; i < r->n; i++)
 		if (rec->ready_ns[i] && !rec->started_ns[i])

@@ -100,6 +100,8 @@ START_TEST(test_long_line)
 	const char *ok = "{\"v\":1,\"type\":\"ready\",\"step\":1}";
 	size_t big = 3 * PROTO_LINE_MAX;
 	char *in = malloc(big + 200);
+
+	ck_assert_ptr_nonnull(in);
 	struct proto_decoder d;
 	struct rec r = { 0 };
 	size_t n;

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "harness.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "xalloc.h"
+
+/* sshd comes up a little after the guest says ready: a refused connection
+ * is retried this often until connect_timeout_ms. */
+#define HARNESS_RETRY_NS (200 * 1000 * 1000LL)
+
+static int connect_with_retry(struct harness_job *j, struct ssh_push_session **s)
+{
+	struct ssh_push_target t = {
+		.node = j->node,
+		.host = j->host,
+		.port = j->port,
+		.user = j->user,
+		.private_key_path = j->private_key_path,
+		.expected_hostkey = j->expected_hostkey,
+		.known_hosts_path = j->known_hosts_path,
+		.timeout_ms = j->timeout_ms,
+	};
+	int64_t start = clock_mono_ns();
+	int64_t deadline = start + (int64_t)j->connect_timeout_ms * 1000000;
+	for (;;) {
+		int r = ssh_push_connect(&t, s, &j->hostkey, j->error, sizeof(j->error));
+		if (r != -ECONNREFUSED || clock_mono_ns() + HARNESS_RETRY_NS > deadline) {
+			j->connect_s = (double)(clock_mono_ns() - start) / 1e9;
+			return r;
+		}
+		struct timespec ts = { 0, HARNESS_RETRY_NS };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void work_cb(uv_work_t *w)
+{
+	struct harness_job *j = w->data;
+	struct ssh_push_session *s = NULL;
+
+	j->result = connect_with_retry(j, &s);
+	if (j->result < 0)
+		return;
+
+	struct ssh_push_file files[] = {
+		{ .name_in_tar = "guestagent", .mode = 0755, .local_path = j->agent_path },
+	};
+	j->result = ssh_push_harness(s, j->remote_dir, files, sizeof(files) / sizeof(files[0]),
+				     &j->stats, j->error, sizeof(j->error));
+	char *dir = ssh_push_quote(j->remote_dir);
+	if (j->result == 0) {
+		/* An agent left by an earlier run would hold the port open. */
+		char *kill_old = xasprintf("cd %s && if [ -f agent.pid ]; then kill $(cat agent.pid) "
+					   "2>/dev/null; rm -f agent.pid; fi; true",
+					   dir);
+		char *out = NULL;
+		int status = 0;
+		j->result = ssh_push_exec(s, kill_old, &out, &status, j->error, sizeof(j->error));
+		free(out);
+		free(kill_old);
+	}
+	if (j->result == 0) {
+		char *node = ssh_push_quote(j->node);
+		char *cmd = xasprintf("./guestagent --node %s", node);
+		j->result = ssh_push_start_detached(s, j->remote_dir, cmd, "agent.log", &j->agent_pid,
+						    j->error, sizeof(j->error));
+		free(cmd);
+		free(node);
+	}
+	if (j->result == 0) {
+		char *save = xasprintf("echo %ld > %s/agent.pid", j->agent_pid, dir);
+		char *out = NULL;
+		int status = 0;
+		j->result = ssh_push_exec(s, save, &out, &status, j->error, sizeof(j->error));
+		free(out);
+		free(save);
+	}
+	free(dir);
+	ssh_push_close(s);
+}
+
+static void after_cb(uv_work_t *w, int status)
+{
+	struct harness_job *j = w->data;
+	if (status == UV_ECANCELED) {
+		j->result = -ECANCELED;
+		snprintf(j->error, sizeof(j->error), "guest %s: the harness push was cancelled",
+			 j->node);
+	}
+	j->done(j);
+}
+
+int harness_push_start(uv_loop_t *loop, struct harness_job *j)
+{
+	j->result = 0;
+	j->error[0] = '\0';
+	j->agent_pid = 0;
+	j->work.data = j;
+	return uv_queue_work(loop, &j->work, work_cb, after_cb);
+}

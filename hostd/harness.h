@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Putting the agent into a guest: one uv_queue_work job per guest that
+ * connects over SSH (host key pinned), pushes the harness as one tar
+ * stream, and starts the agent there, detached from the session.  The
+ * blocking libssh session lives entirely inside the job; the loop only sees
+ * the outcome, through done().
+ */
+#ifndef LOCKSTEP_HARNESS_H
+#define LOCKSTEP_HARNESS_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "ssh_push.h"
+
+struct harness_job {
+	/* inputs, owned by the caller until done() */
+	const char *node;            /* also the agent's --node */
+	const char *host;
+	int port;
+	const char *user;
+	const char *private_key_path;
+	const char *expected_hostkey; /* from the console, or NULL */
+	const char *known_hosts_path; /* when expected_hostkey is NULL */
+	const char *agent_path;       /* the static agent on this host */
+	const char *remote_dir;       /* where it goes in the guest */
+	int timeout_ms;               /* for each SSH operation */
+	int connect_timeout_ms;       /* for sshd to come up at all */
+
+	/* outputs, valid in done() */
+	int result;                   /* 0 or -errno */
+	char error[1024];
+	struct ssh_push_hostkey hostkey;
+	struct ssh_push_stats stats;
+	long agent_pid;
+	double connect_s;             /* until the SSH session was up */
+
+	void (*done)(struct harness_job *j);
+	void *data;
+	uv_work_t work; /* private */
+};
+
+/* Queues the job; 0 or a libuv error. */
+int harness_push_start(uv_loop_t *loop, struct harness_job *j);
+
+#endif

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Bringing the participants of a run up and down.
+ *
+ * Local guests and the host are agent processes on socketpairs: up at once.
+ * A libvirt guest goes through virt_guest (start or attach, boot, address),
+ * then its channel socket is connected and the harness job pushes the agent
+ * in over SSH and starts it.  The processes on the host start only once
+ * every libvirt guest is up, and the first barrier's clock starts then, so
+ * that a slow boot (tens of seconds under TCG) never counts against
+ * BARRIER_TIMEOUT: boots have GUEST_BOOT_TIMEOUT.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fileio.h"
+#include "log.h"
+#include "run_priv.h"
+#include "ssh_key.h"
+#include "xalloc.h"
+
+const char *run_part_kind_name(enum part_kind k)
+{
+	switch (k) {
+	case PART_LOCAL:
+		return "local";
+	case PART_HOST:
+		return "host";
+	case PART_LIBVIRT:
+		return "libvirt";
+	}
+	return "unknown";
+}
+
+/* ---- processes on the host --------------------------------------------- */
+
+static void on_exited(struct local_guest *g)
+{
+	struct participant *p = g->data;
+	struct run *r = p->run;
+	if (g->exit_status > 128)
+		snprintf(p->exit_desc, sizeof(p->exit_desc), "killed by signal %d (%s)",
+			 g->exit_status - 128, strsignal(g->exit_status - 128));
+	else
+		snprintf(p->exit_desc, sizeof(p->exit_desc), "exited with status %d", g->exit_status);
+	if (r->finishing) {
+		run_gone_check(r);
+		return;
+	}
+	run_fail(r, p, "its agent %s", p->exit_desc);
+	run_manifest_write(r); /* the exit status completes an earlier failure */
+}
+
+static int launch_process(struct run *r, struct participant *p)
+{
+	char *dir = NULL;
+	int e = results_node_dir(r->results, p->node.name, &dir);
+	if (e < 0) {
+		log_error("cannot create the results folder of %s: %s", p->node.name, strerror(-e));
+		return e;
+	}
+	char *work = xasprintf("%s/work", dir);
+	char *log_path = xasprintf("%s/agent.log", dir);
+	int fd = -1;
+	p->proc.data = p;
+	p->proc.exited = on_exited;
+	e = fileio_mkdir_p(work, 0755);
+	if (e == 0)
+		e = local_guest_spawn(r->loop, &p->proc, r->opt->agent_path, p->node.name, work,
+				      log_path, &fd);
+	if (e < 0)
+		log_error("cannot start the agent of %s (%s): %s", p->node.name, r->opt->agent_path,
+			  e < -1000 ? uv_strerror(e) : strerror(-e));
+	else if ((e = node_attach(&p->node, r->loop, fd)) < 0)
+		log_error("cannot watch the channel of %s: %s", p->node.name, uv_strerror(e));
+	free(dir);
+	free(work);
+	free(log_path);
+	return e;
+}
+
+/* Every libvirt guest is up (or out): the processes on the host start, and
+ * so does the first barrier's clock. */
+static void launch_processes(struct run *r)
+{
+	for (size_t i = 0; i < r->n && !r->finishing; i++) {
+		struct participant *p = &r->p[i];
+		if (p->kind == PART_LIBVIRT || p->failed)
+			continue;
+		if (launch_process(r, p) < 0) {
+			run_fail(r, p, "could not be started");
+			continue;
+		}
+		p->launched = true;
+	}
+	if (!r->finishing)
+		run_launched(r);
+}
+
+static void launch_step_done(struct run *r)
+{
+	if (r->launching > 0 && --r->launching == 0)
+		launch_processes(r);
+}
+
+/* ---- libvirt guests ---------------------------------------------------- */
+
+static int connect_channel(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+static void push_done(struct harness_job *j)
+{
+	struct participant *p = j->data;
+	struct run *r = p->run;
+	p->push_busy = false;
+	if (r->finishing) {
+		if (p->vm.state != VIRT_GUEST_NEW)
+			virt_guest_stop(&p->vm);
+		run_gone_check(r);
+		return;
+	}
+	if (j->result < 0) {
+		run_fail(r, p, "%s", j->error);
+		launch_step_done(r);
+		return;
+	}
+	if (j->hostkey.trust == SSH_PUSH_TRUST_RECORDED)
+		log_warn("%s: first SSH connection: its host key %s was recorded in %s", p->node.name,
+			 j->hostkey.fingerprint, j->known_hosts_path);
+	log_info("%s: agent started (pid %ld in the guest); harness %.1f KiB in %.2f s", p->node.name,
+		 j->agent_pid, (double)j->stats.bytes / 1024, j->stats.seconds);
+	p->launched = true;
+	run_manifest_write(r);
+	launch_step_done(r);
+}
+
+static void vm_ready(struct virt_guest *g)
+{
+	struct participant *p = g->data;
+	struct run *r = p->run;
+	if (r->finishing || p->failed)
+		return;
+	log_info("%s: up after %.1f s (%s), channel %s, SSH %s:%d", p->node.name, g->boot_s,
+		 g->domain_type, g->channel_path, g->addr.host, g->addr.port);
+
+	/* The channel first: a guest writing to its port blocks until we are
+	 * connected, so nothing the agent says is lost. */
+	int fd = connect_channel(g->channel_path);
+	int e = fd < 0 ? fd : node_attach(&p->node, r->loop, fd);
+	if (e < 0) {
+		run_fail(r, p, "cannot connect to its channel %s: %s", g->channel_path,
+			 e < -1000 ? uv_strerror(e) : strerror(-e));
+		launch_step_done(r);
+		return;
+	}
+
+	struct harness_job *j = &p->push;
+	const struct experiment *x = r->exp;
+	j->node = p->node.name;
+	j->host = g->addr.host;
+	j->port = g->addr.port;
+	j->user = x->ssh_user;
+	j->private_key_path = r->key_path;
+	j->expected_hostkey = g->hostkey[0] ? g->hostkey : NULL;
+	free(p->known_hosts);
+	p->known_hosts = xasprintf("%s/known_hosts.d/%s", r->opt->state_dir, p->node.name);
+	j->known_hosts_path = p->known_hosts;
+	j->agent_path = r->opt->agent_path;
+	j->remote_dir = x->harness_dir;
+	j->timeout_ms = (int)(x->ssh_timeout_s * 1000);
+	j->connect_timeout_ms = j->timeout_ms;
+	j->done = push_done;
+	j->data = p;
+	if ((e = harness_push_start(r->loop, j)) < 0) {
+		run_fail(r, p, "cannot queue the harness push: %s", uv_strerror(e));
+		launch_step_done(r);
+		return;
+	}
+	p->push_busy = true;
+}
+
+static void vm_failed(struct virt_guest *g)
+{
+	struct participant *p = g->data;
+	struct run *r = p->run;
+	if (r->finishing) {
+		run_gone_check(r);
+		return;
+	}
+	bool was_launching = !p->launched && !p->failed && !p->push_busy;
+	run_fail(r, p, "%s", g->failure[0] ? g->failure : g->error);
+	if (was_launching)
+		launch_step_done(r);
+}
+
+static void vm_stopped(struct virt_guest *g)
+{
+	struct participant *p = g->data;
+	if (g->error[0] && g->state != VIRT_GUEST_STOPPED)
+		log_warn("%s: %s", p->node.name, g->error);
+	p->vm_stopped = true;
+	run_gone_check(p->run);
+}
+
+static const struct virt_guest_ops vm_ops = {
+	.ready = vm_ready,
+	.failed = vm_failed,
+	.stopped = vm_stopped,
+};
+
+static void conn_lifecycle(struct virt_conn *c, const struct virt_lifecycle *ev)
+{
+	(void)c;
+	(void)ev; /* our guests have watches of their own; others are not ours */
+}
+
+static void conn_closed(struct virt_conn *c, int reason, const char *why)
+{
+	struct run *r = virt_conn_data(c);
+	(void)reason;
+	/* The guests and their channels live on without libvirtd; only their
+	 * lifecycle events and the clean-up at the end need it. */
+	log_error("lost the connection to libvirt (%s): guests that die are now noticed by "
+		  "their channels only, and guests made for this run may need `virsh destroy`",
+		  why);
+	run_add_event(r, NULL, 0, why);
+}
+
+static void conn_overflow(struct virt_conn *c, uint64_t lost)
+{
+	struct run *r = virt_conn_data(c);
+	char what[96];
+	snprintf(what, sizeof(what), "%llu libvirt events lost", (unsigned long long)lost);
+	run_add_event(r, NULL, 0, what);
+}
+
+static const struct virt_conn_ops conn_ops = {
+	.lifecycle = conn_lifecycle,
+	.closed = conn_closed,
+	.overflow = conn_overflow,
+};
+
+static int open_libvirt(struct run *r)
+{
+	const struct experiment *x = r->exp;
+	char err[1024];
+	int e;
+
+	virt_accel_decide("/", x->virt.accel, &r->accel);
+	log_info("accelerator: %s (%s)", r->accel.name, r->accel.reason);
+
+	char *pub = NULL;
+	if (x->ssh_key) {
+		r->key_path = xstrdup(x->ssh_key);
+		char *pub_path = xasprintf("%s.pub", x->ssh_key);
+		size_t len;
+		e = fileio_read_all(pub_path, 16384, &pub, &len);
+		if (e < 0) {
+			log_error("GUEST_SSH_KEY=%s: cannot read its public key %s: %s", x->ssh_key,
+				  pub_path, strerror(-e));
+			free(pub_path);
+			return e;
+		}
+		free(pub_path);
+		pub[strcspn(pub, "\n")] = '\0';
+	} else if ((e = ssh_key_ensure(r->opt->state_dir, &r->key_path, &pub, err, sizeof(err))) <
+		   0) {
+		log_error("%s", err);
+		return e;
+	}
+	r->pubkey = pub;
+	char *kh = xasprintf("%s/known_hosts.d", r->opt->state_dir);
+	e = fileio_mkdir_p(kh, 0700);
+	free(kh);
+	if (e < 0) {
+		log_error("cannot create %s/known_hosts.d: %s", r->opt->state_dir, strerror(-e));
+		return e;
+	}
+	e = virt_conn_open(r->loop, x->virt.uri, &conn_ops, r, &r->conn, err, sizeof(err));
+	if (e < 0) {
+		log_error("%s", err);
+		return e;
+	}
+	return 0;
+}
+
+/* ---- the run's side ---------------------------------------------------- */
+
+int run_launch_all(struct run *r)
+{
+	size_t guests = 0;
+	for (size_t i = 0; i < r->n; i++)
+		guests += r->p[i].kind == PART_LIBVIRT;
+	if (guests == 0) {
+		launch_processes(r);
+		return 0;
+	}
+	int e = open_libvirt(r);
+	if (e < 0)
+		return e;
+	r->launching = guests;
+	for (size_t i = 0; i < r->n && !r->finishing; i++) {
+		struct participant *p = &r->p[i];
+		if (p->kind != PART_LIBVIRT)
+			continue;
+		virt_guest_init(&p->vm, r->conn, &r->exp->virt, &r->accel, p->guest_index,
+				r->pubkey, &vm_ops, p);
+		if ((e = virt_guest_start(&p->vm)) < 0) {
+			run_fail(r, p, "cannot queue its start: %s", uv_strerror(e));
+			launch_step_done(r);
+		}
+	}
+	return 0;
+}
+
+void run_launch_stop_all(struct run *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		struct participant *p = &r->p[i];
+		if (p->kind == PART_LIBVIRT && !p->push_busy && !p->vm_stopped &&
+		    p->vm.state != VIRT_GUEST_NEW)
+			virt_guest_stop(&p->vm);
+		else if (p->kind == PART_LIBVIRT && p->vm.state == VIRT_GUEST_NEW)
+			p->vm_stopped = true;
+	}
+}
+
+bool run_launch_gone(const struct run *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const struct participant *p = &r->p[i];
+		if (p->proc.running || p->node.open || p->push_busy)
+			return false;
+		if (p->kind == PART_LIBVIRT && !p->vm_stopped)
+			return false;
+	}
+	return true;
+}
+
+void run_launch_kill_all(struct run *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		local_guest_kill(&r->p[i].proc, SIGKILL);
+		node_close(&r->p[i].node);
+	}
+}
+
+void run_launch_release(struct run *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		struct participant *p = &r->p[i];
+		if (p->kind == PART_LIBVIRT && p->vm.state != VIRT_GUEST_NEW) {
+			virt_guest_fini(&p->vm);
+			p->vm.state = VIRT_GUEST_NEW;
+		}
+	}
+	/* its async handle is what keeps the loop alive now */
+	virt_conn_close(r->conn);
+	r->conn = NULL;
+}
+
+void run_launch_fini(struct run *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->p[i].known_hosts);
+	free(r->key_path);
+	free(r->pubkey);
+}
