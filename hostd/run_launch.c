@@ -112,23 +112,6 @@ static void launch_step_done(struct run *r)
 
 /* ---- libvirt guests ---------------------------------------------------- */
 
-static int connect_channel(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = -errno;
-		close(fd);
-		return e;
-	}
-	return fd;
-}
-
 static void push_done(struct harness_job *j)
 {
 	struct participant *p = j->data;
@@ -166,7 +149,7 @@ static void vm_ready(struct virt_guest *g)
 
 	/* The channel first: a guest writing to its port blocks until we are
 	 * connected, so nothing the agent says is lost. */
-	int fd = connect_channel(g->channel_path);
+	int fd = virt_guest_channel_connect(g);
 	int e = fd < 0 ? fd : node_attach(&p->node, r->loop, fd);
 	if (e < 0) {
 		run_fail(r, p, "cannot connect to its channel %s: %s", g->channel_path,
@@ -217,7 +200,8 @@ static void vm_failed(struct virt_guest *g)
 static void vm_stopped(struct virt_guest *g)
 {
 	struct participant *p = g->data;
-	if (g->error[0] && g->state != VIRT_GUEST_STOPPED)
+	/* an error now is about stopping; why it failed earlier is in failure */
+	if (g->error[0] && strcmp(g->error, g->failure) != 0)
 		log_warn("%s: %s", p->node.name, g->error);
 	p->vm_stopped = true;
 	run_gone_check(p->run);
@@ -267,7 +251,7 @@ static int open_libvirt(struct run *r)
 	char err[1024];
 	int e;
 
-	virt_accel_decide("/", x->virt.accel, &r->accel);
+	virt_accel_decide(NULL, x->virt.accel, &r->accel);
 	log_info("accelerator: %s (%s)", r->accel.name, r->accel.reason);
 
 	char *pub = NULL;
@@ -386,4 +370,5 @@ void run_launch_fini(struct run *r)
 		free(r->p[i].known_hosts);
 	free(r->key_path);
 	free(r->pubkey);
+	json_object_put(r->libvirt_info);
 }

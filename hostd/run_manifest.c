@@ -3,6 +3,7 @@
  * Rewritten atomically whenever it changes, so that it is whole even when
  * hostd is killed. */
 #include "clock.h"
+#include "virt_json.h"
 #include "run_priv.h"
 
 const char *run_status_name(enum run_status s)
@@ -66,10 +67,53 @@ static json_object *host_facts(const struct sysfacts *f)
 	return o;
 }
 
+static const char *trust_name(enum ssh_push_trust t)
+{
+	switch (t) {
+	case SSH_PUSH_TRUST_PINNED:
+		return "pinned";
+	case SSH_PUSH_TRUST_KNOWN:
+		return "known";
+	case SSH_PUSH_TRUST_RECORDED:
+		return "recorded";
+	}
+	return "unknown";
+}
+
+/* How a libvirt guest came up and how the harness got in. */
+static void add_guest(json_object *o, const struct participant *p)
+{
+	if (p->vm.name)
+		json_object_object_add(o, "libvirt", virt_guest_json(&p->vm));
+	if (!p->launched)
+		return;
+	json_object *h = json_object_new_object();
+	json_object_object_add(h, "bytes", json_object_new_uint64(p->push.stats.bytes));
+	json_object_object_add(h, "seconds", json_object_new_double(p->push.stats.seconds));
+	json_object_object_add(h, "ssh_connect_s", json_object_new_double(p->push.connect_s));
+	json_object_object_add(h, "hostkey_fingerprint",
+			       json_object_new_string(p->push.hostkey.fingerprint));
+	json_object_object_add(h, "hostkey_trust",
+			       json_object_new_string(trust_name(p->push.hostkey.trust)));
+	json_object_object_add(h, "agent_pid", json_object_new_int64(p->push.agent_pid));
+	json_object_object_add(o, "harness", h);
+}
+
+static json_object *clock_json(const struct participant *p)
+{
+	json_object *c = json_object_new_object();
+	json_object_object_add(c, "method", json_object_new_string(p->clock_shared ? "shared" : "ping"));
+	json_object_object_add(c, "offset_ns", json_object_new_int64(p->clock.offset_ns));
+	json_object_object_add(c, "bound_ns", json_object_new_int64(p->clock.bound_ns));
+	json_object_object_add(c, "exchanges", json_object_new_int64(p->clock.samples));
+	return c;
+}
+
 static json_object *settings(const struct experiment *e)
 {
 	json_object *o = json_object_new_object();
-	json_object_object_add(o, "guest_kind", json_object_new_string("local"));
+	json_object_object_add(o, "guest_kind", json_object_new_string(
+		e->guest_kind == GUEST_KIND_LIBVIRT ? "libvirt" : "local"));
 	json_object_object_add(o, "guest_count", json_object_new_int(e->guest_count));
 	json_object_object_add(o, "host_runs_benchmarks",
 			       json_object_new_boolean(e->host_runs_benchmarks));
@@ -120,6 +164,9 @@ static json_object *participants(struct run *r)
 		json_object_object_add(o, "steps_done", json_object_new_int64(p->steps_done));
 		if (p->exit_desc[0])
 			json_object_object_add(o, "exit", json_object_new_string(p->exit_desc));
+		json_object_object_add(o, "clock", clock_json(p));
+		if (p->kind == PART_LIBVIRT)
+			add_guest(o, p);
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -146,6 +193,15 @@ void run_manifest_write(struct run *r)
 	json_object_object_add(cfg, "guest", json_object_new_string(r->opt->guest_config));
 	json_object_object_add(m, "config_from", cfg);
 	json_object_object_add(m, "settings", settings(r->exp));
+	/* kept from the start: the connection is gone when the last manifest
+	 * is written */
+	if (r->conn && !r->libvirt_info) {
+		r->libvirt_info = json_object_new_object();
+		json_object_object_add(r->libvirt_info, "connection", virt_conn_json(r->conn));
+		json_object_object_add(r->libvirt_info, "accelerator", virt_accel_json(&r->accel));
+	}
+	if (r->libvirt_info)
+		json_object_object_add(m, "libvirt", json_object_get(r->libvirt_info));
 	json_object_object_add(m, "participants", participants(r));
 	json_object_object_add(m, "plan", plan(r->exp));
 	json_object_object_add(m, "steps_released",

@@ -111,6 +111,7 @@ struct run {
 	struct virt_conn *conn;
 	struct virt_accel accel;
 	char *key_path, *pubkey;
+	json_object *libvirt_info; /* for the manifest */
 	size_t launching;       /* libvirt guests not up yet */
 	bool launch_done;       /* every participant was started (or failed) */
 

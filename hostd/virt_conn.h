@@ -52,7 +52,10 @@ struct virt_conn_ops {
 	/* every lifecycle event of every domain (after the watches below) */
 	void (*lifecycle)(struct virt_conn *c, const struct virt_lifecycle *ev);
 	/* libvirt closed the connection; reason is virConnectCloseReason, or
-	 * -1 when libvirt's event loop itself failed.  why is a sentence. */
+	 * -1 when libvirt's event loop itself failed.  why is a sentence.
+	 * Every later libvirt call on it fails at once: stop the guests
+	 * (their jobs end quickly), then virt_conn_close, then reopen if
+	 * wanted. */
 	void (*closed)(struct virt_conn *c, int reason, const char *why);
 	/* events were lost because the loop did not take them in time */
 	void (*overflow)(struct virt_conn *c, uint64_t lost);

@@ -42,7 +42,9 @@ enum virt_guest_state {
 
 struct virt_guest;
 
+/* Each may call virt_guest_stop on its guest. */
 struct virt_guest_ops {
+	/* channel_path, addr, hostkey (if the console gave one) are set */
 	void (*ready)(struct virt_guest *g);
 	/* start or boot failed, or the domain went away (lost is then true) */
 	void (*failed)(struct virt_guest *g);
