@@ -61,8 +61,8 @@ static void set_facts(struct config *c, const struct sysfacts *f)
 	config_set_fact(c, "MEMTOTAL_BYTES", v);
 }
 
-static int load_host(const struct config *c, const char *path, struct experiment *e,
-		     struct config_diag *d)
+static int load_host(const struct config *c, const char *path, const char *default_template,
+		     struct experiment *e, struct config_diag *d)
 {
 	static const char *const kinds[] = { "local", "libvirt", NULL };
 	static const char *const policies[] = { "abort", "continue", NULL };
@@ -84,7 +84,7 @@ static int load_host(const struct config *c, const char *path, struct experiment
 	e->on_failure = (enum failure_policy)policy;
 	e->guest_count = (unsigned)count;
 	if (e->guest_kind == GUEST_KIND_LIBVIRT) {
-		if (virt_settings_load(c, path, e->guest_count, NULL, &e->virt, d) < 0)
+		if (virt_settings_load(c, path, e->guest_count, default_template, &e->virt, d) < 0)
 			return -EINVAL;
 		e->guest_count = (unsigned)e->virt.count; /* GUEST_DOMAINS may set it */
 		for (size_t i = 0; i < e->virt.count; i++) {
@@ -263,8 +263,9 @@ static int load_file(const char *path, const struct sysfacts *facts, struct conf
 	return 0;
 }
 
-int experiment_load(const char *host_config, const char *guest_config, struct experiment *exp,
-		    struct config **hconf_out, struct config **gconf_out, struct config_diag *diag)
+int experiment_load(const char *host_config, const char *guest_config,
+		    const char *default_template, struct experiment *exp, struct config **hconf_out,
+		    struct config **gconf_out, struct config_diag *diag)
 {
 	struct sysfacts facts;
 	struct config *h = NULL, *g = NULL;
@@ -279,7 +280,7 @@ int experiment_load(const char *host_config, const char *guest_config, struct ex
 	if (r == 0)
 		r = load_file(guest_config, &facts, &g, diag);
 	if (r == 0)
-		r = load_host(h, host_config, exp, diag);
+		r = load_host(h, host_config, default_template, exp, diag);
 	if (r == 0)
 		r = load_guest(g, guest_config, exp, diag);
 	if (r < 0) {

@@ -52,11 +52,13 @@ struct experiment {
 const char *experiment_guest_name(const struct experiment *exp, unsigned i, char *buf,
 				  size_t len);
 
-/* Reads both files.  On error returns -EINVAL (or -errno) with diag naming
+/* Reads both files; default_template (may be NULL) is GUEST_TEMPLATE's
+ * default.  On error returns -EINVAL (or -errno) with diag naming
  * file:line and the value; warnings (unknown names) are left in the configs,
  * which the caller gets back to print. */
-int experiment_load(const char *host_config, const char *guest_config, struct experiment *exp,
-		    struct config **hconf_out, struct config **gconf_out, struct config_diag *diag);
+int experiment_load(const char *host_config, const char *guest_config,
+		    const char *default_template, struct experiment *exp, struct config **hconf_out,
+		    struct config **gconf_out, struct config_diag *diag);
 void experiment_fini(struct experiment *exp);
 
 #endif

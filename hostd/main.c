@@ -19,6 +19,9 @@
 #ifndef LOCKSTEP_LIBEXECDIR
 #define LOCKSTEP_LIBEXECDIR "/usr/local/libexec/lockstep"
 #endif
+#ifndef LOCKSTEP_DATADIR
+#define LOCKSTEP_DATADIR "/usr/local/share/lockstep"
+#endif
 
 static void usage(FILE *f)
 {
@@ -50,7 +53,9 @@ static void usage(FILE *f)
 		"See docs/hostd.md and docs/config.md.\n");
 }
 
-static char *find_agent(void)
+/* The first of rel_paths (relative to hostd's own folder) that exists, or
+ * fallback: the build tree first, then an installed hostd's neighbours. */
+static char *find_beside_hostd(const char *const *rel_paths, const char *fallback)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -59,17 +64,27 @@ static char *find_agent(void)
 		char *slash = strrchr(self, '/');
 		if (slash) {
 			*slash = '\0';
-			/* the build tree first, then an installed hostd's neighbours */
-			const char *rel[] = { "/../guestagent/guestagent", "/guestagent" };
-			for (size_t i = 0; i < 2; i++) {
-				char *p = xasprintf("%s%s", self, rel[i]);
-				if (access(p, X_OK) == 0)
+			for (size_t i = 0; rel_paths[i]; i++) {
+				char *p = xasprintf("%s%s", self, rel_paths[i]);
+				if (access(p, R_OK) == 0)
 					return p;
 				free(p);
 			}
 		}
 	}
-	return xstrdup(LOCKSTEP_LIBEXECDIR "/guestagent");
+	return xstrdup(fallback);
+}
+
+static char *find_agent(void)
+{
+	static const char *const rel[] = { "/../guestagent/guestagent", "/guestagent", NULL };
+	return find_beside_hostd(rel, LOCKSTEP_LIBEXECDIR "/guestagent");
+}
+
+static char *find_demo_template(void)
+{
+	static const char *const rel[] = { "/../../vm-templates/demo-guest.xml.in", NULL };
+	return find_beside_hostd(rel, LOCKSTEP_DATADIR "/demo-guest.xml.in");
 }
 
 static void print_warnings(const struct config *c)
@@ -148,7 +163,10 @@ int main(int argc, char **argv)
 	struct experiment exp;
 	struct config *h = NULL, *g = NULL;
 	struct config_diag d;
-	if (experiment_load(o.host_config, o.guest_config, &exp, &h, &g, &d) < 0) {
+	char *template = find_demo_template();
+	int loaded = experiment_load(o.host_config, o.guest_config, template, &exp, &h, &g, &d);
+	free(template);
+	if (loaded < 0) {
 		if (d.column)
 			log_error("%s:%d:%d: %s", d.file, d.line, d.column, d.text);
 		else if (d.line)

@@ -350,7 +350,13 @@ static int load_template(const struct config *c, const char *path, const char *d
 		return diag(d, c, NULL, path,
 			    "set GUEST_TEMPLATE (a domain XML template) or GUEST_DOMAINS "
 			    "(existing domains) for GUEST_KIND=libvirt");
-	s->template_path = xstrdup(t);
+	/* a relative template is next to the config that names it, as a lab
+	 * keeps them together, wherever hostd is started from */
+	const char *slash = strrchr(path, '/');
+	if (t[0] != '/' && slash && t != default_template)
+		s->template_path = xasprintf("%.*s/%s", (int)(slash - path), path, t);
+	else
+		s->template_path = xstrdup(t);
 	if (config_get_int(c, "GUEST_VCPUS", 1, VIRT_VCPUS_MAX, &vcpus, d) < 0 ||
 	    config_get_int(c, "GUEST_MEMORY_MIB", 16, 1 << 24, &mem, d) < 0 ||
 	    config_get_int(c, "GUEST_SSH_PORT_BASE", 1, 65535 - (int64_t)s->count, &base, d) < 0)

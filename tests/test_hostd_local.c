@@ -17,132 +17,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char tmpdir[256];
-static char hostd_path[512], agent_path[512];
+#include "hostd_testlib.h"
 
 static void setup(void)
 {
-	const char *build = getenv("LOCKSTEP_BUILD_ROOT");
-	ck_assert_msg(build, "LOCKSTEP_BUILD_ROOT is not set (run through meson test)");
-	snprintf(hostd_path, sizeof(hostd_path), "%s/hostd/hostd", build);
-	snprintf(agent_path, sizeof(agent_path), "%s/guestagent/guestagent", build);
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/lockstep-test-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	hostd_test_setup();
 }
 
 static void teardown(void)
 {
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	ck_assert_int_eq(system(cmd), 0);
+	hostd_test_teardown();
 }
 
-static void write_file(const char *name, const char *text, mode_t mode)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-	chmod(path, mode);
-}
-
-static char *read_text(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	static char buf[1 << 20];
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
-/* Runs hostd on tmpdir/h.conf and tmpdir/g.conf; returns its exit status.
- * Its stderr is left in tmpdir/stderr. */
 static int run_hostd(const char *agent)
 {
-	char h[512], g[512], res[512], err[512];
-	snprintf(h, sizeof(h), "%s/h.conf", tmpdir);
-	snprintf(g, sizeof(g), "%s/g.conf", tmpdir);
-	snprintf(res, sizeof(res), "%s/results", tmpdir);
-	snprintf(err, sizeof(err), "%s/stderr", tmpdir);
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		dup2(fd, 2);
-		execl(hostd_path, hostd_path, "--host-config", h, "--guest-config", g,
-		      "--results", res, "--run-name", "t", "--agent", agent ? agent : agent_path,
-		      "--no-progress", (char *)NULL);
-		_exit(127);
-	}
-	int st;
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert_msg(WIFEXITED(st), "hostd died of signal %d", WTERMSIG(st));
-	return WEXITSTATUS(st);
-}
-
-static json_object *manifest(void)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/results/t/manifest.json", tmpdir);
-	json_object *m = json_object_from_file(path);
-	ck_assert_msg(m, "no readable %s", path);
-	return m;
-}
-
-static const char *jstr(json_object *o, const char *key)
-{
-	json_object *v;
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no \"%s\" in %s", key,
-		      json_object_to_json_string(o));
-	return json_object_get_string(v);
-}
-
-static int64_t jint(json_object *o, const char *key)
-{
-	json_object *v;
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no \"%s\" in %s", key,
-		      json_object_to_json_string(o));
-	return json_object_get_int64(v);
-}
-
-/* Every line of results/t/<name>, parsed; *n gets the count. */
-static json_object **read_ndjson(const char *name, size_t *n)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/results/t/%s", tmpdir, name);
-	char *text = read_text(path);
-	ck_assert_msg(text, "cannot read %s", path);
-	json_object **v = calloc(100000, sizeof(*v));
-	*n = 0;
-	for (char *save, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		v[*n] = json_tokener_parse(line);
-		ck_assert_msg(v[*n], "%s: unparsable line: %s", name, line);
-		(*n)++;
-	}
-	return v;
-}
-
-static void free_ndjson(json_object **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		json_object_put(v[i]);
-	free(v);
-}
-
-/* How many samples of (node, step, metric) there are. */
-static int count_sample(json_object **v, size_t n, const char *node, int step, const char *metric)
-{
-	int k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(jstr(v[i], "node"), node) && jint(v[i], "step") == step &&
-		    !strcmp(jstr(v[i], "metric"), metric))
-			k++;
-	return k;
+	return hostd_test_run(agent, NULL);
 }
 
 START_TEST(test_16_guests_10_steps)
@@ -352,19 +241,7 @@ START_TEST(test_interrupted_by_sigterm)
 {
 	write_file("h.conf", "GUEST_COUNT=2\n", 0644);
 	write_file("g.conf", "MMTESTS='nap'\nCOMMAND_NAP='sleep 30'\n", 0644);
-	char h[512], g[512], res[512];
-	snprintf(h, sizeof(h), "%s/h.conf", tmpdir);
-	snprintf(g, sizeof(g), "%s/g.conf", tmpdir);
-	snprintf(res, sizeof(res), "%s/results", tmpdir);
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int fd = open("/dev/null", O_WRONLY);
-		dup2(fd, 2);
-		execl(hostd_path, hostd_path, "--host-config", h, "--guest-config", g, "--results",
-		      res, "--run-name", "t", "--agent", agent_path, (char *)NULL);
-		_exit(127);
-	}
+	pid_t pid = hostd_test_start(NULL, NULL);
 	/* wait until the step is released: barriers.ndjson gets its record */
 	char path[512];
 	snprintf(path, sizeof(path), "%s/results/t/barriers.ndjson", tmpdir);
@@ -373,10 +250,7 @@ START_TEST(test_interrupted_by_sigterm)
 		usleep(100 * 1000);
 	ck_assert_int_gt(st.st_size, 0);
 	kill(pid, SIGTERM);
-	int status;
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
-	ck_assert_int_eq(WEXITSTATUS(status), 2);
+	ck_assert_int_eq(hostd_test_wait(pid), 2);
 	json_object *m = manifest();
 	ck_assert_str_eq(jstr(m, "status"), "interrupted");
 	json_object_put(m);

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "hostd_testlib.h"
+
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+char tmpdir[256];
+char hostd_path[512], agent_path[512];
+
+void hostd_test_setup(void)
+{
+	const char *build = getenv("LOCKSTEP_BUILD_ROOT");
+	ck_assert_msg(build, "LOCKSTEP_BUILD_ROOT is not set (run through meson test)");
+	snprintf(hostd_path, sizeof(hostd_path), "%s/hostd/hostd", build);
+	snprintf(agent_path, sizeof(agent_path), "%s/guestagent/guestagent", build);
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/lockstep-test-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+void hostd_test_teardown(void)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+void write_file(const char *name, const char *text, mode_t mode)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	chmod(path, mode);
+}
+
+char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	static char buf[1 << 20];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+pid_t hostd_test_start(const char *agent, const char *const *extra)
+{
+	char h[512], g[512], res[512], err[512];
+	snprintf(h, sizeof(h), "%s/h.conf", tmpdir);
+	snprintf(g, sizeof(g), "%s/g.conf", tmpdir);
+	snprintf(res, sizeof(res), "%s/results", tmpdir);
+	snprintf(err, sizeof(err), "%s/stderr", tmpdir);
+	const char *argv[32] = { hostd_path, "--host-config", h, "--guest-config", g,
+				 "--results", res, "--run-name", "t", "--agent",
+				 agent ? agent : agent_path, "--no-progress" };
+	size_t argc = 12;
+	for (size_t i = 0; extra && extra[i] && argc < 31; i++)
+		argv[argc++] = extra[i];
+	argv[argc] = NULL;
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 2);
+		execv(hostd_path, (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+int hostd_test_wait(pid_t pid)
+{
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st), "hostd died of signal %d", WTERMSIG(st));
+	return WEXITSTATUS(st);
+}
+
+int hostd_test_run(const char *agent, const char *const *extra)
+{
+	return hostd_test_wait(hostd_test_start(agent, extra));
+}
+
+json_object *manifest(void)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/results/t/manifest.json", tmpdir);
+	json_object *m = json_object_from_file(path);
+	ck_assert_msg(m, "no readable %s", path);
+	return m;
+}
+
+const char *jstr(json_object *o, const char *key)
+{
+	json_object *v;
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no \"%s\" in %s", key,
+		      json_object_to_json_string(o));
+	return json_object_get_string(v);
+}
+
+int64_t jint(json_object *o, const char *key)
+{
+	json_object *v;
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no \"%s\" in %s", key,
+		      json_object_to_json_string(o));
+	return json_object_get_int64(v);
+}
+
+json_object **read_ndjson(const char *name, size_t *n)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/results/t/%s", tmpdir, name);
+	char *text = read_text(path);
+	ck_assert_msg(text, "cannot read %s", path);
+	json_object **v = calloc(100000, sizeof(*v));
+	*n = 0;
+	for (char *save, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		v[*n] = json_tokener_parse(line);
+		ck_assert_msg(v[*n], "%s: unparsable line: %s", name, line);
+		(*n)++;
+	}
+	return v;
+}
+
+void free_ndjson(json_object **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		json_object_put(v[i]);
+	free(v);
+}
+
+int count_sample(json_object **v, size_t n, const char *node, int step, const char *metric)
+{
+	int k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(jstr(v[i], "node"), node) && jint(v[i], "step") == step &&
+		    !strcmp(jstr(v[i], "metric"), metric))
+			k++;
+	return k;
+}
+

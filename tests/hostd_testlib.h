@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What the end-to-end tests of hostd share: a temporary folder per case,
+ * running the real hostd binary on tmpdir/h.conf and tmpdir/g.conf, and
+ * reading the run folder it leaves (always results/t). */
+#ifndef LOCKSTEP_HOSTD_TESTLIB_H
+#define LOCKSTEP_HOSTD_TESTLIB_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+extern char tmpdir[256];
+extern char hostd_path[512], agent_path[512];
+
+void hostd_test_setup(void);
+void hostd_test_teardown(void);
+void write_file(const char *name, const char *text, mode_t mode);
+/* The whole file in a static buffer (1 MiB), NULL if unreadable. */
+char *read_text(const char *path);
+/* Starts hostd (agent NULL: the built one) with extra arguments (NULL-
+ * terminated, may be NULL); stderr goes to tmpdir/stderr. */
+pid_t hostd_test_start(const char *agent, const char *const *extra);
+/* Waits for it; its exit status (it must exit, not die of a signal). */
+int hostd_test_wait(pid_t pid);
+int hostd_test_run(const char *agent, const char *const *extra);
+
+json_object *manifest(void);
+const char *jstr(json_object *o, const char *key);
+int64_t jint(json_object *o, const char *key);
+/* Every line of results/t/<name>, parsed; *n gets the count. */
+json_object **read_ndjson(const char *name, size_t *n);
+void free_ndjson(json_object **v, size_t n);
+/* How many samples of (node, step, metric) there are. */
+int count_sample(json_object **v, size_t n, const char *node, int step, const char *metric);
+
+#endif

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * hostd end to end on real guests: demo guests (Debian's kernel, busybox,
+ * dropbear) under the system libvirtd, made from the demo template, the
+ * agent pushed in over SSH, every step released through the virtio-serial
+ * channels.  Needs root, a running libvirtd and the built demo guest
+ * (tools/test provides all three); skipped (77) without them.
+ *
+ * Guests are named lockstep-e2e-<pid>-N and use their own loopback ports,
+ * so that other tests' guests are never touched.
+ */
+#include <check.h>
+#include <json-c/json.h>
+#include <libvirt/libvirt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hostd_testlib.h"
+
+#define DEMO_KERNEL "/var/lib/lockstep/demo-guest/vmlinux"
+
+static char prefix[64];
+
+static void setup(void)
+{
+	hostd_test_setup();
+	snprintf(prefix, sizeof(prefix), "lockstep-e2e-%d-", (int)getpid());
+}
+
+static void teardown(void)
+{
+	/* whatever happened, no guest of this case may outlive it */
+	virConnectPtr c = virConnectOpen("qemu:///system");
+	if (c) {
+		for (int i = 1; i <= 2; i++) {
+			char name[96];
+			snprintf(name, sizeof(name), "%s%d", prefix, i);
+			virDomainPtr d = virDomainLookupByName(c, name);
+			if (d) {
+				virDomainDestroy(d);
+				virDomainFree(d);
+			}
+		}
+		virConnectClose(c);
+	}
+	hostd_test_teardown();
+}
+
+static void write_hconf(const char *extra)
+{
+	char text[2048];
+	const char *src = getenv("LOCKSTEP_SOURCE_ROOT");
+	ck_assert_ptr_nonnull(src);
+	/* a port range of this process's own, away from the default 22200 */
+	snprintf(text, sizeof(text),
+		 "GUEST_KIND=libvirt\nGUEST_COUNT=2\nGUEST_NAME_PREFIX=%s\n"
+		 "GUEST_TEMPLATE=%s/vm-templates/demo-guest.xml.in\n"
+		 "GUEST_SSH_PORT_BASE=%d\nGUEST_RUNTIME_DIR=/run/lockstep/e2e-%d\n"
+		 "GUEST_BOOT_TIMEOUT=180\nBARRIER_TIMEOUT=60\nHOST_RUNS_BENCHMARKS=yes\n%s",
+		 prefix, src, 23000 + (getpid() % 400) * 2, (int)getpid(), extra);
+	write_file("h.conf", text, 0644);
+	char dir[128];
+	snprintf(dir, sizeof(dir), "/run/lockstep/e2e-%d", (int)getpid());
+	mkdir("/run/lockstep", 0755);
+	mkdir(dir, 0755);
+}
+
+static const char *const state_args[] = { "--state-dir", "/var/lib/lockstep", NULL };
+
+static bool domain_exists(const char *name)
+{
+	virConnectPtr c = virConnectOpen("qemu:///system");
+	ck_assert_ptr_nonnull(c);
+	virDomainPtr d = virDomainLookupByName(c, name);
+	bool there = d != NULL;
+	if (d)
+		virDomainFree(d);
+	virConnectClose(c);
+	return there;
+}
+
+static void skip_unless_possible(void)
+{
+	if (geteuid() != 0 || access(DEMO_KERNEL, R_OK) != 0) {
+		fprintf(stderr, "needs root and the demo guest (vm-templates/build-demo-guest)\n");
+		exit(77);
+	}
+}
+
+START_TEST(test_two_guests_and_host)
+{
+	write_hconf("");
+	write_file("g.conf", "MMTESTS='cpu-probe uname'\nITERATIONS=2\nCPU_PROBE_UNITS=200000\n"
+			     "COMMAND_UNAME='uname -r'\n", 0644);
+	ck_assert_int_eq(hostd_test_run(NULL, state_args), 0);
+
+	json_object *m = manifest();
+	ck_assert_str_eq(jstr(m, "status"), "complete");
+	json_object *parts = json_object_object_get(m, "participants");
+	ck_assert_int_eq(json_object_array_length(parts), 3);
+	for (int i = 0; i < 2; i++) {
+		json_object *p = json_object_array_get_idx(parts, i);
+		ck_assert_str_eq(jstr(p, "kind"), "libvirt");
+		json_object *h = json_object_object_get(p, "harness");
+		ck_assert_ptr_nonnull(h);
+		ck_assert_int_gt(jint(h, "bytes"), 100000);
+		/* the key seen over SSH was the one the console printed */
+		ck_assert_str_eq(jstr(h, "hostkey_trust"), "pinned");
+		json_object *c = json_object_object_get(p, "clock");
+		ck_assert_str_eq(jstr(c, "method"), "ping");
+		ck_assert_int_gt(jint(c, "bound_ns"), 0);
+	}
+	json_object_put(m);
+
+	char node[96];
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	ck_assert_uint_eq(n, 3 * (2 * 2 + 2));
+	for (int g = 1; g <= 2; g++) {
+		snprintf(node, sizeof(node), "%s%d", prefix, g);
+		for (int step = 1; step <= 4; step++)
+			ck_assert_int_eq(count_sample(s, n, node, step, "elapsed"), 1);
+		ck_assert_int_eq(count_sample(s, n, node, 3, "ops_per_sec"), 1);
+	}
+	ck_assert_int_eq(count_sample(s, n, "host", 1, "ops_per_sec"), 1);
+	free_ndjson(s, n);
+
+	json_object **b = read_ndjson("barriers.ndjson", &n);
+	ck_assert_uint_eq(n, 4);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_int_ge(jint(b[i], "skew_ns"), 0);
+		ck_assert_int_gt(jint(b[i], "skew_bound_ns"), 0);
+		ck_assert_int_eq(json_object_object_length(json_object_object_get(b[i], "started_ns")),
+				 3);
+	}
+	free_ndjson(b, n);
+
+	/* raw output came back from the guest */
+	char path[512];
+	snprintf(path, sizeof(path), "%s/results/t/nodes/%s1/step-2.out", tmpdir, prefix);
+	char *out = read_text(path);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_ptr_nonnull(strstr(out, "6.1."));
+
+	/* guests made for the run are gone */
+	snprintf(node, sizeof(node), "%s1", prefix);
+	ck_assert(!domain_exists(node));
+	snprintf(node, sizeof(node), "%s2", prefix);
+	ck_assert(!domain_exists(node));
+}
+END_TEST
+
+/* The test destroys guest 2 while step 2 runs: hostd must name it at once
+ * (from libvirt's lifecycle event, not at a deadline) and finish with the
+ * others under ON_GUEST_FAILURE=continue. */
+START_TEST(test_guest_destroyed_mid_run)
+{
+	/* deadlines far longer than what the test accepts: only the event can
+	 * explain a quick failure */
+	write_hconf("ON_GUEST_FAILURE=continue\nBARRIER_TIMEOUT=120\nSTEP_TIMEOUT=600\n");
+	write_file("g.conf", "MMTESTS='cpu-probe nap'\nITERATIONS=3\nCPU_PROBE_UNITS=200000\n"
+			     "COMMAND_NAP='sleep 4'\n", 0644);
+	pid_t pid = hostd_test_start(NULL, state_args);
+
+	char path[512];
+	snprintf(path, sizeof(path), "%s/results/t/barriers.ndjson", tmpdir);
+	struct stat st;
+	/* step 1's record is written once step 1 started everywhere; step 2
+	 * (the nap) is released right after it */
+	for (int i = 0; i < 1800 && (stat(path, &st) < 0 || st.st_size == 0); i++)
+		usleep(100 * 1000);
+	ck_assert_int_gt(st.st_size, 0);
+	usleep(1500 * 1000); /* inside the 4 s nap of step 2 */
+
+	virConnectPtr c = virConnectOpen("qemu:///system");
+	ck_assert_ptr_nonnull(c);
+	char name[96];
+	snprintf(name, sizeof(name), "%s2", prefix);
+	virDomainPtr d = virDomainLookupByName(c, name);
+	ck_assert_ptr_nonnull(d);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_REALTIME, &t0);
+	ck_assert_int_eq(virDomainDestroy(d), 0);
+	virDomainFree(d);
+	virConnectClose(c);
+
+	ck_assert_int_eq(hostd_test_wait(pid), 2);
+	clock_gettime(CLOCK_REALTIME, &t1);
+
+	json_object *m = manifest();
+	ck_assert_str_eq(jstr(m, "status"), "degraded");
+	json_object *f = json_object_object_get(m, "failures");
+	ck_assert_int_eq(json_object_array_length(f), 1);
+	json_object *f0 = json_object_array_get_idx(f, 0);
+	ck_assert_str_eq(jstr(f0, "node"), name);
+	ck_assert_int_eq(jint(f0, "step"), 2);
+	/* named within seconds of the destroy, far from any deadline */
+	struct tm tm = { 0 };
+	double frac = 0;
+	const char *at = jstr(f0, "at");
+	ck_assert_ptr_nonnull(strptime(at, "%Y-%m-%dT%H:%M:%S", &tm));
+	sscanf(strchr(at, '.'), "%lf", &frac);
+	double failed_at = (double)timegm(&tm) + frac;
+	double destroyed_at = (double)t0.tv_sec + t0.tv_nsec / 1e9;
+	ck_assert_double_le(failed_at - destroyed_at, 10.0);
+	json_object_put(m);
+
+	/* the others ran every step */
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	snprintf(name, sizeof(name), "%s1", prefix);
+	for (int step = 1; step <= 6; step++) {
+		ck_assert_int_eq(count_sample(s, n, name, step, "elapsed"), 1);
+		ck_assert_int_eq(count_sample(s, n, "host", step, "elapsed"), 1);
+	}
+	free_ndjson(s, n);
+	(void)t1;
+}
+END_TEST
+
+/* SSH pointed at a closed loopback port: the guest boots, the push cannot
+ * reach it, and the failure names the guest and the address within
+ * GUEST_SSH_TIMEOUT. */
+START_TEST(test_unreachable_guest_named)
+{
+	write_hconf("GUEST_ADDRESSES=\"127.0.0.1:1 127.0.0.1:1\"\nGUEST_SSH_TIMEOUT=3\n"
+		    "ON_GUEST_FAILURE=abort\n");
+	write_file("g.conf", "MMTESTS=cpu-probe\n", 0644);
+	ck_assert_int_eq(hostd_test_run(NULL, state_args), 2);
+	json_object *m = manifest();
+	ck_assert_str_eq(jstr(m, "status"), "aborted");
+	json_object *f0 = json_object_array_get_idx(json_object_object_get(m, "failures"), 0);
+	ck_assert_ptr_nonnull(strstr(jstr(f0, "node"), prefix));
+	ck_assert_ptr_nonnull(strstr(jstr(f0, "reason"), "127.0.0.1:1"));
+	json_object_put(m);
+	char node[96];
+	snprintf(node, sizeof(node), "%s1", prefix);
+	ck_assert(!domain_exists(node));
+}
+END_TEST
+
+int main(void)
+{
+	skip_unless_possible();
+	Suite *s = suite_create("hostd-libvirt");
+	TCase *tc = tcase_create("demo-guests");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 400);
+	tcase_add_test(tc, test_two_guests_and_host);
+	tcase_add_test(tc, test_guest_destroyed_mid_run);
+	tcase_add_test(tc, test_unreachable_guest_named);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
