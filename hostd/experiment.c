@@ -84,7 +84,9 @@ static int load_host(const struct config *c, const char *path, const char *defau
 	e->on_failure = (enum failure_policy)policy;
 	e->guest_count = (unsigned)count;
 	if (e->guest_kind == GUEST_KIND_LIBVIRT) {
-		if (virt_settings_load(c, path, e->guest_count, default_template, &e->virt, d) < 0)
+		/* with a list of domains, GUEST_COUNT may be left out */
+		unsigned asked = config_get(c, "GUEST_COUNT") ? e->guest_count : VIRT_COUNT_UNSET;
+		if (virt_settings_load(c, path, asked, default_template, &e->virt, d) < 0)
 			return -EINVAL;
 		e->guest_count = (unsigned)e->virt.count; /* GUEST_DOMAINS may set it */
 		for (size_t i = 0; i < e->virt.count; i++) {

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <libssh/libssh.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "log.h"
 #include "proto.h"
 #include "run.h"
+#include "ssh_key.h"
 #include "xalloc.h"
 
 #ifndef LOCKSTEP_LIBEXECDIR
@@ -40,6 +42,8 @@ static void usage(FILE *f)
 		"  --agent PATH         the guestagent binary (default: found beside hostd)\n"
 		"  --state-dir DIR      hostd's SSH key and guests' known_hosts (default: /var/lib/lockstep)\n"
 		"  --no-progress        no progress line, even on a terminal\n"
+		"  --print-public-key   print hostd's SSH public key (made once in the state dir) and exit,\n"
+		"                       for images of your own: add it to the guest's authorized_keys\n"
 		"  -v, --verbose        debug messages\n"
 		"  -h, --help           this text\n"
 		"  --version            the version\n"
@@ -101,9 +105,23 @@ static void print_warnings(const struct config *c)
 	}
 }
 
+static int print_public_key(const char *state_dir)
+{
+	char err[1024], *priv = NULL, *pub = NULL;
+	if (ssh_key_ensure(state_dir, &priv, &pub, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return RUN_EXIT_USAGE;
+	}
+	printf("%s\n", pub);
+	free(priv);
+	free(pub);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	enum { OPT_HOST = 256, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_AGENT, OPT_STATE, OPT_NOPROG, OPT_VERSION };
+	enum { OPT_HOST = 256, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_AGENT, OPT_STATE, OPT_NOPROG,
+	       OPT_PUBKEY, OPT_VERSION };
 	static const struct option opts[] = {
 		{ "host-config", required_argument, NULL, OPT_HOST },
 		{ "guest-config", required_argument, NULL, OPT_GUEST },
@@ -112,6 +130,7 @@ int main(int argc, char **argv)
 		{ "agent", required_argument, NULL, OPT_AGENT },
 		{ "state-dir", required_argument, NULL, OPT_STATE },
 		{ "no-progress", no_argument, NULL, OPT_NOPROG },
+		{ "print-public-key", no_argument, NULL, OPT_PUBKEY },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -120,6 +139,7 @@ int main(int argc, char **argv)
 	struct run_options o = { .results_dir = "results", .state_dir = "/var/lib/lockstep",
 				 .progress = isatty(STDERR_FILENO) };
 	enum log_level level = LOG_LVL_INFO;
+	bool print_key = false;
 	char *agent = NULL;
 	int c;
 
@@ -132,6 +152,7 @@ int main(int argc, char **argv)
 		case OPT_AGENT: agent = xstrdup(optarg); break;
 		case OPT_STATE: o.state_dir = optarg; break;
 		case OPT_NOPROG: o.progress = false; break;
+		case OPT_PUBKEY: print_key = true; break;
 		case 'v': level = LOG_LVL_DEBUG; break;
 		case 'h': usage(stdout); return 0;
 		case OPT_VERSION: printf("hostd (lockstep) %s\n", LOCKSTEP_VERSION); return 0;
@@ -143,6 +164,8 @@ int main(int argc, char **argv)
 		log_error("unexpected argument '%s' (see hostd --help)", argv[optind]);
 		return RUN_EXIT_USAGE;
 	}
+	if (print_key)
+		return print_public_key(o.state_dir);
 	if (!o.host_config || !o.guest_config) {
 		log_error("both --host-config and --guest-config are needed (see hostd --help)");
 		return RUN_EXIT_USAGE;

@@ -122,14 +122,33 @@ static void finish(struct virt_console_wait *w, int status)
 	w->cb(w, status, w->data);
 }
 
+static void ev_cb(uv_fs_event_t *h, const char *filename, int events, int status);
+
 /* Reads what was added since the last time; 0, or -errno. */
 static int read_more(struct virt_console_wait *w)
 {
 	char buf[65536];
 	struct stat st;
 
+	struct stat now;
 	if (fstat(w->fd, &st) < 0)
 		return -errno;
+	/* A log replaced by a new file (a new boot, a log rotated) is not the
+	 * one our fd and our inotify watch follow: start over on the new one. */
+	if (stat(w->path, &now) == 0 && (now.st_ino != st.st_ino || now.st_dev != st.st_dev)) {
+		int fd = open(w->path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			close(w->fd);
+			w->fd = fd;
+			w->offset = 0;
+			w->scan.len = 0;
+			if (w->ev_active)
+				uv_fs_event_stop(&w->ev);
+			w->ev_active = uv_fs_event_start(&w->ev, ev_cb, w->path, 0) == 0;
+			if (fstat(w->fd, &st) < 0)
+				return -errno;
+		}
+	}
 	if (st.st_size < w->offset) {
 		/* truncated (a new boot that reopened it) */
 		w->offset = 0;
@@ -175,14 +194,15 @@ static void ev_cb(uv_fs_event_t *h, const char *filename, int events, int status
 }
 
 static void timer_cb(uv_timer_t *t);
-
-/* Next wake-up: the deadline, or the next poll when inotify is not there. */
+/* Next wake-up: the deadline, or the next poll.  The poll runs even with
+ * inotify: a watch follows one inode, and a log can be replaced under it. */
 static void arm(struct virt_console_wait *w)
 {
 	uint64_t now = uv_now(w->timer.loop);
 	uint64_t left = w->deadline_ms > now ? w->deadline_ms - now : 0;
-	if (!w->ev_active && left > POLL_MS)
-		left = POLL_MS;
+	uint64_t period = w->ev_active ? 4 * POLL_MS : POLL_MS;
+	if (left > period)
+		left = period;
 	uv_timer_start(&w->timer, timer_cb, left, 0);
 }
 

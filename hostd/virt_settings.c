@@ -18,7 +18,7 @@
 #define VARS_MAX 64
 
 const char *const virt_settings_keys[] = {
-	"LIBVIRT_URI", "GUEST_ACCEL", "GUEST_DOMAINS", "GUEST_RESTORE_STATE",
+	"LIBVIRT_URI", "GUEST_ACCEL", "GUEST_DOMAINS", "GUESTS", "MMTESTS_VMS", "GUEST_RESTORE_STATE",
 	"GUEST_SHUTDOWN_TIMEOUT", "GUEST_READY", "GUEST_BOOT_TIMEOUT", "GUEST_ADDRESSES",
 	"GUEST_SSH_PORT", "GUEST_TEMPLATE", "GUEST_NAME_PREFIX", "GUEST_VCPUS",
 	"GUEST_MEMORY_MIB", "GUEST_VCPU_PINNING", "GUEST_RUNTIME_DIR", "GUEST_SSH_PORT_BASE",
@@ -98,28 +98,35 @@ static void free_words(char **v, size_t n)
 static int load_names(const struct config *c, const char *path, unsigned guest_count,
 		      struct virt_settings *s, struct config_diag *d)
 {
-	const char *domains = config_get(c, "GUEST_DOMAINS");
+	/* MMTests calls the list MMTESTS_VMS; GUESTS and GUEST_DOMAINS are ours */
+	static const char *const lists[] = { "MMTESTS_VMS", "GUESTS", "GUEST_DOMAINS", NULL };
+	const char *key = config_first_set(c, lists);
+	const char *domains = key ? config_get(c, key) : NULL;
 	if (domains) {
 		s->origin = VIRT_ORIGIN_EXISTING;
 		split_words(domains, &s->names, &s->count);
-		if (s->count != guest_count)
-			return diag(d, c, "GUEST_DOMAINS", path,
-				    "GUEST_DOMAINS names %zu domain%s but GUEST_COUNT is %u: "
-				    "name one domain per guest",
-				    s->count, s->count == 1 ? "" : "s", guest_count);
+		if (s->count == 0)
+			return diag(d, c, key, path, "%s is empty: name one domain per guest", key);
+		if (guest_count != VIRT_COUNT_UNSET && s->count != guest_count)
+			return diag(d, c, key, path,
+				    "%s names %zu domain%s but GUEST_COUNT is %u: "
+				    "name one domain per guest, or leave GUEST_COUNT out",
+				    key, s->count, s->count == 1 ? "" : "s", guest_count);
 		for (size_t i = 0; i < s->count; i++) {
 			if (!name_valid(s->names[i], VIRT_NAME_MAX))
-				return diag(d, c, "GUEST_DOMAINS", path,
-					    "GUEST_DOMAINS: \"%s\" is not a name hostd uses: 1 to %d "
+				return diag(d, c, key, path,
+					    "%s: \"%s\" is not a name hostd uses: 1 to %d "
 					    "of A-Z a-z 0-9 . _ -, not starting with . or -",
-					    s->names[i], VIRT_NAME_MAX);
+					    key, s->names[i], VIRT_NAME_MAX);
 			for (size_t j = 0; j < i; j++)
 				if (strcmp(s->names[i], s->names[j]) == 0)
-					return diag(d, c, "GUEST_DOMAINS", path,
-						    "GUEST_DOMAINS names \"%s\" twice", s->names[i]);
+					return diag(d, c, key, path, "%s names \"%s\" twice", key,
+						    s->names[i]);
 		}
 		return 0;
 	}
+	if (guest_count == VIRT_COUNT_UNSET)
+		guest_count = 1;
 	const char *prefix = get_or(c, "GUEST_NAME_PREFIX", "lockstep-guest");
 	if (!name_valid(prefix, VIRT_NAME_MAX - 5))
 		return diag(d, c, "GUEST_NAME_PREFIX", path,

@@ -10,6 +10,7 @@
 #define LOCKSTEP_VIRT_SETTINGS_H
 
 #include <stdbool.h>
+#include <limits.h>
 #include <stddef.h>
 
 #include "config.h"
@@ -21,6 +22,8 @@
 #define VIRT_NAME_MAX 64 /* characters in a domain name we accept */
 #define VIRT_VCPUS_MAX 512
 #define VIRT_DEMO_DIR "/var/lib/lockstep/demo-guest"
+/* guest_count when GUEST_COUNT is not set: a list of domains says how many */
+#define VIRT_COUNT_UNSET UINT_MAX
 
 enum virt_origin {
 	VIRT_ORIGIN_TEMPLATE, /* made for the run from GUEST_TEMPLATE, transient */
@@ -63,7 +66,7 @@ extern const char *const virt_settings_prefixes[];
 
 /*
  * Reads the keys above from c (path names the file in messages).
- * guest_count is GUEST_COUNT; default_template is the demo template's
+ * guest_count is GUEST_COUNT (VIRT_COUNT_UNSET when not set); default_template is the demo template's
  * installed path (used when GUEST_TEMPLATE is unset; may be NULL).  0, or
  * -EINVAL with d naming file:line, the key and the value.
  */

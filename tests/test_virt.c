@@ -525,6 +525,30 @@ START_TEST(settings_template_guests)
 }
 END_TEST
 
+/* MMTests' name for the list of domains, and the count taken from it */
+START_TEST(settings_mmtests_vms)
+{
+	struct config *c = conf("LIBVIRT_URI=test:///default\nMMTESTS_VMS=\"vm-a vm-b vm-c\"\n");
+	struct virt_settings s;
+	struct config_diag d;
+	int r = virt_settings_load(c, "h.conf", VIRT_COUNT_UNSET, NULL, &s, &d);
+	ck_assert_msg(r == 0, "%s:%d: %s", d.file, d.line, d.text);
+	ck_assert_int_eq(s.origin, VIRT_ORIGIN_EXISTING);
+	ck_assert_int_eq(s.count, 3);
+	ck_assert_str_eq(s.names[2], "vm-c");
+	virt_settings_fini(&s);
+	config_free(c);
+
+	/* GUESTS too; a GUEST_COUNT that disagrees is an error naming the list */
+	c = conf("LIBVIRT_URI=test:///default\nGUESTS=\"vm-a vm-b\"\n");
+	ck_assert_int_eq(virt_settings_load(c, "h.conf", 3, NULL, &s, &d), -EINVAL);
+	ck_assert_msg(strstr(d.text, "GUESTS names 2 domains but GUEST_COUNT is 3"), "%s", d.text);
+	ck_assert_int_eq(d.line, 2);
+	virt_settings_fini(&s);
+	config_free(c);
+}
+END_TEST
+
 static void expect_error(const char *text, unsigned count, const char *want, int line)
 {
 	struct config *c = conf(text);
@@ -608,6 +632,7 @@ static Suite *suite(void)
 	tcase_add_test(t, console_scan);
 	tcase_add_test(t, console_scan_real_log);
 	tcase_add_test(t, settings_template_guests);
+	tcase_add_test(t, settings_mmtests_vms);
 	tcase_add_test(t, settings_errors_name_the_place);
 	tcase_add_test(t, settings_existing_defaults);
 	suite_add_tcase(s, t);
