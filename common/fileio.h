@@ -12,7 +12,7 @@ int fileio_write_all(int fd, const void *buf, size_t len);
 int fileio_mkdir_p(const char *path, mode_t mode);
 /* Reads a whole file of at most max bytes into a new NUL-terminated buffer. */
 int fileio_read_all(const char *path, size_t max, char **out, size_t *len);
-/* Copies src to dst (created 0644, truncated) */
+/* Copies src to dst (created 0644, truncated) and fsyncs dst */
 int fileio_copy(const char *src, const char *dst);
 /* Writes data to path atomically: path.tmp, fsync, rename, fsync the folder */
 int fileio_write_atomic(const char *path, const void *data, size_t len);
