@@ -13,6 +13,7 @@
 
 #include "achan.h"
 #include "agent.h"
+#include "aclock.h"
 #include "clock.h"
 #include "log.h"
 #include "proto.h"
@@ -152,7 +153,7 @@ static void agent_step_results(struct agent *a, int32_t status, int64_t *end_ns)
 /* The child has been reaped: report it and move on to the next step. */
 static void agent_step_finished(struct agent *a)
 {
-	int64_t end = clock_mono_ns();
+	int64_t end = aclock_now();
 	int32_t status = step_exit_status(a->run.wstatus);
 	uint32_t step = sess_current_step(&a->sess);
 	size_t dropped;
@@ -179,7 +180,8 @@ static void agent_step_finished(struct agent *a)
 
 static void agent_sleep_until(int64_t at_ns)
 {
-	struct timespec ts = { .tv_sec = at_ns / NSEC_PER_SEC, .tv_nsec = at_ns % NSEC_PER_SEC };
+	int64_t mono = aclock_to_mono(at_ns);
+	struct timespec ts = { .tv_sec = mono / NSEC_PER_SEC, .tv_nsec = mono % NSEC_PER_SEC };
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
@@ -196,7 +198,7 @@ static void agent_start_step(struct agent *a, const struct sess_action *act)
 	r = step_start(&a->run, st, a->workdir_fd, a->chan.fd);
 	if (r < 0) {
 		char text[PROTO_TEXT_MAX];
-		int64_t now = clock_mono_ns();
+		int64_t now = aclock_now();
 
 		snprintf(text, sizeof(text), "cannot start step %" PRIu32 ": %s", st->index,
 			 strerror(-r));
@@ -206,7 +208,10 @@ static void agent_start_step(struct agent *a, const struct sess_action *act)
 		sess_step_done(&a->sess, now, 127);
 		return;
 	}
-	if (act->at_ns && a->run.start_ns > act->at_ns)
+	/* Late means the go itself came after its instant (the host should
+	 * send it earlier); waking a little after it is the skew, measured
+	 * by the start instant itself. */
+	if (act->at_ns && a->rx_ns > act->at_ns && a->run.start_ns > act->at_ns)
 		late = a->run.start_ns - act->at_ns;
 	sess_step_started(&a->sess, a->run.start_ns, late);
 	a->running = true;
@@ -353,7 +358,7 @@ static void agent_read_channel(struct agent *a, bool hup)
 		ssize_t n = read(a->chan.fd, agent_rx, sizeof(agent_rx));
 
 		if (n > 0) {
-			a->rx_ns = clock_mono_ns();
+			a->rx_ns = aclock_now();
 			/* The host is there: the next outage starts from a short wait. */
 			a->backoff_ns = AGENT_BACKOFF_MIN_NS;
 			proto_decoder_feed(&a->dec, agent_rx, (size_t)n, agent_on_event, a);

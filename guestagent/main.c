@@ -5,11 +5,13 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "achan.h"
+#include "aclock.h"
 #include "agent.h"
 #include "log.h"
 #include "proto.h"
@@ -29,6 +31,9 @@ static void usage(FILE *f)
 		"                      instead of / (for tests)\n"
 		"  --node NAME         the node name sent to the host (default: hostname)\n"
 		"  --work-dir DIR      where command steps run (default: the current folder)\n"
+		"  --clock-offset-ns N, --clock-drift-ppm P, --clock-jitter-ns J\n"
+		"                      tests only: report instants on a synthetic clock N ns\n"
+		"                      ahead, drifting P ppm, with +/-J ns of noise\n"
 		"  -v, --verbose       log debug messages too\n"
 		"  -h, --help          show this help\n"
 		"  -V, --version       show the version\n");
@@ -66,6 +71,9 @@ int main(int argc, char **argv)
 		{ "sysfs-root", required_argument, NULL, 'r' },
 		{ "node", required_argument, NULL, 'n' },
 		{ "work-dir", required_argument, NULL, 'w' },
+		{ "clock-offset-ns", required_argument, NULL, 'O' },
+		{ "clock-drift-ppm", required_argument, NULL, 'D' },
+		{ "clock-jitter-ns", required_argument, NULL, 'J' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -73,7 +81,10 @@ int main(int argc, char **argv)
 	};
 	struct agent_opts o = { .channel_fd = -1, .root = "", .work_dir = "." };
 	char host[PROTO_NAME_MAX];
-	bool verbose = false;
+	bool verbose = false, synthetic = false;
+	long long clock_offset = 0, clock_jitter = 0;
+	double clock_drift = 0;
+	char *end;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "vhV", longopts, NULL)) != -1) {
@@ -99,6 +110,24 @@ int main(int argc, char **argv)
 		case 'w':
 			o.work_dir = optarg;
 			break;
+		case 'O':
+		case 'J':
+			errno = 0;
+			*(c == 'O' ? &clock_offset : &clock_jitter) = strtoll(optarg, &end, 10);
+			if (errno || end == optarg || *end) {
+				fprintf(stderr, "guestagent: '%s' is not a number of nanoseconds\n", optarg);
+				return 2;
+			}
+			synthetic = true;
+			break;
+		case 'D':
+			clock_drift = strtod(optarg, &end);
+			if (end == optarg || *end || clock_drift < -1e5 || clock_drift > 1e5) {
+				fprintf(stderr, "guestagent: --clock-drift-ppm '%s' is not a drift\n", optarg);
+				return 2;
+			}
+			synthetic = true;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -113,6 +142,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (synthetic)
+		aclock_set_synthetic(clock_offset, clock_drift, clock_jitter);
 	if (optind < argc) {
 		fprintf(stderr, "guestagent: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
@@ -141,5 +172,8 @@ int main(int argc, char **argv)
 		o.node = host;
 	}
 	log_init("guestagent", verbose ? LOG_LVL_DEBUG : LOG_LVL_INFO);
+	/* A scheduled go sleeps until an absolute instant: the default 50 us of
+	 * timer slack would be 50 us of skew. */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	return agent_run(&o);
 }

@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "log.h"
 #include "session.h"
+#include "aclock.h"
 #include "xalloc.h"
 
 void sess_init(struct session *s, struct outq *q, const struct sess_identity *id,
@@ -267,7 +268,7 @@ static struct sess_action sess_go(struct session *s, const struct proto_msg *m)
 			  m->u.go.step, sess_current_step(s), (int)s->phase);
 		return act;
 	}
-	if (at > 0 && at - clock_mono_ns() > SESS_GO_AHEAD_MAX) {
+	if (at > 0 && at - aclock_now() > SESS_GO_AHEAD_MAX) {
 		char text[PROTO_TEXT_MAX];
 
 		snprintf(text, sizeof(text), "go for step %" PRIu32 " at %" PRId64
@@ -292,7 +293,7 @@ static void sess_pong(struct session *s, const struct proto_msg *ping, int64_t r
 	m.u.ping.seq = ping->u.ping.seq;
 	m.u.ping.t1 = ping->u.ping.t1;
 	m.u.ping.t2 = rx_ns;
-	m.u.ping.t3 = clock_mono_ns();
+	m.u.ping.t3 = aclock_now();
 	sess_send(s, &m, OUTQ_PRIO, false);
 }
 

@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "step.h"
+#include "aclock.h"
 
 void step_run_init(struct step_run *r)
 {
@@ -96,7 +97,7 @@ int step_start(struct step_run *r, const struct proto_step *st, int workdir_fd, 
 	r->units = st->units;
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
-	r->start_ns = clock_mono_ns();
+	r->start_ns = aclock_now();
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;

@@ -19,7 +19,8 @@
 static const char *const host_keys[] = {
 	"GUEST_KIND", "GUEST_COUNT", "HOST_RUNS_BENCHMARKS", "BARRIER_TIMEOUT",
 	"STEP_TIMEOUT", "ON_GUEST_FAILURE", "RELEASE_RT_PRIORITY", "GUEST_SSH_USER",
-	"GUEST_SSH_KEY", "GUEST_HARNESS_DIR", "GUEST_SSH_TIMEOUT", NULL,
+	"GUEST_SSH_KEY", "GUEST_HARNESS_DIR", "GUEST_SSH_TIMEOUT", "RELEASE", "RELEASE_LEAD", "LOCAL_GUEST_CLOCK_OFFSET_NS",
+	"LOCAL_GUEST_CLOCK_DRIFT_PPM", "LOCAL_GUEST_CLOCK_JITTER_NS", NULL,
 };
 static const char *const guest_keys[] = {
 	"MMTESTS", "BENCHMARKS", "MMTEST_ITERATIONS", "ITERATIONS", "CPU_PROBE_UNITS", NULL,
@@ -66,6 +67,8 @@ static int load_host(const struct config *c, const char *path, const char *defau
 {
 	static const char *const kinds[] = { "local", "libvirt", NULL };
 	static const char *const policies[] = { "abort", "continue", NULL };
+	static const char *const releases[] = { "scheduled", "immediate", NULL };
+	int release = RELEASE_SCHEDULED;
 	int64_t count = 1, rt = 1;
 	int kind = GUEST_KIND_LOCAL, policy = ON_FAILURE_ABORT;
 
@@ -77,7 +80,17 @@ static int load_host(const struct config *c, const char *path, const char *defau
 	    config_get_seconds(c, "BARRIER_TIMEOUT", 0.001, 86400 * 7, &e->barrier_timeout_s, d) < 0 ||
 	    config_get_seconds(c, "STEP_TIMEOUT", 0.001, 86400 * 7, &e->step_timeout_s, d) < 0 ||
 	    config_get_choice(c, "ON_GUEST_FAILURE", policies, &policy, d) < 0 ||
-	    config_get_int(c, "RELEASE_RT_PRIORITY", 0, 99, &rt, d) < 0)
+	    config_get_int(c, "RELEASE_RT_PRIORITY", 0, 99, &rt, d) < 0 ||
+	    config_get_choice(c, "RELEASE", releases, &release, d) < 0 ||
+	    config_get_seconds(c, "RELEASE_LEAD", 0, 10, &e->release_lead_s, d) < 0)
+		return -EINVAL;
+	e->release = (enum release_mode)release;
+	if (config_get_int(c, "LOCAL_GUEST_CLOCK_OFFSET_NS", -INT64_MAX / 4, INT64_MAX / 4,
+			   &e->local_clock_offset_ns, d) < 0 ||
+	    config_get_int(c, "LOCAL_GUEST_CLOCK_JITTER_NS", 0, 1000000000, &e->local_clock_jitter_ns,
+			   d) < 0 ||
+	    config_get_seconds(c, "LOCAL_GUEST_CLOCK_DRIFT_PPM", -100000, 100000,
+			       &e->local_clock_drift_ppm, d) < 0)
 		return -EINVAL;
 	e->release_rt_priority = (int)rt;
 	e->guest_kind = (enum guest_kind)kind;

@@ -19,6 +19,11 @@ enum guest_kind {
 	GUEST_KIND_LIBVIRT, /* libvirt domains, the agent pushed in over SSH */
 };
 
+enum release_mode {
+	RELEASE_SCHEDULED, /* go carries an instant, each agent sleeps until it */
+	RELEASE_IMMEDIATE, /* go is written to every channel back to back, start at once */
+};
+
 enum failure_policy {
 	ON_FAILURE_ABORT,    /* the first participant lost ends the run */
 	ON_FAILURE_CONTINUE, /* the others go on without it */
@@ -33,6 +38,13 @@ struct experiment {
 	double step_timeout_s;
 	enum failure_policy on_failure;
 	int release_rt_priority; /* SCHED_FIFO priority while writing go; 0: off */
+	enum release_mode release;
+	double release_lead_s;   /* how far ahead a scheduled go is sent; 0: auto */
+
+	/* GUEST_KIND=local: a synthetic clock for the local guests (the test
+	 * double of a guest's own clock); all zero: they share the host's */
+	int64_t local_clock_offset_ns, local_clock_jitter_ns;
+	double local_clock_drift_ppm;
 
 	/* GUEST_KIND=libvirt */
 	struct virt_settings virt;

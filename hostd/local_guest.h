@@ -19,10 +19,12 @@ struct local_guest {
 	void *data;
 };
 
-/* Starts agent_path --channel-fd 3 --node NODE --work-dir WORK_DIR with its
- * stderr into log_path.  *host_fd is the host's end of the socketpair. */
+/* Starts agent_path --channel-fd 3 --node NODE --work-dir WORK_DIR [extra
+ * arguments, NULL-terminated, may be NULL] with its stderr into log_path.
+ * *host_fd is the host's end of the socketpair. */
 int local_guest_spawn(uv_loop_t *loop, struct local_guest *g, const char *agent_path,
-		      const char *node, const char *work_dir, const char *log_path, int *host_fd);
+		      const char *node, const char *work_dir, const char *const *extra,
+		      const char *log_path, int *host_fd);
 /* Sends sig if the process still runs. */
 void local_guest_kill(struct local_guest *g, int sig);
 

@@ -20,6 +20,7 @@
 
 static void release(struct run *r);
 static void deadline_cb(uv_timer_t *t);
+static void send_ping(struct run *r, struct participant *p);
 static void finish(struct run *r, enum run_status st, const char *reason);
 
 static int64_t s_to_ns(double s)
@@ -149,6 +150,96 @@ void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 
 /* ---- the coordinator ------------------------------------------------- */
 
+/* The smallest lead a scheduled go may have: the writes and wake-ups on the
+ * host, or a few of the slowest recent round trips to a guest. */
+static int64_t lead_floor(const struct run *r)
+{
+	int64_t lead = RUN_LEAD_BASE_NS + (int64_t)barrier_in_run_count(r->barrier) *
+						  RUN_LEAD_PER_NODE_NS;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct participant *p = &r->p[i];
+		if (barrier_in_run(r->barrier, i) && !p->clock_shared &&
+		    p->clock.max_delay_ns * RUN_LEAD_RTTS > lead)
+			lead = p->clock.max_delay_ns * RUN_LEAD_RTTS;
+	}
+	return lead < RUN_LEAD_MAX_NS ? lead : RUN_LEAD_MAX_NS;
+}
+
+/* How far ahead a scheduled go goes out: RELEASE_LEAD, or learnt: a
+ * barrier where someone started late grows it by that much and a margin;
+ * barriers where nobody was late let it shrink back slowly to the floor. */
+static int64_t release_lead(struct run *r)
+{
+	if (r->exp->release_lead_s > 0)
+		return s_to_ns(r->exp->release_lead_s);
+	int64_t floor = lead_floor(r);
+	if (r->lead_ns < floor)
+		r->lead_ns = floor;
+	return r->lead_ns;
+}
+
+void run_lead_learn(struct run *r, int64_t max_late_ns)
+{
+	if (max_late_ns > 0)
+		r->lead_ns += max_late_ns + RUN_LEAD_MARGIN_NS;
+	else
+		r->lead_ns -= r->lead_ns / RUN_LEAD_SHRINK;
+	if (r->lead_ns > RUN_LEAD_MAX_NS)
+		r->lead_ns = RUN_LEAD_MAX_NS;
+}
+
+/* The common instant of a scheduled release on the host's clock, or 0 to
+ * release immediately (asked for, or a clock not known well enough). */
+static int64_t scheduled_instant(struct run *r)
+{
+	if (r->exp->release != RELEASE_SCHEDULED)
+		return 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct participant *p = &r->p[i];
+		if (!barrier_in_run(r->barrier, i) || p->clock_shared)
+			continue;
+		if (!p->clock_ready || p->clock.samples == 0 ||
+		    p->clock.bound_ns > RUN_CLOCK_BOUND_MAX_NS) {
+			if (!r->warned_immediate) {
+				progress_clear(r);
+				log_warn("%s: its clock offset is %s: releasing immediately instead "
+					 "of at a common instant",
+					 p->node.name,
+					 p->clock_ready && p->clock.samples ? "too uncertain" : "unknown");
+				r->warned_immediate = true;
+			}
+			return 0;
+		}
+	}
+	return clock_mono_ns() + release_lead(r);
+}
+
+/* One go for everybody, encoded once. */
+static void send_go_all(struct run *r, uint32_t k)
+{
+	struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
+	go.u.go.step = k;
+	r->go_buf.len = 0;
+	proto_encode(&go, &r->go_buf);
+	for (size_t i = 0; i < r->n; i++)
+		if (barrier_in_run(r->barrier, i))
+			node_send_bytes(&r->p[i].node, r->go_buf.data, r->go_buf.len);
+}
+
+/* Each go carries the instant on its agent's own clock. */
+static void send_go_scheduled(struct run *r, uint32_t k, int64_t at)
+{
+	struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
+	go.u.go.step = k;
+	for (size_t i = 0; i < r->n; i++) {
+		struct participant *p = &r->p[i];
+		if (!barrier_in_run(r->barrier, i))
+			continue;
+		go.u.go.at_ns = p->clock_shared ? at : clock_offset_to_guest(&p->clock, at);
+		node_send(&p->node, &go);
+	}
+}
+
 static void release(struct run *r)
 {
 	uint32_t k = barrier_step(r->barrier), n = barrier_nsteps(r->barrier);
@@ -167,10 +258,6 @@ static void release(struct run *r)
 		r->rec.ready_ns[i] = barrier_in_run(r->barrier, i) ? barrier_ready_ns(r->barrier, i) : 0;
 	r->rec.last_ready_ns = barrier_last_ready_ns(r->barrier);
 
-	struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
-	go.u.go.step = k;
-	r->go_buf.len = 0;
-	proto_encode(&go, &r->go_buf);
 	for (size_t i = 0; i < r->n; i++) {
 		if (!barrier_in_run(r->barrier, i))
 			continue;
@@ -179,13 +266,19 @@ static void release(struct run *r)
 		p->started = p->done = false;
 		p->results_in_step = 0;
 		p->output_in_step = 0;
+		/* a pong now would come back after the agent's sleep until the
+		 * instant, and measure that: forget the ping in flight */
+		p->ping_inflight = false;
 	}
+	int64_t at = scheduled_instant(r);
+	r->rec.release_at_ns = at;
 	/* Only writes between the two stamps: this is the release. */
 	bool boosted = rtprio_boost(&r->rtprio);
 	int64_t first = clock_mono_ns();
-	for (size_t i = 0; i < r->n; i++)
-		if (barrier_in_run(r->barrier, i))
-			node_send_bytes(&r->p[i].node, r->go_buf.data, r->go_buf.len);
+	if (at == 0)
+		send_go_all(r, k);
+	else
+		send_go_scheduled(r, k, at);
 	int64_t last = clock_mono_ns();
 	if (boosted)
 		rtprio_restore(&r->rtprio);
@@ -210,6 +303,12 @@ static void on_ready(struct run *r, struct participant *p, uint32_t step)
 		/* Its go was lost in a resync; the step is still its own. */
 		struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
 		go.u.go.step = step;
+		/* the same instant as everybody's; if it passed, the agent starts
+		 * at once and reports how late */
+		if (r->rec.step == step && r->rec.release_at_ns)
+			go.u.go.at_ns = p->clock_shared
+						? r->rec.release_at_ns
+						: clock_offset_to_guest(&p->clock, r->rec.release_at_ns);
 		node_send(&p->node, &go);
 		return;
 	}
@@ -218,6 +317,10 @@ static void on_ready(struct run *r, struct participant *p, uint32_t step)
 		     barrier_step(r->barrier));
 		return;
 	case BARRIER_WAIT:
+		/* waiting for the others: a good moment to refresh its clock,
+		 * between steps and never during one */
+		if (!p->clock_shared && p->clock_ready && !p->ping_inflight)
+			send_ping(r, p);
 		arm_deadline(r);
 		progress(r);
 		return;
@@ -239,8 +342,6 @@ static void send_plan(struct run *r, struct participant *p)
 		run_fail(r, p, "cannot send the plan: %s", strerror(-e));
 }
 
-static void send_ping(struct run *r, struct participant *p);
-
 static void on_hello(struct run *r, struct participant *p, const struct proto_msg *m)
 {
 	if (strcmp(m->u.hello.node, p->node.name) != 0) {
@@ -261,9 +362,9 @@ static void on_hello(struct run *r, struct participant *p, const struct proto_ms
 		run_manifest_write(r);
 	/* A guest's start instants mean something only on the host's clock:
 	 * measure its offset before it can reach the first barrier. */
-	if (p->clock_shared || p->clock.samples >= RUN_CLOCK_EXCHANGES)
+	if (p->clock_shared || p->clock_ready)
 		send_plan(r, p);
-	else
+	else if (!p->ping_inflight)
 		send_ping(r, p);
 }
 
@@ -272,6 +373,7 @@ static void send_ping(struct run *r, struct participant *p)
 	struct proto_msg m = { .type = PROTO_PING, .version = PROTO_VERSION };
 	m.u.ping.seq = ++p->ping_seq;
 	p->ping_t1 = m.u.ping.t1 = clock_mono_ns();
+	p->ping_inflight = true;
 	int e = node_send(&p->node, &m);
 	if (e < 0)
 		run_fail(r, p, "cannot send a ping: %s", strerror(-e));
@@ -281,21 +383,31 @@ static void on_pong(struct run *r, struct participant *p, const struct proto_msg
 {
 	/* Only the answer to the ping in flight counts: a late one would pair
 	 * the wrong t4 with it. */
-	if (p->clock_shared || m->u.ping.seq != p->ping_seq || m->u.ping.t1 != p->ping_t1 ||
-	    p->clock.samples >= RUN_CLOCK_EXCHANGES)
+	if (p->clock_shared || !p->ping_inflight || m->u.ping.seq != p->ping_seq ||
+	    m->u.ping.t1 != p->ping_t1)
 		return;
-	if (!clock_offset_add(&p->clock, p->ping_t1, m->u.ping.t2, m->u.ping.t3, p->node.rx_ns)) {
-		run_fail(r, p, "its clock answers are impossible (t2=%" PRId64 " t3=%" PRId64 ")",
-			 m->u.ping.t2, m->u.ping.t3);
-		return;
-	}
-	if (p->clock.samples < RUN_CLOCK_EXCHANGES) {
+	p->ping_inflight = false;
+	p->clock_attempts++;
+	/* An impossible exchange (a clock that ran backwards, or lies) is left
+	 * out; a clock with no possible exchange at all is not used for a
+	 * common instant. */
+	if (!clock_offset_add(&p->clock, p->ping_t1, m->u.ping.t2, m->u.ping.t3, p->node.rx_ns) &&
+	    p->clock_attempts == RUN_CLOCK_EXCHANGES)
+		run_add_event(r, p, 0, "its clock answers to pings are impossible (t3 before t2)");
+	if (p->clock_ready)
+		return; /* a refresh between steps */
+	if (p->clock_attempts < RUN_CLOCK_EXCHANGES) {
 		send_ping(r, p);
 		return;
 	}
-	log_info("%s: clock offset %+.3f ms, bound %.1f us (%u exchanges)", p->node.name,
-		 (double)p->clock.offset_ns / 1e6, (double)p->clock.bound_ns / 1e3,
-		 p->clock.samples);
+	p->clock_ready = true;
+	if (p->clock.samples)
+		log_info("%s: clock offset %+.3f ms, bound %.1f us (%u exchanges)", p->node.name,
+			 (double)p->clock.offset_ns / 1e6, (double)p->clock.bound_ns / 1e3,
+			 p->clock.samples);
+	else
+		log_warn("%s: none of %u clock exchanges was possible: its start instants "
+			 "cannot be put on the host's clock", p->node.name, p->clock_attempts);
 	run_manifest_write(r);
 	send_plan(r, p);
 }
@@ -576,7 +688,9 @@ static int setup(struct run *r)
 		node_init(&p->node, name, i, p, &participant_ops);
 		p->run = r;
 		p->guest_index = i;
-		p->clock_shared = p->kind != PART_LIBVIRT;
+		p->clock_shared = p->kind == PART_HOST ||
+				  (p->kind == PART_LOCAL && !e->local_clock_offset_ns &&
+				   !e->local_clock_drift_ppm && !e->local_clock_jitter_ns);
 		if ((err = results_node_dir(r->results, name, NULL)) < 0) {
 			log_error("cannot create %s/nodes/%s: %s", results_path(r->results), name,
 				  strerror(-err));

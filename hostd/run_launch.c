@@ -71,10 +71,18 @@ static int launch_process(struct run *r, struct participant *p)
 	int fd = -1;
 	p->proc.data = p;
 	p->proc.exited = on_exited;
+	/* the test double of a guest's own clock */
+	char offset[32], drift[32], jitter[32];
+	const struct experiment *x = r->exp;
+	snprintf(offset, sizeof(offset), "%lld", (long long)x->local_clock_offset_ns);
+	snprintf(drift, sizeof(drift), "%g", x->local_clock_drift_ppm);
+	snprintf(jitter, sizeof(jitter), "%lld", (long long)x->local_clock_jitter_ns);
+	const char *const synthetic[] = { "--clock-offset-ns", offset, "--clock-drift-ppm", drift,
+					  "--clock-jitter-ns", jitter, NULL };
 	e = fileio_mkdir_p(work, 0755);
 	if (e == 0)
 		e = local_guest_spawn(r->loop, &p->proc, r->opt->agent_path, p->node.name, work,
-				      log_path, &fd);
+				      p->clock_shared ? NULL : synthetic, log_path, &fd);
 	if (e < 0)
 		log_error("cannot start the agent of %s (%s): %s", p->node.name, r->opt->agent_path,
 			  e < -1000 ? uv_strerror(e) : strerror(-e));

@@ -32,6 +32,19 @@
 /* Ping/pong exchanges per guest before its plan: the best of them sets the
  * guest's clock offset (bench: 16 exchanges take ~5 ms on a TCG guest). */
 #define RUN_CLOCK_EXCHANGES 16
+/* A scheduled release needs every clock known this well; else that barrier
+ * is released immediately, with a warning. */
+#define RUN_CLOCK_BOUND_MAX_NS (5 * 1000 * 1000LL)
+/* Automatic lead of a scheduled go: the writes and wake-ups on the host
+ * (base + per participant), or a few of the slowest recent round trips to
+ * a guest, whichever is longer; never more than the cap. */
+#define RUN_LEAD_BASE_NS (300 * 1000LL)
+#define RUN_LEAD_PER_NODE_NS (10 * 1000LL)
+#define RUN_LEAD_RTTS 3
+#define RUN_LEAD_MAX_NS (100 * 1000 * 1000LL)
+/* learning the lead: grow by the lateness seen plus this, shrink by 1/N */
+#define RUN_LEAD_MARGIN_NS (50 * 1000LL)
+#define RUN_LEAD_SHRINK 32
 
 enum run_status { RUN_RUNNING, RUN_COMPLETE, RUN_DEGRADED, RUN_ABORTED, RUN_INTERRUPTED };
 
@@ -54,6 +67,9 @@ struct participant {
 	/* the agent's clock: shared for processes on the host, estimated by
 	 * ping/pong for guests before they get their plan */
 	bool clock_shared;
+	bool clock_ready;       /* the first RUN_CLOCK_EXCHANGES are in */
+	unsigned clock_attempts; /* pongs that answered our ping, possible or not */
+	bool ping_inflight;
 	struct clock_offset clock;
 	uint64_t ping_seq;
 	int64_t ping_t1;
@@ -83,6 +99,7 @@ struct participant {
  * participant released into it has started (or left). */
 struct step_record {
 	uint32_t step; /* 0: none pending */
+	int64_t release_at_ns; /* scheduled: the common instant; 0: immediate */
 	int64_t go_first_ns, go_last_ns, last_ready_ns;
 	int64_t *ready_ns;   /* per participant, 0: not released */
 	int64_t *started_ns; /* per participant, 0: not yet */
@@ -119,6 +136,8 @@ struct run {
 	bool finishing;
 	char reason[512];
 	json_object *failures, *events;
+	bool warned_immediate;  /* said once why a scheduled release fell back */
+	int64_t lead_ns;        /* the lead of scheduled releases, learnt */
 	unsigned events_dropped;
 	uint64_t samples_written;
 };
@@ -128,6 +147,8 @@ void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Every participant was started (or failed to): the barriers' clocks run. */
 void run_launched(struct run *r);
+/* The latest lateness of a scheduled release, to learn the lead from. */
+void run_lead_learn(struct run *r, int64_t max_late_ns);
 /* While finishing: ends the loop once everything is down. */
 void run_gone_check(struct run *r);
 

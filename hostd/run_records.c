@@ -9,6 +9,7 @@ void run_record_reset(struct run *r, uint32_t step)
 {
 	struct step_record *rec = &r->rec;
 	rec->step = step;
+	rec->release_at_ns = 0;
 	rec->go_first_ns = rec->go_last_ns = rec->last_ready_ns = 0;
 	memset(rec->ready_ns, 0, r->n * sizeof(int64_t));
 	memset(rec->started_ns, 0, r->n * sizeof(int64_t));
@@ -68,6 +69,10 @@ void run_record_flush(struct run *r, bool force)
 	json_object_object_add(o, "benchmark", json_object_new_string(s->benchmark));
 	json_object_object_add(o, "iteration", json_object_new_int64(s->iteration));
 	json_object_object_add(o, "clock", json_object_new_string("host-monotonic"));
+	json_object_object_add(o, "release",
+			       json_object_new_string(rec->release_at_ns ? "scheduled" : "immediate"));
+	if (rec->release_at_ns)
+		json_object_object_add(o, "release_at_ns", json_object_new_int64(rec->release_at_ns));
 	json_object_object_add(o, "ready_ns", node_map(r, rec->ready_ns));
 	json_object_object_add(o, "go_sent_ns", json_object_new_int64(rec->go_first_ns));
 	json_object_object_add(o, "go_last_ns", json_object_new_int64(rec->go_last_ns));
@@ -75,6 +80,15 @@ void run_record_flush(struct run *r, bool force)
 			       json_object_new_int64(rec->go_last_ns - rec->last_ready_ns));
 	json_object_object_add(o, "started_ns", node_map(r, rec->started_ns));
 	json_object_object_add(o, "late_ns", node_map(r, rec->late_ns));
+	if (rec->release_at_ns) {
+		int64_t max_late = 0;
+		for (size_t i = 0; i < r->n; i++)
+			if (rec->ready_ns[i] && rec->late_ns[i] > max_late)
+				max_late = rec->late_ns[i];
+		json_object_object_add(o, "lead_ns",
+				       json_object_new_int64(rec->release_at_ns - rec->go_first_ns));
+		run_lead_learn(r, max_late);
+	}
 	json_object *offsets = json_object_new_object();
 	for (size_t i = 0; i < r->n; i++) {
 		const struct participant *p = &r->p[i];
@@ -83,7 +97,8 @@ void run_record_flush(struct run *r, bool force)
 		json_object *c = json_object_new_object();
 		json_object_object_add(c, "method",
 				       json_object_new_string(p->clock_shared ? "shared" : "ping"));
-		json_object_object_add(c, "offset_ns", json_object_new_int64(p->clock.offset_ns));
+		json_object_object_add(c, "offset_ns", json_object_new_int64(
+			p->clock_shared ? 0 : clock_offset_at(&p->clock, rec->go_first_ns)));
 		json_object_object_add(c, "bound_ns", json_object_new_int64(p->clock.bound_ns));
 		json_object_object_add(offsets, p->node.name, c);
 	}

@@ -257,6 +257,83 @@ START_TEST(test_interrupted_by_sigterm)
 }
 END_TEST
 
+/* Local guests on a synthetic clock 7 s ahead and drifting 200 ppm: hostd
+ * must find the offset by ping/pong, release at a common instant, and
+ * report starts on its own clock (else the skew would be 7 s). */
+START_TEST(test_synthetic_clock_found)
+{
+	write_file("h.conf", "GUEST_COUNT=3\nHOST_RUNS_BENCHMARKS=yes\n"
+			     "LOCAL_GUEST_CLOCK_OFFSET_NS=7000000000\nLOCAL_GUEST_CLOCK_DRIFT_PPM=200\n",
+		   0644);
+	write_file("g.conf", "MMTESTS=cpu-probe\nITERATIONS=10\nCPU_PROBE_UNITS=1000\n", 0644);
+	ck_assert_int_eq(run_hostd(NULL), 0);
+	size_t n;
+	json_object **b = read_ndjson("barriers.ndjson", &n);
+	ck_assert_uint_eq(n, 10);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_str_eq(jstr(b[i], "release"), "scheduled");
+		ck_assert_int_lt(jint(b[i], "skew_ns"), 100 * 1000 * 1000);
+		json_object *offs = json_object_object_get(b[i], "clock_offsets");
+		json_object *g1 = json_object_object_get(offs, "guest-1");
+		json_object *host = json_object_object_get(offs, "host");
+		ck_assert_str_eq(jstr(g1, "method"), "ping");
+		ck_assert_str_eq(jstr(host, "method"), "shared");
+		/* the truth is 7 s plus at most 200 ppm of a run of a few
+		 * seconds; the estimate may miss it by its bound */
+		int64_t err = jint(g1, "offset_ns") - 7000000000LL;
+		ck_assert_int_ge(err, -jint(g1, "bound_ns") - 1000);
+		ck_assert_int_le(err, jint(g1, "bound_ns") + 5 * 200 * 1000);
+	}
+	free_ndjson(b, n);
+}
+END_TEST
+
+START_TEST(test_late_go_reported)
+{
+	/* a lead of 1 us: every go arrives after its instant */
+	write_file("h.conf", "GUEST_COUNT=2\nRELEASE_LEAD=0.000001\n", 0644);
+	write_file("g.conf", "MMTESTS=cpu-probe\nITERATIONS=5\nCPU_PROBE_UNITS=1000\n", 0644);
+	ck_assert_int_eq(run_hostd(NULL), 0);
+	size_t n, late = 0;
+	json_object **b = read_ndjson("barriers.ndjson", &n);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_str_eq(jstr(b[i], "release"), "scheduled");
+		late += json_object_object_length(json_object_object_get(b[i], "late_ns"));
+	}
+	free_ndjson(b, n);
+	ck_assert_uint_gt(late, 0);
+}
+END_TEST
+
+START_TEST(test_unusable_clock_falls_back)
+{
+	/* 20 ms of noise on the guests' clock: no offset is known well enough
+	 * for a common instant, so every barrier is released immediately */
+	write_file("h.conf", "GUEST_COUNT=2\nLOCAL_GUEST_CLOCK_JITTER_NS=20000000\n", 0644);
+	write_file("g.conf", "MMTESTS=cpu-probe\nITERATIONS=3\nCPU_PROBE_UNITS=1000\n", 0644);
+	ck_assert_int_eq(run_hostd(NULL), 0);
+	size_t n;
+	json_object **b = read_ndjson("barriers.ndjson", &n);
+	ck_assert_uint_eq(n, 3);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_str_eq(jstr(b[i], "release"), "immediate");
+	free_ndjson(b, n);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+	ck_assert_ptr_nonnull(strstr(read_text(path), "releasing immediately"));
+
+	/* and immediate when asked for */
+	hostd_test_teardown();
+	hostd_test_setup();
+	write_file("h.conf", "GUEST_COUNT=2\nRELEASE=immediate\n", 0644);
+	write_file("g.conf", "MMTESTS=cpu-probe\nCPU_PROBE_UNITS=1000\n", 0644);
+	ck_assert_int_eq(run_hostd(NULL), 0);
+	b = read_ndjson("barriers.ndjson", &n);
+	ck_assert_str_eq(jstr(b[0], "release"), "immediate");
+	free_ndjson(b, n);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hostd-local");
@@ -271,6 +348,9 @@ int main(void)
 	tcase_add_test(tc, test_garbage_agent);
 	tcase_add_test(tc, test_config_error_names_line);
 	tcase_add_test(tc, test_interrupted_by_sigterm);
+	tcase_add_test(tc, test_synthetic_clock_found);
+	tcase_add_test(tc, test_late_go_reported);
+	tcase_add_test(tc, test_unusable_clock_falls_back);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
