@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "harness.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +97,35 @@ static void after_cb(uv_work_t *w, int status)
 			 j->node);
 	}
 	j->done(j);
+}
+
+int harness_elf_is_static(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	Elf64_Ehdr eh;
+	int r = -ENOEXEC;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 256)
+		goto out;
+	r = 1;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph)) {
+			r = -ENOEXEC;
+			break;
+		}
+		if (ph.p_type == PT_INTERP) {
+			r = 0;
+			break;
+		}
+	}
+out:
+	close(fd);
+	return r;
 }
 
 int harness_push_start(uv_loop_t *loop, struct harness_job *j)

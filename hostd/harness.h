@@ -41,6 +41,11 @@ struct harness_job {
 	uv_work_t work; /* private */
 };
 
+/* 1 when path is an ELF executable without a dynamic loader (PT_INTERP),
+ * 0 when it has one, -errno when it cannot be read or is not ELF.  A guest
+ * may have no libc of ours: only a static agent runs everywhere. */
+int harness_elf_is_static(const char *path);
+
 /* Queues the job; 0 or a libuv error. */
 int harness_push_start(uv_loop_t *loop, struct harness_job *j);
 

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "experiment.h"
+#include "harness.h"
 #include "log.h"
 #include "proto.h"
 #include "run.h"
@@ -40,6 +41,8 @@ static void usage(FILE *f)
 		"  --run-name NAME      name of the run's folder (default: a timestamp)\n"
 		"  --results DIR        where run folders go (default: ./results)\n"
 		"  --agent PATH         the guestagent binary (default: found beside hostd)\n"
+		"  --guest-agent PATH   the agent pushed into libvirt guests, statically linked\n"
+		"                       (default: the --agent binary)\n"
 		"  --state-dir DIR      hostd's SSH key and guests' known_hosts (default: /var/lib/lockstep)\n"
 		"  --no-progress        no progress line, even on a terminal\n"
 		"  --print-public-key   print hostd's SSH public key (made once in the state dir) and exit,\n"
@@ -120,7 +123,7 @@ static int print_public_key(const char *state_dir)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_HOST = 256, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_AGENT, OPT_STATE, OPT_NOPROG,
+	enum { OPT_HOST = 256, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_AGENT, OPT_GUEST_AGENT, OPT_STATE, OPT_NOPROG,
 	       OPT_PUBKEY, OPT_VERSION };
 	static const struct option opts[] = {
 		{ "host-config", required_argument, NULL, OPT_HOST },
@@ -128,6 +131,7 @@ int main(int argc, char **argv)
 		{ "run-name", required_argument, NULL, OPT_RUN },
 		{ "results", required_argument, NULL, OPT_RESULTS },
 		{ "agent", required_argument, NULL, OPT_AGENT },
+		{ "guest-agent", required_argument, NULL, OPT_GUEST_AGENT },
 		{ "state-dir", required_argument, NULL, OPT_STATE },
 		{ "no-progress", no_argument, NULL, OPT_NOPROG },
 		{ "print-public-key", no_argument, NULL, OPT_PUBKEY },
@@ -151,6 +155,7 @@ int main(int argc, char **argv)
 		case OPT_RESULTS: o.results_dir = optarg; break;
 		case OPT_AGENT: agent = xstrdup(optarg); break;
 		case OPT_STATE: o.state_dir = optarg; break;
+		case OPT_GUEST_AGENT: o.guest_agent_path = optarg; break;
 		case OPT_NOPROG: o.progress = false; break;
 		case OPT_PUBKEY: print_key = true; break;
 		case 'v': level = LOG_LVL_DEBUG; break;
@@ -176,6 +181,8 @@ int main(int argc, char **argv)
 		return RUN_EXIT_USAGE;
 	}
 	o.agent_path = agent ? agent : (agent = find_agent());
+	if (!o.guest_agent_path)
+		o.guest_agent_path = o.agent_path;
 	if (access(o.agent_path, X_OK) != 0) {
 		log_error("the guest agent '%s' is not an executable file: %s (use --agent PATH)",
 			  o.agent_path, strerror(errno));
@@ -201,6 +208,18 @@ int main(int argc, char **argv)
 	}
 	print_warnings(h);
 	print_warnings(g);
+	int st = exp.guest_kind == GUEST_KIND_LIBVIRT ? harness_elf_is_static(o.guest_agent_path) : 1;
+	if (st <= 0) {
+		log_error("the agent for guests %s %s: a guest may have no libc of ours; use a "
+			  "statically linked guestagent (--guest-agent PATH, meson -Dstatic_agent=true)",
+			  o.guest_agent_path,
+			  st == 0 ? "is dynamically linked" : "is not an ELF executable");
+		experiment_fini(&exp);
+		config_free(h);
+		config_free(g);
+		free(agent);
+		return RUN_EXIT_USAGE;
+	}
 
 	/* libssh's global state, once, before any session in a worker thread */
 	ssh_init();

@@ -22,6 +22,7 @@ struct run_options {
 	const char *results_dir;
 	const char *run_name; /* NULL: a timestamp */
 	const char *agent_path;
+	const char *guest_agent_path; /* pushed into libvirt guests; must be static */
 	const char *state_dir; /* hostd's own key and known_hosts */
 	bool progress; /* a progress line on a terminal */
 };

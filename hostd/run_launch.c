@@ -177,7 +177,7 @@ static void vm_ready(struct virt_guest *g)
 	free(p->known_hosts);
 	p->known_hosts = xasprintf("%s/known_hosts.d/%s", r->opt->state_dir, p->node.name);
 	j->known_hosts_path = p->known_hosts;
-	j->agent_path = r->opt->agent_path;
+	j->agent_path = r->opt->guest_agent_path;
 	j->remote_dir = x->harness_dir;
 	j->timeout_ms = (int)(x->ssh_timeout_s * 1000);
 	j->connect_timeout_ms = j->timeout_ms;

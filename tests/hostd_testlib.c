@@ -149,3 +149,20 @@ int count_sample(json_object **v, size_t n, const char *node, int step, const ch
 	return k;
 }
 
+
+const char *run_diagnosis(void)
+{
+	static char buf[8192];
+	char path[512];
+	snprintf(path, sizeof(path), "%s/results/t/manifest.json", tmpdir);
+	json_object *m = json_object_from_file(path);
+	json_object *f = m ? json_object_object_get(m, "failures") : NULL;
+	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+	const char *err = read_text(path);
+	size_t len = err ? strlen(err) : 0;
+	snprintf(buf, sizeof(buf), "failures: %s\nstderr (end): %s",
+		 f ? json_object_to_json_string(f) : "(no manifest)",
+		 err ? err + (len > 3000 ? len - 3000 : 0) : "(none)");
+	json_object_put(m);
+	return buf;
+}

@@ -25,6 +25,9 @@ pid_t hostd_test_start(const char *agent, const char *const *extra);
 int hostd_test_wait(pid_t pid);
 int hostd_test_run(const char *agent, const char *const *extra);
 
+/* The manifest's failures and the end of hostd's stderr, for a failing
+ * assertion to show. */
+const char *run_diagnosis(void);
 json_object *manifest(void);
 const char *jstr(json_object *o, const char *key);
 int64_t jint(json_object *o, const char *key);
