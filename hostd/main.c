@@ -99,12 +99,9 @@ static void print_warnings(const struct config *c)
 	const struct config_diag *d;
 	size_t n = config_warnings(c, &d);
 	for (size_t i = 0; i < n; i++) {
-		if (d[i].column)
-			log_warn("%s:%d:%d: %s", d[i].file, d[i].line, d[i].column, d[i].text);
-		else if (d[i].line)
-			log_warn("%s:%d: %s", d[i].file, d[i].line, d[i].text);
-		else
-			log_warn("%s: %s", d[i].file, d[i].text);
+		char line[1024];
+		config_diag_format(&d[i], line, sizeof(line));
+		log_warn("%s", line);
 	}
 }
 
@@ -197,12 +194,9 @@ int main(int argc, char **argv)
 	int loaded = experiment_load(o.host_config, o.guest_config, template, &exp, &h, &g, &d);
 	free(template);
 	if (loaded < 0) {
-		if (d.column)
-			log_error("%s:%d:%d: %s", d.file, d.line, d.column, d.text);
-		else if (d.line)
-			log_error("%s:%d: %s", d.file, d.line, d.text);
-		else
-			log_error("%s: %s", d.file, d.text);
+		char line[1024];
+		config_diag_format(&d, line, sizeof(line));
+		log_error("%s", line);
 		free(agent);
 		return RUN_EXIT_USAGE;
 	}
