@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The comparison options shared by compare and report. */
+#ifndef HOSTCTL_CMP_OPTS_H
+#define HOSTCTL_CMP_OPTS_H
+
+#include "compare.h"
+
+enum { CMP_OPT_TEST = 1000, CMP_OPT_ALPHA, CMP_OPT_CORRECTION, CMP_OPT_FAIL };
+
+#define CMP_OPTS_DEFAULT { .test = CMP_TEST_MWU, .alpha = 0.05, .holm = true }
+
+#define CMP_OPTS_LONG                                                              \
+	{ "test", required_argument, NULL, CMP_OPT_TEST },                         \
+	{ "alpha", required_argument, NULL, CMP_OPT_ALPHA },                       \
+	{ "correction", required_argument, NULL, CMP_OPT_CORRECTION },             \
+	{ "fail-on-regression", required_argument, NULL, CMP_OPT_FAIL }
+
+#define CMP_OPTS_HELP                                                                       \
+	"  --test mann-whitney|welch Mann-Whitney U (default; exact below 50 per side\n"   \
+	"                            without ties, else normal with tie and continuity\n"  \
+	"                            correction) or Welch's t\n"                            \
+	"  --alpha A                 significance level, 0 < A <= 0.5 (default 0.05)\n"     \
+	"  --correction holm|none    Holm-Bonferroni over the tested rows of each pair\n"  \
+	"                            (default holm)\n"                                      \
+	"  --fail-on-regression PCT  exit 3 when a significant change for the worse\n"     \
+	"                            exceeds PCT percent on any row\n"
+
+/* 0 when opt was one of the above and arg was good; -EINVAL (said on
+ * stderr) when bad; -ENOENT when opt is not one of these. */
+int cmp_opts_parse(int opt, const char *arg, struct cmp_opts *o);
+
+#endif

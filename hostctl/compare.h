@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A comparison of runs: the first is the base, each other one is compared
+ * with it.  One row per (benchmark, metric, node), one for the guests taken
+ * together (their mean per iteration) and one for fairness across guests
+ * (Jain's index per iteration).  Holm's correction runs over the tested
+ * rows of each (base, new) pair.  The output modules only print this.
+ */
+#ifndef HOSTCTL_COMPARE_H
+#define HOSTCTL_COMPARE_H
+
+#include "run.h"
+#include "stats.h"
+
+enum cmp_test_kind { CMP_TEST_MWU, CMP_TEST_WELCH };
+
+struct cmp_opts {
+	enum cmp_test_kind test;
+	double alpha;
+	bool holm;
+	bool fail_set;
+	double fail_pct;
+};
+
+enum cmp_kind { CMP_ROW_NODE, CMP_ROW_GUESTS, CMP_ROW_FAIRNESS };
+
+enum cmp_verdict {
+	CMP_BASE,	/* the base run's own cell */
+	CMP_BETTER,	/* significant, in the metric's good direction */
+	CMP_WORSE,	/* significant, in the bad direction */
+	CMP_NO_CHANGE,	/* not significant: "~" */
+	CMP_DIFFERENT,	/* significant, but the centre did not move */
+	CMP_TOO_FEW,	/* the test cannot decide with these sizes */
+	CMP_MISSING,	/* no samples in this run or in the base */
+	CMP_UNTESTABLE, /* e.g. Welch with two different constants */
+};
+
+const char *cmp_verdict_name(enum cmp_verdict v);
+
+struct cmp_cell {
+	bool present;
+	double *values; /* the row's values in this run (fairness: Jain per iteration) */
+	size_t n;
+	struct stats_desc d;
+	double fair_cv, fair_maxmin; /* fairness rows: medians over iterations, NAN if none */
+	/* against the base (cells of runs 1..): */
+	enum cmp_verdict verdict;
+	bool tested, significant, regression;
+	struct stats_test t;
+	double change_pct, p_adj;
+	char why[200]; /* in words, for too few, missing, untestable */
+};
+
+struct cmp_row {
+	enum cmp_kind kind;
+	uint32_t bench, metric, node; /* node: CMP_ROW_NODE only */
+	const char *unit;
+	enum run_better better;
+	struct cmp_cell *cells; /* one per run */
+};
+
+struct cmp_skew {
+	size_t steps, measured, unstarted;
+	double median_ns, max_ns, bound_max_ns; /* NAN when nothing measured */
+};
+
+struct cmp_result {
+	const struct run_dict *dict;
+	const struct run *runs;
+	size_t nruns;
+	struct cmp_opts opts;
+	struct cmp_row *rows;
+	size_t nrows;
+	struct cmp_skew *skew; /* per run */
+	size_t *family;	       /* per run: tests in its Holm family */
+	char **notes;
+	size_t nnotes;
+	bool regression;
+};
+
+/* -EINVAL with a message in e when the runs cannot be compared. */
+int cmp_build(struct cmp_result *c, const struct run *runs, size_t nruns,
+	      const struct run_dict *d, const struct cmp_opts *o, struct run_err *e);
+void cmp_free(struct cmp_result *c);
+const char *cmp_name(const struct cmp_result *c, uint32_t i);
+/* "guest-1", "guests", "fairness" */
+const char *cmp_row_label(const struct cmp_result *c, const struct cmp_row *r);
+
+#endif

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Printing a comparison: text, markdown, CSV and JSON (docs/hostctl.md). */
+#ifndef HOSTCTL_OUT_H
+#define HOSTCTL_OUT_H
+
+#include <stdio.h>
+
+#include "compare.h"
+
+#define OUT_JSON_SCHEMA_VERSION 1
+
+enum out_format { OUT_TEXT, OUT_JSON, OUT_CSV, OUT_MARKDOWN };
+
+int out_parse_format(const char *s, enum out_format *f);
+void out_print(FILE *f, enum out_format fmt, const struct cmp_result *c);
+void out_text(FILE *f, const struct cmp_result *c);
+void out_markdown(FILE *f, const struct cmp_result *c);
+
+/* A table of strings, one per (benchmark, metric), shared by the text,
+ * markdown and HTML printers. */
+struct out_table {
+	size_t ncols, nrows;
+	char **cell; /* nrows * ncols, row-major; NULL prints empty */
+};
+
+#define OUT_COLS 10
+extern const char *const out_headers[OUT_COLS];
+/* Rows [first, first + *count) of c that share rows[first]'s metric. */
+void out_group_table(const struct cmp_result *c, size_t first, size_t *count,
+		     struct out_table *t);
+void out_table_free(struct out_table *t);
+/* "benchmark metric [unit, higher is better]" */
+char *out_group_title(const struct cmp_result *c, const struct cmp_row *r);
+/* Fairness figures of a group in words, or NULL when it has no fairness row. */
+char *out_fairness_words(const struct cmp_result *c, size_t first, size_t count);
+char *out_test_words(const struct cmp_result *c);
+/* 4 significant digits, SI prefix for large and tiny values */
+void out_num(char *buf, size_t len, double v);
+void out_ns(char *buf, size_t len, double ns);
+
+#endif

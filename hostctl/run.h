@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A results folder read back (docs/results.md, schema version 1): the
+ * manifest's identity, every sample and every barrier's skew.  Names
+ * (benchmarks, metrics, nodes) are interned in a dictionary shared by all
+ * the runs of one comparison, so that an index means the same thing in
+ * every run.  Never logs: errors come back as -errno with a message that
+ * names the file, the line and the value.
+ */
+#ifndef HOSTCTL_RUN_H
+#define HOSTCTL_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RUN_SCHEMA_VERSION 1
+/* Bounds on what a results folder may make us allocate. */
+#define RUN_MANIFEST_MAX (16u << 20)
+#define RUN_NDJSON_MAX (512u << 20)
+#define RUN_LINE_MAX (1u << 20)
+#define RUN_NAMES_MAX 100000u
+
+struct run_err {
+	char msg[768];
+};
+
+void run_err_set(struct run_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+struct run_dict {
+	char **names;
+	size_t n, cap;
+	/* open hash of indices + 1 into names, 0 = empty */
+	uint32_t *slots;
+	size_t nslots;
+};
+
+void run_dict_init(struct run_dict *d);
+void run_dict_free(struct run_dict *d);
+/* Index of name, interning it when new; -E2BIG past RUN_NAMES_MAX. */
+int run_dict_intern(struct run_dict *d, const char *name);
+/* Index of name or -1. */
+int run_dict_find(const struct run_dict *d, const char *name);
+
+enum run_better { RUN_BETTER_HIGHER = 1, RUN_BETTER_LOWER = -1 };
+
+struct run_sample {
+	uint32_t bench, metric, node;
+	int64_t iteration;
+	double value;
+};
+
+/* Unit and direction of one (benchmark, metric), as the samples say. */
+struct run_metric {
+	uint32_t bench, metric;
+	char *unit;
+	enum run_better better;
+	char *where; /* file:line of its first sample, for messages */
+};
+
+struct run {
+	char *name, *path, *status;
+	int64_t iterations;
+	/* node indices (dictionary) in the manifest's participant order */
+	uint32_t *nodes;
+	bool *node_is_host;
+	size_t nnodes;
+	struct run_sample *samples; /* sorted by bench, metric, node, iteration */
+	size_t nsamples;
+	struct run_metric *metrics; /* in order of first appearance */
+	size_t nmetrics;
+	/* barrier skew: every non-null skew_ns, in step order */
+	double *skew_ns;
+	size_t nskew, nsteps, steps_unstarted;
+	double skew_bound_max_ns;
+};
+
+/*
+ * Finds a run: arg itself when it is a folder holding manifest.json, else
+ * results_dir/arg.  The path found is stored in *path (new string).
+ */
+int run_locate(const char *arg, const char *results_dir, char **path, struct run_err *e);
+int run_load(struct run *r, const char *path, struct run_dict *d, struct run_err *e);
+void run_free(struct run *r);
+
+bool run_is_host(const struct run *r, uint32_t node);
+/* The (benchmark, metric) entry or NULL. */
+const struct run_metric *run_metric_find(const struct run *r, uint32_t bench, uint32_t metric);
+/* Samples of one (benchmark, metric, node) as a range [*first, *first + return). */
+size_t run_samples_of(const struct run *r, uint32_t bench, uint32_t metric, uint32_t node,
+		      size_t *first);
+/* Samples of one (benchmark, metric), every node. */
+size_t run_samples_metric(const struct run *r, uint32_t bench, uint32_t metric, size_t *first);
+
+#endif

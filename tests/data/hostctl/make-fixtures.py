@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Writes the small results folders the hostctl tests read (run once; the
+output is kept in the tree).  Values are deterministic, chosen so that each
+row's verdict is known without computing anything:
+
+  base, new: 8 iterations, guest-1..3 and host.
+    cpu-probe ops_per_sec (higher): every value of new above every value of
+      base (+20%, guest-3 +10%): U exact p = 2/C(16,8) = 1.55e-4 per node
+      -> better; Jain's index across guests drops in every iteration ->
+      fairness worse.
+    cpu-probe elapsed (lower): new 50% above base, separated -> worse.
+    uname elapsed (lower): new interleaves base (same values shifted by a
+      quarter step) -> "~".
+  few: like base with 3 iterations -> few against few: too few samples.
+  schema2: base with schema_version 2.
+  otherbench: only a benchmark "stream" -> no shared benchmark metric.
+  nonode: new without guest-3.
+  partbench: new without the uname benchmark.
+  nan: base with one value NaN (guest-2, cpu-probe ops_per_sec, iteration 4).
+  unit: base with cpu-probe elapsed in "ms".
+"""
+import json
+import os
+import shutil
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NODES = ["guest-1", "guest-2", "guest-3", "host"]
+
+
+def value(run, bench, metric, node_i, it):
+    k = node_i * 0.37 + it * 1.01  # distinct everywhere: no ties
+    if bench == "cpu-probe" and metric == "ops_per_sec":
+        if run == "new" and node_i == 2:
+            return 1100.0 + k  # guest-3 gains less: fairness drops
+        return (1200.0 if run == "new" else 1000.0) + k
+    if bench == "cpu-probe":
+        return (1.5 if run == "new" else 1.0) + k / 1000
+    return 2.0 + k / 100 + (0.0025 if run == "new" else 0.0)
+
+
+def write_run(name, kind="base", iterations=8, nodes=NODES, schema=1,
+              benches=(("cpu-probe", "ops_per_sec", "ops/s", "higher"),
+                       ("cpu-probe", "elapsed", "s", "lower"),
+                       ("uname", "elapsed", "s", "lower")),
+              nan_at=None, unit_override=None):
+    d = os.path.join(HERE, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    bench_names = []
+    for b in benches:
+        if b[0] not in bench_names:
+            bench_names.append(b[0])
+    plan, step = [], 0
+    samples, barriers = [], []
+    for it in range(1, iterations + 1):
+        for bn in bench_names:
+            step += 1
+            plan.append({"step": step, "benchmark": bn, "iteration": it,
+                         "kind": "command", "command": bn})
+            barriers.append({"step": step, "benchmark": bn, "iteration": it,
+                             "clock": "host-monotonic",
+                             "skew_ns": 1000 * (step % 5 + 1) if step != 3 else None,
+                             "skew_bound_ns": 0,
+                             "not_started": [] if step != 3 else list(nodes)})
+            for ni, node in enumerate(nodes):
+                for (b, metric, unit, better) in benches:
+                    if b != bn:
+                        continue
+                    v = value(kind, b, metric, ni, it)
+                    if unit_override and metric == "elapsed" and b == "cpu-probe":
+                        unit = unit_override
+                    samples.append({"node": node, "benchmark": b, "iteration": it,
+                                    "step": step, "metric": metric,
+                                    "value": v, "unit": unit, "better": better})
+    manifest = {
+        "schema_version": schema, "run": name, "status": "complete",
+        "hostd_version": "0.1.0",
+        "settings": {"guest_kind": "local", "guest_count": len(nodes) - 1,
+                     "host_runs_benchmarks": True, "iterations": iterations},
+        "participants": [{"node": n, "kind": "host" if n == "host" else "local",
+                          "status": "ok"} for n in nodes],
+        "plan": plan, "steps_released": step, "samples": len(samples),
+        "failures": [], "events": [],
+    }
+    with open(os.path.join(d, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2)
+        f.write("\n")
+    with open(os.path.join(d, "samples.ndjson"), "w") as f:
+        for s in samples:
+            line = json.dumps(s, separators=(",", ":"))
+            if nan_at and (s["node"], s["metric"], s["iteration"]) == nan_at \
+                    and s["benchmark"] == "cpu-probe":
+                line = line.replace('"value":%s' % json.dumps(s["value"]), '"value":NaN')
+            f.write(line + "\n")
+    with open(os.path.join(d, "barriers.ndjson"), "w") as f:
+        for b in barriers:
+            f.write(json.dumps(b, separators=(",", ":")) + "\n")
+
+
+write_run("base")
+write_run("new", kind="new")
+write_run("few", iterations=3)
+write_run("schema2", schema=2)
+write_run("otherbench", benches=(("stream", "bandwidth", "B/s", "higher"),))
+write_run("nonode", kind="new", nodes=["guest-1", "guest-2", "host"])
+write_run("partbench", kind="new", benches=(("cpu-probe", "ops_per_sec", "ops/s", "higher"),
+                                           ("cpu-probe", "elapsed", "s", "lower")))
+write_run("nan", nan_at=("guest-2", "ops_per_sec", 4))
+write_run("unit", unit_override="ms")
