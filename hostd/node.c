@@ -73,13 +73,19 @@ int node_send_bytes(struct node *n, const char *data, size_t len)
 	return r;
 }
 
+/* Encoding scratch larger than this is let go after use: a plan is tens of
+ * KiB, sent once, and 128 nodes would each keep one otherwise. */
+#define NODE_SCRATCH_KEEP (8 * 1024)
+
 int node_send(struct node *n, const struct proto_msg *m)
 {
 	n->out.len = 0;
 	int r = proto_encode(m, &n->out);
-	if (r < 0)
-		return r;
-	return node_send_bytes(n, n->out.data, n->out.len);
+	if (r == 0)
+		r = node_send_bytes(n, n->out.data, n->out.len);
+	if (n->out.cap > NODE_SCRATCH_KEEP)
+		proto_buf_free(&n->out);
+	return r;
 }
 
 void node_resync(struct node *n)

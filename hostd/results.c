@@ -38,6 +38,7 @@ struct results {
 	pthread_mutex_t lock;
 	pthread_cond_t wake, idle;
 	struct item *head, **tail;
+	struct item *manifest; /* the manifest waiting in the queue, if any */
 	bool busy, stopping;
 	int error;
 	char error_what[64];
@@ -150,6 +151,7 @@ static void *writer_main(void *arg)
 		struct item *batch = r->head;
 		r->head = NULL;
 		r->tail = &r->head;
+		r->manifest = NULL;
 		r->busy = true;
 		pthread_mutex_unlock(&r->lock);
 
@@ -178,6 +180,8 @@ static void enqueue(struct results *r, enum item_kind kind, char *rel, char *dat
 	pthread_mutex_lock(&r->lock);
 	*r->tail = it;
 	r->tail = &it->next;
+	if (kind == ITEM_MANIFEST)
+		r->manifest = it;
 	pthread_cond_signal(&r->wake);
 	pthread_mutex_unlock(&r->lock);
 }
@@ -357,5 +361,17 @@ void results_write_manifest(struct results *r, json_object *manifest)
 {
 	size_t len;
 	char *text = to_line(manifest, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED, &len);
+	/* A manifest still queued is replaced, not queued behind: at the start
+	 * of a large run every hello rewrites it, and a slow disk would
+	 * otherwise hold hundreds of copies. */
+	pthread_mutex_lock(&r->lock);
+	if (r->manifest) {
+		free(r->manifest->data);
+		r->manifest->data = text;
+		r->manifest->len = len;
+		pthread_mutex_unlock(&r->lock);
+		return;
+	}
+	pthread_mutex_unlock(&r->lock);
 	enqueue(r, ITEM_MANIFEST, NULL, text, len);
 }
