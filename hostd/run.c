@@ -358,6 +358,18 @@ static void on_hello(struct run *r, struct participant *p, const struct proto_ms
 	snprintf(p->agent_version, sizeof(p->agent_version), "%s", m->u.hello.agent_version);
 	snprintf(p->boot_id, sizeof(p->boot_id), "%s", m->u.hello.boot_id);
 	snprintf(p->clocksource, sizeof(p->clocksource), "%s", m->u.hello.clocksource);
+	/* jiffies (4 ms) or hpet make microsecond skews meaningless: say so
+	 * before the first step, not in the analysis afterwards */
+	const char *cs = p->clocksource;
+	if (first && cs[0] && strcmp(cs, "tsc") != 0 && strcmp(cs, "kvm-clock") != 0) {
+		char what[160];
+		snprintf(what, sizeof(what),
+			 "clocksource %s is not fit for microsecond timing (tsc or kvm-clock is; "
+			 "boot the guest with tsc=reliable and ACPI)", cs);
+		progress_clear(r);
+		log_warn("%s: %s", p->node.name, what);
+		run_add_event(r, p, 0, what);
+	}
 	if (first)
 		run_manifest_write(r);
 	/* A guest's start instants mean something only on the host's clock:
