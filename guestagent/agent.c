@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "log.h"
 #include "proto.h"
+#include "sampler.h"
 #include "session.h"
 #include "step.h"
 #include "sysfacts.h"
@@ -56,6 +57,8 @@ struct agent {
 	size_t ncarry;
 	size_t forwarded;     /* output bytes of this step sent */
 	bool truncated;
+	struct sampler mon;   /* built-in monitors, while the plan asks */
+	uint32_t mon_asked;   /* the interval last asked of it (once, even if it failed) */
 };
 
 /* Big buffers off the stack; one agent per process. */
@@ -167,6 +170,8 @@ static void agent_step_finished(struct agent *a)
 		a->ncarry = 0;
 	}
 	agent_step_results(a, status, &end);
+	/* the step's last interval, so that its samples cover all of it */
+	sampler_take(&a->mon, &a->sess, step, true);
 	step_run_close(&a->run);
 	a->running = false;
 	dropped = outq_take_dropped(&a->q);
@@ -214,6 +219,8 @@ static void agent_start_step(struct agent *a, const struct sess_action *act)
 	if (act->at_ns && a->rx_ns > act->at_ns && a->run.start_ns > act->at_ns)
 		late = a->run.start_ns - act->at_ns;
 	sess_step_started(&a->sess, a->run.start_ns, late);
+	/* After the fork, not before: sampling must not delay the start. */
+	sampler_take(&a->mon, &a->sess, 0, true);
 	a->running = true;
 	a->ncarry = 0;
 	a->forwarded = 0;
@@ -344,6 +351,14 @@ static void agent_on_event(void *ctx, enum proto_event ev, struct proto_msg *m, 
 		break;
 	case PROTO_EV_MSG:
 		act = sess_input(&a->sess, m, a->rx_ns);
+		if (a->sess.monitor_interval_ms != a->mon_asked) {
+			int r = sampler_set(&a->mon, a->sess.monitor_interval_ms);
+
+			a->mon_asked = a->sess.monitor_interval_ms;
+			if (r < 0)
+				log_error("cannot start the monitors' timer: %s; no samples",
+					  strerror(-r));
+		}
 		if (act.kind == SESS_ACT_RUN)
 			agent_start_step(a, &act);
 		else if (act.kind == SESS_ACT_EXIT)
@@ -414,15 +429,16 @@ static int agent_poll_timeout(const struct agent *a)
 static void agent_loop(struct agent *a)
 {
 	while (!a->leaving) {
-		struct pollfd p[3] = {
+		struct pollfd p[4] = {
 			{ .fd = a->sigfd, .events = POLLIN },
 			{ .fd = a->up ? a->chan.fd : -1, .events = POLLIN },
 			{ .fd = a->running ? a->run.out_fd : -1, .events = POLLIN },
+			{ .fd = sampler_fd(&a->mon), .events = POLLIN },
 		};
 
 		if (outq_writable(&a->q))
 			p[1].events |= POLLOUT;
-		if (poll(p, 3, agent_poll_timeout(a)) < 0 && errno != EINTR) {
+		if (poll(p, 4, agent_poll_timeout(a)) < 0 && errno != EINTR) {
 			log_error("poll: %s", strerror(errno));
 			agent_leave(a, 1, NULL);
 			break;
@@ -431,6 +447,9 @@ static void agent_loop(struct agent *a)
 			agent_signals(a);
 		if (!a->leaving && p[2].revents && a->running)
 			agent_read_output(a, false);
+		if (!a->leaving && p[3].revents)
+			sampler_take(&a->mon, &a->sess, a->running ? sess_current_step(&a->sess) : 0,
+				     false);
 		if (!a->leaving && a->up && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
 			agent_read_channel(a, p[1].revents & (POLLHUP | POLLERR));
 		if (!a->leaving && !a->up && clock_mono_ns() >= a->reopen_at)
@@ -513,6 +532,7 @@ int agent_run(const struct agent_opts *o)
 	sess_init(&a.sess, &a.q, &id, agent_seed());
 	proto_decoder_init(&a.dec);
 	step_run_init(&a.run);
+	sampler_init(&a.mon, o->proc_root);
 	a.chan.fd = -1;
 	if (o->channel_fd >= 0) {
 		a.chan.mode = ACHAN_FD;
@@ -530,6 +550,7 @@ int agent_run(const struct agent_opts *o)
 	agent_open(&a);
 	agent_loop(&a);
 	code = a.exit_code;
+	sampler_fini(&a.mon);
 	achan_close(&a.chan);
 	proto_decoder_free(&a.dec);
 	sess_free(&a.sess);

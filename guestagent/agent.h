@@ -13,6 +13,7 @@ struct agent_opts {
 	const char *root;     /* where sys/class/virtio-ports and dev/ are: "/" */
 	const char *node;     /* sent in hello */
 	const char *work_dir; /* where command steps run */
+	const char *proc_root; /* where the monitors find proc/: "" is / */
 };
 
 /* Runs until the host says bye, goes away for good or a signal comes.

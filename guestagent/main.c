@@ -31,6 +31,7 @@ static void usage(FILE *f)
 		"                      instead of / (for tests)\n"
 		"  --node NAME         the node name sent to the host (default: hostname)\n"
 		"  --work-dir DIR      where command steps run (default: the current folder)\n"
+		"  --proc-root DIR     monitors read proc/ under DIR instead of / (for tests)\n"
 		"  --clock-offset-ns N, --clock-drift-ppm P, --clock-jitter-ns J\n"
 		"                      tests only: report instants on a synthetic clock N ns\n"
 		"                      ahead, drifting P ppm, with +/-J ns of noise\n"
@@ -71,6 +72,7 @@ int main(int argc, char **argv)
 		{ "sysfs-root", required_argument, NULL, 'r' },
 		{ "node", required_argument, NULL, 'n' },
 		{ "work-dir", required_argument, NULL, 'w' },
+		{ "proc-root", required_argument, NULL, 'P' },
 		{ "clock-offset-ns", required_argument, NULL, 'O' },
 		{ "clock-drift-ppm", required_argument, NULL, 'D' },
 		{ "clock-jitter-ns", required_argument, NULL, 'J' },
@@ -109,6 +111,9 @@ int main(int argc, char **argv)
 			break;
 		case 'w':
 			o.work_dir = optarg;
+			break;
+		case 'P':
+			o.proc_root = optarg;
 			break;
 		case 'O':
 		case 'J':

@@ -183,7 +183,8 @@ static bool sess_step_equal(const struct proto_step *a, const struct proto_step 
 
 static bool sess_plan_equal(const struct session *s, const struct proto_msg *m)
 {
-	if (s->phase == SESS_NO_PLAN || m->u.plan.nsteps != s->nsteps)
+	if (s->phase == SESS_NO_PLAN || m->u.plan.nsteps != s->nsteps ||
+	    m->u.plan.monitor_interval_ms != s->monitor_interval_ms)
 		return false;
 	for (uint32_t i = 0; i < s->nsteps; i++)
 		if (!sess_step_equal(&s->steps[i], &m->u.plan.steps[i]))
@@ -253,6 +254,7 @@ static void sess_plan(struct session *s, struct proto_msg *m)
 	m->u.plan.steps = NULL;
 	m->u.plan.nsteps = 0;
 	s->cur = 0;
+	s->monitor_interval_ms = m->u.plan.monitor_interval_ms;
 	log_info("plan of %" PRIu32 " steps", s->nsteps);
 	sess_enter_step(s);
 }
@@ -366,6 +368,19 @@ void sess_step_started(struct session *s, int64_t mono_ns, int64_t late_ns)
 	m.u.started.mono_ns = mono_ns;
 	m.u.started.late_ns = late_ns;
 	sess_send(s, &m, OUTQ_KEEP, false);
+}
+
+void sess_sample(struct session *s, uint32_t step, int64_t mono_ns, const char *metric,
+		 double value, const char *unit)
+{
+	struct proto_msg m = { .type = PROTO_SAMPLE };
+
+	m.u.sample.step = step;
+	m.u.sample.mono_ns = mono_ns;
+	snprintf(m.u.sample.metric, sizeof(m.u.sample.metric), "%s", metric);
+	m.u.sample.value = value;
+	snprintf(m.u.sample.unit, sizeof(m.u.sample.unit), "%s", unit);
+	sess_send(s, &m, OUTQ_DROP, false);
 }
 
 void sess_step_output(struct session *s, const char *data, size_t len)

@@ -48,6 +48,7 @@ struct session {
 	bool started_any;         /* a step has run: the plan is fixed */
 	uint64_t nonce_seq;
 	bool sync_resent;         /* our pending sync was sent again already */
+	uint32_t monitor_interval_ms; /* the plan's; 0: monitors off */
 };
 
 enum sess_action_kind {
@@ -86,6 +87,11 @@ void sess_step_result(struct session *s, const char *metric, double value, const
 void sess_step_error(struct session *s, const char *code, const char *text);
 /* The step ended; sends done, then ready for the next step if any. */
 void sess_step_done(struct session *s, int64_t mono_ns, int32_t exit_status);
+
+/* One monitor sample; step 0 when none ran over the sampled interval.
+ * Dropped first when the host stops reading. */
+void sess_sample(struct session *s, uint32_t step, int64_t mono_ns, const char *metric,
+		 double value, const char *unit);
 
 /* We are leaving (a signal): tell the host why. */
 void sess_bye(struct session *s, const char *reason);

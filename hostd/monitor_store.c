@@ -35,7 +35,9 @@ static const struct {
 	{ "schedstat.cpu.run_delay", "run_delay", "ms/s", false },
 	{ "psi.cpu.some", "cpu_pressure", "%", false },
 	{ "vcpu.all.time", "vcpu_time_pct", "%", true },
-	{ "vcpu.all.wait", "vcpu_wait_pct", "%", false },
+	/* delay (the thread's run delay, /proc/<tid>/schedstat) rather than
+	 * wait, which stays 0 unless kernel.sched_schedstats is on */
+	{ "vcpu.all.delay", "vcpu_delay_pct", "%", false },
 };
 #define MS_NSUMS (sizeof(ms_sums) / sizeof(ms_sums[0]))
 

@@ -3,7 +3,7 @@
  * Where monitor samples go: every sample, as it comes, to
  * results/<run>/nodes/<node>/monitors/<group>.ndjson, and at the end of
  * each step a few summaries of the step per node into samples.ndjson
- * (steal, run delay, CPU pressure, vCPU time and wait), so that
+ * (steal, run delay, CPU pressure, vCPU time and run delay), so that
  * `hostctl compare` shows them like any other metric.
  *
  * The file a sample goes to is one of a fixed set (the metric's first

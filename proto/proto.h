@@ -34,6 +34,7 @@
  * spells a control byte as 6 ("\u0001"), and 6 * 8 KiB < PROTO_LINE_MAX. */
 #define PROTO_OUTPUT_CHUNK (8 * 1024)
 #define PROTO_STEPS_MAX 4096        /* steps in one plan */
+#define PROTO_MONITOR_INTERVAL_MAX_MS 3600000 /* plan.monitor_interval_ms */
 
 enum proto_type {
 	PROTO_HELLO = 1, /* agent -> host: who and where I am */
@@ -87,6 +88,9 @@ struct proto_msg {
 			char node[PROTO_NAME_MAX];
 			uint32_t nsteps;
 			struct proto_step *steps; /* owned; proto_msg_clear frees */
+			/* optional: built-in monitors sample this often; 0 (or
+			 * missing, from an older hostd) = monitors off */
+			uint32_t monitor_interval_ms;
 		} plan;
 		struct {
 			uint32_t step;

@@ -186,12 +186,13 @@ static int decode_field(const struct where *w, const struct proto__field *f,
 
 	switch (f->kind) {
 	case PROTO__U32:
+	case PROTO__OPT_U32:
 	case PROTO__I32:
 	case PROTO__I64:
 		r = get_int(w, f, j, &i);
 		if (r)
 			return r;
-		if (f->kind == PROTO__U32)
+		if (f->kind == PROTO__U32 || f->kind == PROTO__OPT_U32)
 			*(uint32_t *)p = (uint32_t)i;
 		else if (f->kind == PROTO__I32)
 			*(int32_t *)p = (int32_t)i;
@@ -265,8 +266,11 @@ static int decode_fields(const struct where *w, struct json_object *obj, void *b
 
 		if (is_step && f->only_kind && f->only_kind != step->kind)
 			continue;
-		if (!json_object_object_get_ex(obj, f->name, &j))
+		if (!json_object_object_get_ex(obj, f->name, &j)) {
+			if (f->kind == PROTO__OPT_U32)
+				continue; /* added later: an older peer does not send it */
 			return bad(w, "missing \"%s\"", f->name);
+		}
 		r = decode_field(w, f, j, base);
 		if (r)
 			return r;

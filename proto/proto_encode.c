@@ -91,6 +91,10 @@ static int encode_field(struct json_object *obj, const void *base, const struct 
 	size_t len;
 
 	switch (f->kind) {
+	case PROTO__OPT_U32:
+		if (*(const uint32_t *)p == 0)
+			return 0; /* what an older peer reads as missing */
+		/* fall through */
 	case PROTO__U32:
 		i = *(const uint32_t *)p;
 		goto integer;

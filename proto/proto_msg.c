@@ -53,6 +53,8 @@ static const struct proto__field sync_fields[] = {
 static const struct proto__field plan_fields[] = {
 	NAME("node", plan.node),
 	{ "steps", PROTO__STEPS, MSG_OFF(plan), 0, 0, PROTO_STEPS_MAX, 0 },
+	{ "monitor_interval_ms", PROTO__OPT_U32, MSG_OFF(plan.monitor_interval_ms), 0, 0,
+	  PROTO_MONITOR_INTERVAL_MAX_MS, 0 },
 };
 
 static const struct proto__field ready_fields[] = {
@@ -205,6 +207,7 @@ static bool field_equal(const void *a, const void *b, const struct proto__field 
 
 	switch (f->kind) {
 	case PROTO__U32:
+	case PROTO__OPT_U32:
 		return *(const uint32_t *)pa == *(const uint32_t *)pb;
 	case PROTO__I32:
 		return *(const int32_t *)pa == *(const int32_t *)pb;

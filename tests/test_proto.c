@@ -407,6 +407,49 @@ START_TEST(test_duplicate_ready)
 }
 END_TEST
 
+/* plan.monitor_interval_ms came after version 1 was out: optional, 0 is
+ * "off" and is not written, so that an older agent sees the plan it knew. */
+START_TEST(test_plan_monitor_interval)
+{
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	struct rec r;
+
+	sample(PROTO_PLAN, &m);
+	ck_assert_int_eq(proto_encode(&m, &b), 0);
+	ck_assert_ptr_null(strstr(text(&b), "monitor_interval_ms"));
+	r = decode_line(text(&b));
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_MSG);
+	ck_assert_uint_eq(r.e[0].msg.u.plan.monitor_interval_ms, 0);
+	rec_free(&r);
+	proto_buf_free(&b);
+
+	m.u.plan.monitor_interval_ms = 100;
+	assert_roundtrip(&m);
+	ck_assert_int_eq(proto_encode(&m, &b), 0);
+	ck_assert_ptr_nonnull(strstr(text(&b), "\"monitor_interval_ms\":100"));
+	proto_buf_free(&b);
+	m.u.plan.monitor_interval_ms = PROTO_MONITOR_INTERVAL_MAX_MS;
+	assert_roundtrip(&m);
+	m.u.plan.monitor_interval_ms = PROTO_MONITOR_INTERVAL_MAX_MS + 1;
+	ck_assert_int_eq(proto_encode(&m, &b), -EINVAL);
+	ck_assert_uint_eq(b.len, 0);
+	proto_msg_clear(&m);
+
+	r = decode_line("{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[],"
+			"\"monitor_interval_ms\":3600001}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
+	ck_assert_str_eq(r.e[0].detail,
+			 "plan: \"monitor_interval_ms\" is 3600001, not in 0..3600000");
+	rec_free(&r);
+	r = decode_line("{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[],"
+			"\"monitor_interval_ms\":\"1s\"}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
+	ck_assert_int_eq(r.e[0].err, -EBADMSG);
+	rec_free(&r);
+}
+END_TEST
+
 /* The callback keeps the steps of a plan and the data of an output. */
 START_TEST(test_take_ownership)
 {
@@ -495,6 +538,7 @@ int main(void)
 	tcase_add_test(tc, test_unknown_fields_ignored);
 	tcase_add_test(tc, test_duplicate_ready);
 	tcase_add_test(tc, test_take_ownership);
+	tcase_add_test(tc, test_plan_monitor_interval);
 	tcase_add_test(tc, test_name_valid);
 	tcase_add_test(tc, test_buf);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "monitor_ext.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xalloc.h"
+
+#define MX_ARGS_MAX 160 /* trace-cmd: two per event */
+#define MX_DEFAULT_PERF_EVENTS "cpu-migrations,context-switches,task-clock"
+#define MX_DEFAULT_FTRACE_EVENTS "sched:sched_switch sched:sched_wakeup sched:sched_migrate_task"
+
+/* One monitor process, for one step. */
+struct mx_run {
+	uv_process_t proc;
+	uv_timer_t kill;
+	struct monitor_ext *m;
+	int kind;
+	uint32_t step;
+	bool exited, stopping;
+	int handles; /* open: proc and kill; freed at 0 */
+};
+
+struct monitor_ext {
+	uv_loop_t *loop;
+	struct monitor_settings s;
+	char *dir;
+	monitor_ext_report_fn report;
+	void *ctx;
+	struct mx_run *cur[MONITOR_EXT_COUNT]; /* running for the current step */
+	unsigned live;                         /* runs not yet freed */
+	bool closing;
+	void (*done)(void *ctx);
+	void *done_ctx;
+};
+
+__attribute__((format(printf, 4, 5)))
+static void mx_report(struct monitor_ext *m, int kind, uint32_t step, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (m->report)
+		m->report(m->ctx, monitor_ext_names[kind], step, what);
+}
+
+static void mx_maybe_done(struct monitor_ext *m)
+{
+	void (*done)(void *) = m->done;
+	void *ctx = m->done_ctx;
+
+	if (!m->closing || m->live)
+		return;
+	free(m->dir);
+	free(m);
+	if (done)
+		done(ctx);
+}
+
+static void mx_closed(uv_handle_t *h)
+{
+	struct mx_run *run = h->data;
+	struct monitor_ext *m = run->m;
+
+	if (--run->handles)
+		return;
+	free(run);
+	m->live--;
+	mx_maybe_done(m);
+}
+
+static void mx_release(struct mx_run *run)
+{
+	if (run->m->cur[run->kind] == run)
+		run->m->cur[run->kind] = NULL;
+	uv_close((uv_handle_t *)&run->proc, mx_closed);
+	uv_close((uv_handle_t *)&run->kill, mx_closed);
+}
+
+static void mx_exit_cb(uv_process_t *p, int64_t status, int sig)
+{
+	struct mx_run *run = p->data;
+
+	run->exited = true;
+	uv_timer_stop(&run->kill);
+	if (!run->stopping) {
+		if (sig)
+			mx_report(run->m, run->kind, run->step, "killed by signal %d during step %u",
+				  sig, run->step);
+		else
+			mx_report(run->m, run->kind, run->step,
+				  "exited with status %lld during step %u; see %s-step-%u.log",
+				  (long long)status, run->step, monitor_ext_names[run->kind], run->step);
+	}
+	mx_release(run);
+}
+
+static void mx_kill_cb(uv_timer_t *t)
+{
+	struct mx_run *run = t->data;
+
+	if (!run->exited) {
+		mx_report(run->m, run->kind, run->step, "still running %d ms after SIGINT; killed",
+			  MONITOR_EXT_KILL_MS);
+		kill(-run->proc.pid, SIGKILL);
+	}
+}
+
+/* The monitor's own group gets the signal: perf and trace-cmd fork helpers. */
+static void mx_stop(struct mx_run *run)
+{
+	if (!run || run->exited || run->stopping)
+		return;
+	run->stopping = true;
+	if (run->m->cur[run->kind] == run)
+		run->m->cur[run->kind] = NULL;
+	kill(-run->proc.pid, SIGINT);
+	uv_timer_start(&run->kill, mx_kill_cb, MONITOR_EXT_KILL_MS, 0);
+}
+
+/* Appends the NULL-terminated arguments that follow n to argv. */
+static void mx_push(char **argv, int *n, ...)
+{
+	va_list ap;
+	char *a;
+
+	va_start(ap, n);
+	while ((a = va_arg(ap, char *)) && *n < MX_ARGS_MAX - 1)
+		argv[(*n)++] = a;
+	va_end(ap);
+	argv[*n] = NULL;
+}
+
+/* The command line of a kind; its strings live in buf. */
+static void mx_argv(const struct monitor_ext *m, int kind, uint32_t step, char **argv,
+		    char *buf, size_t size)
+{
+	/* sysstat and procps take whole seconds; top and perf what was asked */
+	unsigned secs = m->s.interval_ms >= 1500 ? (m->s.interval_ms + 500) / 1000 : 1;
+	unsigned ms = m->s.interval_ms >= 10 ? m->s.interval_ms : 1000;
+	char *interval = buf, *msecs = buf + 32, *dat = buf + 64, *events = buf + 512;
+	char *perf = (char *)(m->s.perf_events[0] ? m->s.perf_events : MX_DEFAULT_PERF_EVENTS);
+	int n = 0;
+
+	snprintf(interval, 32, "%u", secs);
+	snprintf(msecs, 32, "%u", ms);
+	snprintf(dat, 448, "%s/trace-cmd-step-%u.dat", m->dir, step);
+	snprintf(events, size - 512, "%s", m->s.ftrace_events[0] ? m->s.ftrace_events :
+		 MX_DEFAULT_FTRACE_EVENTS);
+	switch (kind) {
+	case MONITOR_EXT_VMSTAT:
+		mx_push(argv, &n, "vmstat", "-n", "-t", interval, NULL);
+		break;
+	case MONITOR_EXT_MPSTAT:
+		mx_push(argv, &n, "mpstat", "-P", "ALL", interval, NULL);
+		break;
+	case MONITOR_EXT_IOSTAT:
+		mx_push(argv, &n, "iostat", "-x", "-t", interval, NULL);
+		break;
+	case MONITOR_EXT_TOP:
+		snprintf(interval, 32, "%.2f", ms / 1000.0);
+		mx_push(argv, &n, "top", "-b", "-d", interval, NULL);
+		break;
+	case MONITOR_EXT_PERF_EVENT_STAT:
+		mx_push(argv, &n, "perf", "stat", "-a", "-I", msecs, "-e", perf, NULL);
+		break;
+	case MONITOR_EXT_TRACE_CMD:
+		mx_push(argv, &n, "trace-cmd", "record", "-o", dat, NULL);
+		for (char *save = NULL, *e = strtok_r(events, " ", &save); e;
+		     e = strtok_r(NULL, " ", &save))
+			mx_push(argv, &n, "-e", e, NULL);
+		break;
+	}
+}
+
+static void mx_spawn(struct monitor_ext *m, int kind, uint32_t step)
+{
+	struct mx_run *run = xcalloc(1, sizeof(*run));
+	uv_process_options_t o = { 0 };
+	uv_stdio_container_t io[3];
+	char *argv[MX_ARGS_MAX], buf[2048], *log;
+	int fd, r;
+
+	mx_argv(m, kind, step, argv, buf, sizeof(buf));
+	log = xasprintf("%s/%s-step-%u.log", m->dir, monitor_ext_names[kind], step);
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		mx_report(m, kind, step, "cannot start: %s: %s", log, strerror(errno));
+		free(log);
+		free(run);
+		return;
+	}
+	free(log);
+	io[0].flags = UV_IGNORE;
+	io[1].flags = io[2].flags = UV_INHERIT_FD;
+	io[1].data.fd = io[2].data.fd = fd;
+	o.file = argv[0];
+	o.args = argv;
+	o.stdio = io;
+	o.stdio_count = 3;
+	o.exit_cb = mx_exit_cb;
+	o.flags = UV_PROCESS_DETACHED; /* a group of its own, for the signals */
+	run->m = m;
+	run->kind = kind;
+	run->step = step;
+	run->handles = 2;
+	run->proc.data = run->kill.data = run;
+	uv_timer_init(m->loop, &run->kill);
+	m->live++;
+	r = uv_spawn(m->loop, &run->proc, &o);
+	close(fd);
+	if (r < 0) {
+		mx_report(m, kind, step, "cannot start %s: %s", argv[0], uv_strerror(r));
+		run->exited = true;
+		mx_release(run);
+		return;
+	}
+	m->cur[kind] = run;
+}
+
+struct monitor_ext *monitor_ext_new(uv_loop_t *loop, const struct monitor_settings *s,
+				    const char *dir, monitor_ext_report_fn report, void *ctx)
+{
+	struct monitor_ext *m;
+
+	if (!s->external)
+		return NULL;
+	m = xcalloc(1, sizeof(*m));
+	m->loop = loop;
+	m->s = *s;
+	m->dir = xstrdup(dir);
+	m->report = report;
+	m->ctx = ctx;
+	return m;
+}
+
+void monitor_ext_step_start(struct monitor_ext *m, uint32_t step)
+{
+	if (!m || m->closing)
+		return;
+	for (int k = 0; k < MONITOR_EXT_COUNT; k++) {
+		if (!(m->s.external & (1u << k)))
+			continue;
+		mx_stop(m->cur[k]);
+		mx_spawn(m, k, step);
+	}
+}
+
+void monitor_ext_step_end(struct monitor_ext *m, uint32_t step)
+{
+	if (!m)
+		return;
+	for (int k = 0; k < MONITOR_EXT_COUNT; k++)
+		if (m->cur[k] && m->cur[k]->step == step)
+			mx_stop(m->cur[k]);
+}
+
+void monitor_ext_close(struct monitor_ext *m, void (*done)(void *ctx), void *ctx)
+{
+	if (!m) {
+		if (done)
+			done(ctx);
+		return;
+	}
+	m->closing = true;
+	m->done = done;
+	m->done_ctx = ctx;
+	for (int k = 0; k < MONITOR_EXT_COUNT; k++)
+		mx_stop(m->cur[k]);
+	mx_maybe_done(m);
+}
+
+unsigned monitor_ext_running(const struct monitor_ext *m)
+{
+	unsigned n = 0;
+
+	for (int k = 0; m && k < MONITOR_EXT_COUNT; k++)
+		n += m->cur[k] != NULL;
+	return n;
+}

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "monitor_settings.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+
+const char *const monitor_ext_names[MONITOR_EXT_COUNT] = {
+	"vmstat", "mpstat", "iostat", "top", "perf-event-stat", "trace-cmd",
+};
+
+/* MMTests monitors that the built-in ones stand for. */
+static const char *const monitor_builtin_names[] = {
+	"proc-vmstat", "proc-stat", "proc-schedstat", "proc-loadavg", "proc-pressure", NULL,
+};
+
+/* "h.conf:7: MONITORS names ..." : fmt's first %s is the key. */
+static int __attribute__((format(printf, 4, 5)))
+monitor_bad(const struct config *c, const char *key, struct config_diag *err, const char *fmt, ...)
+{
+	const char *file = "";
+	int line = 0;
+	va_list ap;
+
+	config_where(c, key, &file, &line);
+	memset(err, 0, sizeof(*err));
+	snprintf(err->file, sizeof(err->file), "%s", file);
+	err->line = line;
+	va_start(ap, fmt);
+	vsnprintf(err->text, sizeof(err->text), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int monitor_names(const struct config *c, const char *key, struct monitor_settings *s,
+			 struct config_diag *err)
+{
+	const char *v = config_get(c, key);
+	char word[64];
+
+	while (v && *v) {
+		size_t len;
+		int k;
+
+		while (isspace((unsigned char)*v))
+			v++;
+		len = strcspn(v, " \t\n");
+		if (!len)
+			break;
+		snprintf(word, sizeof(word), "%.*s", (int)(len < 63 ? len : 63), v);
+		v += len;
+		for (k = 0; k < MONITOR_EXT_COUNT; k++)
+			if (!strcmp(word, monitor_ext_names[k]))
+				break;
+		if (k < MONITOR_EXT_COUNT) {
+			s->external |= 1u << k;
+			continue;
+		}
+		for (k = 0; monitor_builtin_names[k]; k++)
+			if (!strcmp(word, monitor_builtin_names[k]))
+				break;
+		if (!monitor_builtin_names[k])
+			return monitor_bad(c, key, err, "%s names \"%s\", not a monitor: vmstat mpstat "
+					   "iostat top perf-event-stat trace-cmd, or proc-vmstat "
+					   "proc-stat proc-schedstat proc-loadavg proc-pressure (built in)",
+					   key, word);
+	}
+	return 0;
+}
+
+/* Event names go on a command line as arguments (never through a shell);
+ * still, only what such names are made of is taken. */
+static int monitor_events(const struct config *c, const char *key, const char *extra,
+			  char *out, size_t size, struct config_diag *err)
+{
+	const char *v = config_get(c, key);
+
+	if (!v)
+		return 0;
+	if (strlen(v) >= size)
+		return monitor_bad(c, key, err, "%s is longer than %zu bytes", key, size - 1);
+	for (const char *p = v; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("_-:./", *p) && !strchr(extra, *p))
+			return monitor_bad(c, key, err, "%s holds \"%.64s\": only event names (A-Z a-z "
+					   "0-9 _ - : . /) and their separators", key, v);
+	snprintf(out, size, "%s", v);
+	return 0;
+}
+
+int monitor_settings_load(const struct config *c, struct monitor_settings *s,
+			  struct config_diag *err)
+{
+	static const char *const keys[] = {
+		"MONITORS", "MONITORS_GZIP", "MONITORS_WITH_LATENCY", "MONITORS_TRACER",
+	};
+	double secs;
+	bool any = false;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if ((r = monitor_names(c, keys[i], s, err)) < 0)
+			return r;
+		any |= config_get(c, keys[i]) != NULL;
+	}
+	r = config_get_seconds(c, "MONITOR_UPDATE_FREQUENCY", 0.01, 3600, &secs, err);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		s->interval_ms = (uint32_t)lround(secs * 1000);
+	else if (any)
+		s->interval_ms = MONITOR_DEFAULT_INTERVAL_MS;
+	if ((r = monitor_events(c, "MONITOR_PERF_EVENTS", ",", s->perf_events,
+				sizeof(s->perf_events), err)) < 0 ||
+	    (r = monitor_events(c, "MONITOR_FTRACE_EVENTS", " ", s->ftrace_events,
+				sizeof(s->ftrace_events), err)) < 0)
+		return r;
+	return 0;
+}

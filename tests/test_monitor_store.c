@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * monitor_store: samples into nodes/<node>/monitors/<group>.ndjson, with
+ * file names that nothing a guest sends can choose, and the per-step
+ * summaries in samples.ndjson.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "monitor_store.h"
+#include "results.h"
+
+static char top[64];
+static struct results *res;
+static struct monitor_store *ms;
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* What a case made under /tmp goes when it ends (a fixture's teardown). */
+static void remove_tree(void)
+{
+	if (top[0])
+		nftw(top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void open_run(void)
+{
+	snprintf(top, sizeof(top), "/tmp/test-monstore-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(top));
+	ck_assert_int_eq(results_open(top, "run", &res), 0);
+	ms = monitor_store_new(res);
+}
+
+static void close_run(void)
+{
+	ck_assert_int_eq(monitor_store_close(ms), 0);
+	ck_assert_int_eq(results_close(res), 0);
+}
+
+static struct proto_msg sample(uint32_t step, int64_t ns, const char *metric, double v)
+{
+	struct proto_msg m = { .type = PROTO_SAMPLE };
+
+	m.u.sample.step = step;
+	m.u.sample.mono_ns = ns;
+	snprintf(m.u.sample.metric, sizeof(m.u.sample.metric), "%s", metric);
+	m.u.sample.value = v;
+	snprintf(m.u.sample.unit, sizeof(m.u.sample.unit), "%%");
+	return m;
+}
+
+static int put(const char *node, uint32_t step, int64_t ns, const char *metric, double v)
+{
+	struct proto_msg m = sample(step, ns, metric, v);
+
+	return monitor_store_sample(ms, node, &m, ns + 7);
+}
+
+/* The lines of a file under the run, as JSON objects. */
+static size_t read_lines(const char *rel, json_object **out, size_t max)
+{
+	char path[256], *text = NULL, *save = NULL;
+	size_t len, n = 0;
+
+	snprintf(path, sizeof(path), "%s/run/%s", top, rel);
+	ck_assert_msg(fileio_read_all(path, 1 << 20, &text, &len) == 0, "%s", path);
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		ck_assert_uint_lt(n, max);
+		out[n] = json_tokener_parse(l);
+		ck_assert_msg(out[n] != NULL, "%s: not JSON: %s", rel, l);
+		n++;
+	}
+	free(text);
+	return n;
+}
+
+static const char *str(json_object *o, const char *key)
+{
+	json_object *v;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no %s", key);
+	return json_object_get_string(v);
+}
+
+static double num(json_object *o, const char *key)
+{
+	json_object *v;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no %s", key);
+	return json_object_get_double(v);
+}
+
+START_TEST(test_files_and_names)
+{
+	char dir[256];
+	json_object *l[16];
+	struct dirent *e;
+	DIR *d;
+	int files = 0;
+
+	open_run();
+	ck_assert_int_eq(put("guest-1", 1, 100, "stat.cpu0.steal", 1.5), 0);
+	ck_assert_int_eq(put("guest-1", 1, 200, "loadavg.1", 0.5), 0);
+	/* unknown groups go to other.ndjson, whatever they are called */
+	ck_assert_int_eq(put("guest-1", 1, 300, "passwd", 1), 0);
+	ck_assert_int_eq(put("guest-1", 1, 400, "statx.y", 1), 0);
+	ck_assert_int_eq(put("guest-1", 1, 500, "stat", 1), 0);
+	/* names are checked even if the decoder was bypassed */
+	ck_assert_int_eq(put("../etc", 1, 100, "stat.x", 1), -EINVAL);
+	ck_assert_int_eq(put(".hidden", 1, 100, "stat.x", 1), -EINVAL);
+	ck_assert_int_eq(put("guest-1", 1, 100, "../../x", 1), -EINVAL);
+	ck_assert_int_eq(put("guest-1", 1, 100, "a/b", 1), -EINVAL);
+	ck_assert_int_eq(put("guest-1", 1, 100, "stat.x", NAN), -EINVAL);
+	ck_assert_int_eq(put("guest-1", 1, 100, "stat.x", INFINITY), -EINVAL);
+	close_run();
+
+	snprintf(dir, sizeof(dir), "%s/run/nodes/guest-1/monitors", top);
+	d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		ck_assert_msg(!strcmp(e->d_name, "stat.ndjson") || !strcmp(e->d_name, "loadavg.ndjson") ||
+			      !strcmp(e->d_name, "other.ndjson"), "unexpected file %s", e->d_name);
+		files++;
+	}
+	closedir(d);
+	ck_assert_int_eq(files, 3);
+	/* nothing outside nodes/guest-1 */
+	snprintf(dir, sizeof(dir), "%s/run/nodes", top);
+	d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	files = 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		ck_assert_str_eq(e->d_name, "guest-1");
+		files++;
+	}
+	closedir(d);
+	ck_assert_int_eq(files, 1);
+	snprintf(dir, sizeof(dir), "%s/run/etc", top);
+	ck_assert_int_ne(access(dir, F_OK), 0);
+	snprintf(dir, sizeof(dir), "%s/etc", top);
+	ck_assert_int_ne(access(dir, F_OK), 0);
+
+	ck_assert_uint_eq(read_lines("nodes/guest-1/monitors/stat.ndjson", l, 16), 2);
+	ck_assert_str_eq(str(l[0], "metric"), "stat.cpu0.steal");
+	ck_assert_double_eq(num(l[0], "value"), 1.5);
+	ck_assert_int_eq((int64_t)num(l[0], "step"), 1);
+	ck_assert_int_eq((int64_t)num(l[0], "mono_ns"), 100);
+	ck_assert_int_eq((int64_t)num(l[0], "host_ns"), 107);
+	ck_assert_str_eq(str(l[0], "unit"), "%");
+	ck_assert_str_eq(str(l[1], "metric"), "stat");
+	json_object_put(l[0]);
+	json_object_put(l[1]);
+	ck_assert_uint_eq(read_lines("nodes/guest-1/monitors/other.ndjson", l, 16), 2);
+	ck_assert_str_eq(str(l[0], "metric"), "passwd");
+	ck_assert_str_eq(str(l[1], "metric"), "statx.y");
+	json_object_put(l[0]);
+	json_object_put(l[1]);
+}
+END_TEST
+
+START_TEST(test_step_summaries)
+{
+	json_object *l[16];
+	size_t n;
+
+	open_run();
+	/* waiting (step 0), then step 1: 1 s at 20 %, the last 0.5 s at 40 % */
+	put("guest-1", 0, 1000000000, "stat.cpu.steal", 10);
+	put("guest-1", 1, 2000000000, "stat.cpu.steal", 20);
+	put("guest-1", 1, 2500000000, "stat.cpu.steal", 40);
+	put("guest-1", 1, 2500000000, "psi.cpu.some", 3); /* its first: no interval */
+	put("guest-2", 1, 2000000000, "stat.cpu.steal", 99); /* its first: no interval */
+	put("guest-2", 1, 3000000000, "stat.cpu.steal", 5);
+	ck_assert_uint_eq(monitor_store_step_done(ms, "guest-1", 1, "hackbench", 2), 1);
+	ck_assert_uint_eq(monitor_store_step_done(ms, "guest-2", 1, "hackbench", 2), 1);
+	/* a step without samples, a node never seen, a bad name: nothing */
+	ck_assert_uint_eq(monitor_store_step_done(ms, "guest-1", 2, "hackbench", 3), 0);
+	ck_assert_uint_eq(monitor_store_step_done(ms, "guest-9", 1, "hackbench", 2), 0);
+	ck_assert_uint_eq(monitor_store_step_done(ms, "../x", 1, "hackbench", 2), 0);
+	close_run();
+
+	n = read_lines("samples.ndjson", l, 16);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(str(l[0], "node"), "guest-1");
+	ck_assert_str_eq(str(l[0], "metric"), "steal_pct");
+	ck_assert_str_eq(str(l[0], "benchmark"), "hackbench");
+	ck_assert_int_eq((int64_t)num(l[0], "iteration"), 2);
+	ck_assert_int_eq((int64_t)num(l[0], "step"), 1);
+	ck_assert_str_eq(str(l[0], "unit"), "%");
+	ck_assert_str_eq(str(l[0], "better"), "lower");
+	ck_assert_double_eq_tol(num(l[0], "value"), (20 * 1.0 + 40 * 0.5) / 1.5, 1e-9);
+	ck_assert_str_eq(str(l[1], "node"), "guest-2");
+	ck_assert_double_eq_tol(num(l[1], "value"), 5, 1e-9);
+	for (size_t i = 0; i < n; i++)
+		json_object_put(l[i]);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("monitor-store");
+	TCase *tc = tcase_create("monitor-store");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_files_and_names);
+	tcase_add_test(tc, test_step_summaries);
+	tcase_add_checked_fixture(tc, NULL, remove_tree);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
