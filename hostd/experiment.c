@@ -15,15 +15,21 @@
 #define GUEST_COUNT_MAX 1024
 #define ITERATIONS_MAX 1000
 #define CPU_PROBE_UNITS_DEFAULT 2000000
+/* MMTests' monitor keys (docs/monitors.md), in h.conf and g.conf alike */
+#define MONITOR_KEYS                                                                      \
+	"MONITOR_UPDATE_FREQUENCY", "MONITORS", "MONITORS_GZIP", "MONITORS_WITH_LATENCY", \
+		"MONITORS_TRACER", "MONITOR_PERF_EVENTS", "MONITOR_FTRACE_EVENTS"
 
 static const char *const host_keys[] = {
 	"GUEST_KIND", "GUEST_COUNT", "HOST_RUNS_BENCHMARKS", "BARRIER_TIMEOUT",
 	"STEP_TIMEOUT", "ON_GUEST_FAILURE", "RELEASE_RT_PRIORITY", "GUEST_SSH_USER",
 	"GUEST_SSH_KEY", "GUEST_HARNESS_DIR", "GUEST_SSH_TIMEOUT", "RELEASE", "RELEASE_LEAD", "LOCAL_GUEST_CLOCK_OFFSET_NS",
-	"LOCAL_GUEST_CLOCK_DRIFT_PPM", "LOCAL_GUEST_CLOCK_JITTER_NS", NULL,
+	"LOCAL_GUEST_CLOCK_DRIFT_PPM", "LOCAL_GUEST_CLOCK_JITTER_NS", MONITOR_KEYS,
+	"CPUFREQ_GOVERNOR", "CPUFREQ_EPP", "CPUFREQ_NO_TURBO", NULL,
 };
 static const char *const guest_keys[] = {
-	"MMTESTS", "BENCHMARKS", "MMTEST_ITERATIONS", "ITERATIONS", "CPU_PROBE_UNITS", NULL,
+	"MMTESTS", "BENCHMARKS", "MMTEST_ITERATIONS", "ITERATIONS", "CPU_PROBE_UNITS", MONITOR_KEYS,
+	NULL,
 };
 static const char *const guest_prefixes[] = { "COMMAND_", NULL };
 static const char *const benchmark_names[] = { "MMTESTS", "BENCHMARKS", NULL };
@@ -298,6 +304,12 @@ int experiment_load(const char *host_config, const char *guest_config,
 		r = load_host(h, host_config, default_template, exp, diag);
 	if (r == 0)
 		r = load_guest(g, guest_config, exp, diag);
+	if (r == 0)
+		r = hoststate_settings_load(h, &exp->hoststate, diag);
+	if (r == 0)
+		r = monitor_settings_load(h, &exp->host_mon, diag);
+	if (r == 0)
+		r = monitor_settings_load(g, &exp->guest_mon, diag);
 	if (r < 0) {
 		experiment_fini(exp);
 		config_free(h);

@@ -11,6 +11,8 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "hoststate.h"
+#include "monitor_settings.h"
 #include "proto.h"
 #include "virt_settings.h"
 
@@ -52,6 +54,11 @@ struct experiment {
 	char *ssh_key;           /* GUEST_SSH_KEY: our private key; NULL: state dir's */
 	char *harness_dir;       /* GUEST_HARNESS_DIR: where the agent goes in a guest */
 	double ssh_timeout_s;    /* GUEST_SSH_TIMEOUT */
+
+	/* monitors (docs/monitors.md): the host's from h.conf, the guests'
+	 * from g.conf; host state to set for the run */
+	struct monitor_settings host_mon, guest_mon;
+	struct hoststate_settings hoststate;
 
 	/* g.conf: the plan every node runs */
 	uint32_t iterations;

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "experiment.h"
 #include "harness.h"
+#include "hoststate.h"
 #include "log.h"
 #include "proto.h"
 #include "run.h"
@@ -43,7 +44,8 @@ static void usage(FILE *f)
 		"  --agent PATH         the guestagent binary (default: found beside hostd)\n"
 		"  --guest-agent PATH   the agent pushed into libvirt guests, statically linked\n"
 		"                       (default: the --agent binary)\n"
-		"  --state-dir DIR      hostd's SSH key and guests' known_hosts (default: /var/lib/lockstep)\n"
+		"  --state-dir DIR      hostd's SSH key, guests' known_hosts, the host state to put\n"
+		"                       back after a crash (default: /var/lib/lockstep)\n"
 		"  --no-progress        no progress line, even on a terminal\n"
 		"  --print-public-key   print hostd's SSH public key (made once in the state dir) and exit,\n"
 		"                       for images of your own: add it to the guest's authorized_keys\n"
@@ -120,7 +122,7 @@ static int print_public_key(const char *state_dir)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_HOST = 256, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_AGENT, OPT_GUEST_AGENT, OPT_STATE, OPT_NOPROG,
+	enum { OPT_HOST = 256, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_AGENT, OPT_GUEST_AGENT, OPT_STATE, OPT_SYSFS, OPT_NOPROG,
 	       OPT_PUBKEY, OPT_VERSION };
 	static const struct option opts[] = {
 		{ "host-config", required_argument, NULL, OPT_HOST },
@@ -130,6 +132,7 @@ int main(int argc, char **argv)
 		{ "agent", required_argument, NULL, OPT_AGENT },
 		{ "guest-agent", required_argument, NULL, OPT_GUEST_AGENT },
 		{ "state-dir", required_argument, NULL, OPT_STATE },
+		{ "sysfs-root", required_argument, NULL, OPT_SYSFS }, /* tests only */
 		{ "no-progress", no_argument, NULL, OPT_NOPROG },
 		{ "print-public-key", no_argument, NULL, OPT_PUBKEY },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -138,6 +141,7 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	struct run_options o = { .results_dir = "results", .state_dir = "/var/lib/lockstep",
+				 .sysfs_root = "/",
 				 .progress = isatty(STDERR_FILENO) };
 	enum log_level level = LOG_LVL_INFO;
 	bool print_key = false;
@@ -152,6 +156,7 @@ int main(int argc, char **argv)
 		case OPT_RESULTS: o.results_dir = optarg; break;
 		case OPT_AGENT: agent = xstrdup(optarg); break;
 		case OPT_STATE: o.state_dir = optarg; break;
+		case OPT_SYSFS: o.sysfs_root = optarg; break;
 		case OPT_GUEST_AGENT: o.guest_agent_path = optarg; break;
 		case OPT_NOPROG: o.progress = false; break;
 		case OPT_PUBKEY: print_key = true; break;
@@ -213,6 +218,25 @@ int main(int argc, char **argv)
 		config_free(g);
 		free(agent);
 		return RUN_EXIT_USAGE;
+	}
+
+	/* A hostd that died mid-run left the host changed: put it back first. */
+	int rec = hoststate_recover(o.state_dir, o.sysfs_root);
+	if (rec == 1)
+		log_warn("restored the host state (cpufreq) that a hostd which died left in %s",
+			 o.state_dir);
+	else if (rec == -EBUSY && !hoststate_settings_empty(&exp.hoststate)) {
+		log_error("another hostd runs with host state saved in %s: two runs would spoil "
+			  "each other's numbers; wait for it or use another --state-dir",
+			  o.state_dir);
+		experiment_fini(&exp);
+		config_free(h);
+		config_free(g);
+		free(agent);
+		return RUN_EXIT_USAGE;
+	} else if (rec < 0 && rec != -EBUSY) {
+		log_warn("cannot restore the host state left in %s: %s (it stays for the next start)",
+			 o.state_dir, strerror(-rec));
 	}
 
 	/* libssh's global state, once, before any session in a worker thread */

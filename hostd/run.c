@@ -282,6 +282,7 @@ static void release(struct run *r)
 	int64_t last = clock_mono_ns();
 	if (boosted)
 		rtprio_restore(&r->rtprio);
+	monitor_ext_step_start(r->ext, k);
 	r->rec.go_first_ns = first;
 	r->rec.go_last_ns = last;
 	barrier_released(r->barrier, last);
@@ -337,6 +338,8 @@ static void send_plan(struct run *r, struct participant *p)
 	snprintf(m.u.plan.node, sizeof(m.u.plan.node), "%s", p->node.name);
 	m.u.plan.nsteps = r->exp->nsteps;
 	m.u.plan.steps = r->exp->steps; /* borrowed: not cleared */
+	m.u.plan.monitor_interval_ms = p->kind == PART_HOST ? r->exp->host_mon.interval_ms
+							    : r->exp->guest_mon.interval_ms;
 	int e = node_send(&p->node, &m);
 	if (e < 0)
 		run_fail(r, p, "cannot send the plan: %s", strerror(-e));
@@ -440,6 +443,9 @@ static void on_done(struct run *r, struct participant *p, const struct proto_msg
 {
 	p->done = true;
 	p->steps_done++;
+	const struct proto_step *st = &r->exp->steps[m->u.done.step - 1];
+	r->samples_written += monitor_store_step_done(r->mon, p->node.name, m->u.done.step,
+						      st->benchmark, st->iteration);
 	if (m->u.done.exit_status != 0) {
 		char what[128];
 		snprintf(what, sizeof(what), "step exited with status %d", m->u.done.exit_status);
@@ -522,9 +528,18 @@ static void on_message(struct node *n, struct proto_msg *m)
 	case PROTO_PONG:
 		on_pong(r, p, m);
 		break;
-	case PROTO_SAMPLE:
-		/* monitors are not requested yet: accepted, not stored */
+	case PROTO_SAMPLE: {
+		int e = monitor_store_sample(r->mon, n->name, m,
+					     clock_offset_to_host(&p->clock, m->u.sample.mono_ns));
+		if (e == -EFBIG && !r->warned_big_monitors) {
+			r->warned_big_monitors = true;
+			run_add_event(r, p, m->u.sample.step,
+				      "monitor samples over their limit: the rest are dropped");
+		} else if (e == -EINVAL) {
+			run_add_event(r, p, m->u.sample.step, "an invalid monitor sample was dropped");
+		}
 		break;
+	}
 	default:
 		run_fail(r, p, "sent %s, which only hostd sends", proto_type_name(m->type));
 		break;
@@ -589,9 +604,30 @@ void run_gone_check(struct run *r)
 	}
 }
 
+static uint32_t step_of(void *guest)
+{
+	const struct participant *p = guest;
+	return p->done ? 0 : p->running_step;
+}
+
+/* libvirt's per-vCPU times of the guests, sampled by hostd itself. */
+static void start_host_monitor(struct run *r)
+{
+	if (!r->exp->host_mon.interval_ms || !r->conn)
+		return;
+	r->hmon = host_monitor_new(r->loop, r->mon, r->exp->host_mon.interval_ms, step_of);
+	for (size_t i = 0; i < r->n; i++) {
+		struct participant *p = &r->p[i];
+		if (p->kind == PART_LIBVIRT && !p->failed && p->vm.dom)
+			host_monitor_add(r->hmon, p->node.name, p->vm.dom, p);
+	}
+	host_monitor_start(r->hmon);
+}
+
 void run_launched(struct run *r)
 {
 	r->launch_done = true;
+	start_host_monitor(r);
 	/* the first barrier counts from here, not from the first boot */
 	barrier_restart_clock(r->barrier, clock_mono_ns());
 	arm_deadline(r);
@@ -629,6 +665,10 @@ static void finish(struct run *r, enum run_status st, const char *reason)
 		if (r->p[i].node.open)
 			node_send(&r->p[i].node, &bye);
 	run_manifest_write(r);
+	host_monitor_close(r->hmon, NULL, NULL);
+	r->hmon = NULL;
+	monitor_ext_close(r->ext, NULL, NULL);
+	r->ext = NULL;
 	run_launch_stop_all(r);
 
 	uv_timer_stop(&r->deadline_timer);
@@ -654,6 +694,36 @@ static void default_run_name(char *buf, size_t len)
 	struct tm tm;
 	localtime_r(&t, &tm);
 	strftime(buf, len, "%Y%m%d-%H%M%S", &tm);
+}
+
+static void ext_report(void *ctx, const char *monitor, uint32_t step, const char *what)
+{
+	struct run *r = ctx;
+	char text[400];
+	snprintf(text, sizeof(text), "monitor %s: %s", monitor, what);
+	progress_clear(r);
+	log_warn("host: %s (step %u)", text, step);
+	run_add_event(r, NULL, step, text);
+}
+
+/* MONITORS on the host, started and stopped at every step's edges; their
+ * output goes to nodes/host/monitors/. */
+static int start_external_monitors(struct run *r)
+{
+	if (!r->exp->host_mon.external)
+		return 0;
+	char *dir = NULL;
+	int err = results_node_dir(r->results, "host", &dir);
+	char *mdir = dir ? xasprintf("%s/monitors", dir) : NULL;
+	if (err == 0)
+		err = fileio_mkdir_p(mdir, 0755);
+	if (err == 0)
+		r->ext = monitor_ext_new(r->loop, &r->exp->host_mon, mdir, ext_report, r);
+	else
+		log_error("cannot create the host's monitor folder: %s", strerror(-err));
+	free(dir);
+	free(mdir);
+	return err;
 }
 
 static int setup(struct run *r)
@@ -709,6 +779,19 @@ static int setup(struct run *r)
 			return err;
 		}
 	}
+	r->mon = monitor_store_new(r->results);
+	if ((err = start_external_monitors(r)) < 0)
+		return err;
+	/* last: from here the host is changed until teardown puts it back */
+	err = hoststate_apply(r->opt->state_dir, r->opt->sysfs_root, &e->hoststate, &r->hoststate);
+	if (err < 0) {
+		log_error("cannot set the host state (CPUFREQ_*) : %s; nothing was changed",
+			  strerror(-err));
+		return err;
+	}
+	if (r->hoststate)
+		log_info("host state set on %u knobs; saved in %s to be put back",
+			 hoststate_count(r->hoststate), r->opt->state_dir);
 	r->rec.ready_ns = xcalloc(r->n, sizeof(int64_t));
 	r->rec.started_ns = xcalloc(r->n, sizeof(int64_t));
 	r->rec.late_ns = xcalloc(r->n, sizeof(int64_t));
@@ -722,6 +805,14 @@ static int setup(struct run *r)
 /* Returns the first error the results writer met. */
 static int teardown(struct run *r)
 {
+	int e = monitor_store_close(r->mon);
+	if (e < 0)
+		log_error("cannot write the monitor samples: %s", strerror(-e));
+	e = hoststate_restore(r->hoststate);
+	if (e < 0)
+		log_error("cannot put the host state back: %s; it stays saved in %s for the next "
+			  "start", strerror(-e), r->opt->state_dir);
+	r->hoststate = NULL;
 	run_launch_fini(r);
 	for (size_t i = 0; i < r->n; i++)
 		node_fini(&r->p[i].node);

@@ -23,7 +23,8 @@ struct run_options {
 	const char *run_name; /* NULL: a timestamp */
 	const char *agent_path;
 	const char *guest_agent_path; /* pushed into libvirt guests; must be static */
-	const char *state_dir; /* hostd's own key and known_hosts */
+	const char *state_dir; /* hostd's own key, known_hosts, saved host state */
+	const char *sysfs_root; /* "/" but in tests of host state */
 	bool progress; /* a progress line on a terminal */
 };
 

@@ -13,7 +13,11 @@
 #include "clock_offset.h"
 #include "experiment.h"
 #include "harness.h"
+#include "host_monitor.h"
+#include "hoststate.h"
 #include "local_guest.h"
+#include "monitor_ext.h"
+#include "monitor_store.h"
 #include "node.h"
 #include "results.h"
 #include "rtprio.h"
@@ -113,6 +117,10 @@ struct run {
 	uv_timer_t deadline_timer, grace_timer;
 	uv_signal_t sigint, sigterm;
 	struct results *results;
+	struct monitor_store *mon;   /* monitor samples, per node */
+	struct host_monitor *hmon;   /* libvirt's vCPU stats of the guests */
+	struct monitor_ext *ext;     /* external monitors on the host */
+	struct hoststate *hoststate; /* what to put back at the end */
 	struct sysfacts facts;
 	char name[PROTO_NAME_MAX];
 	char started_utc[40];
@@ -136,6 +144,7 @@ struct run {
 	bool finishing;
 	char reason[512];
 	json_object *failures, *events;
+	bool warned_big_monitors; /* said once that a node's samples hit their limit */
 	bool warned_immediate;  /* said once why a scheduled release fell back */
 	int64_t lead_ns;        /* the lead of scheduled releases, learnt */
 	unsigned events_dropped;

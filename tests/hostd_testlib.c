@@ -166,3 +166,17 @@ const char *run_diagnosis(void)
 	json_object_put(m);
 	return buf;
 }
+
+void hostd_test_wait_signal(pid_t pid)
+{
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFSIGNALED(st));
+}
+
+void hostd_test_teardown_results(void)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/results'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}

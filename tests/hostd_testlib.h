@@ -24,6 +24,10 @@ pid_t hostd_test_start(const char *agent, const char *const *extra);
 /* Waits for it; its exit status (it must exit, not die of a signal). */
 int hostd_test_wait(pid_t pid);
 int hostd_test_run(const char *agent, const char *const *extra);
+/* Waits for a hostd that must have died of a signal. */
+void hostd_test_wait_signal(pid_t pid);
+/* Removes tmpdir/results, so that the next run may be called t again. */
+void hostd_test_teardown_results(void);
 
 /* The manifest's failures and the end of hostd's stderr, for a failing
  * assertion to show. */
