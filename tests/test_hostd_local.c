@@ -334,6 +334,39 @@ START_TEST(test_unusable_clock_falls_back)
 }
 END_TEST
 
+/* Monitors on: samples arrive during the run at about the asked
+ * frequency, stamped with the step they belong to, and every step yields
+ * summary samples beside the benchmark's. */
+START_TEST(test_monitor_samples_arrive)
+{
+	write_file("h.conf", "GUEST_COUNT=2\n", 0644);
+	write_file("g.conf", "MMTESTS=nap\nCOMMAND_NAP='sleep 1'\nMONITOR_UPDATE_FREQUENCY=0.1\n",
+		   0644);
+	ck_assert_int_eq(run_hostd(NULL), 0);
+	char path[600];
+	snprintf(path, sizeof(path), "%s/results/t/nodes/guest-1/monitors/loadavg.ndjson", tmpdir);
+	char *text = read_text(path);
+	ck_assert_ptr_nonnull(text);
+	int in_step = 0, lines = 0;
+	for (char *save, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		json_object *o = json_tokener_parse(l);
+		ck_assert_ptr_nonnull(o);
+		lines++;
+		if (jint(o, "step") == 1 && !strcmp(jstr(o, "metric"), "loadavg.1"))
+			in_step++;
+		json_object_put(o);
+	}
+	/* the step lasts at least 1 s: sampled every 0.1 s, it has several
+	 * (a bound from below only: a loaded machine makes the step longer) */
+	ck_assert_int_ge(in_step, 5);
+	size_t n;
+	json_object **sm = read_ndjson("samples.ndjson", &n);
+	ck_assert_int_eq(count_sample(sm, n, "guest-1", 1, "steal_pct"), 1);
+	ck_assert_int_eq(count_sample(sm, n, "guest-2", 1, "elapsed"), 1);
+	free_ndjson(sm, n);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hostd-local");
@@ -351,6 +384,7 @@ int main(void)
 	tcase_add_test(tc, test_synthetic_clock_found);
 	tcase_add_test(tc, test_late_go_reported);
 	tcase_add_test(tc, test_unusable_clock_falls_back);
+	tcase_add_test(tc, test_monitor_samples_arrive);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
