@@ -533,6 +533,10 @@ static void watch_cb(struct virt_watch *w, const struct virt_lifecycle *ev)
 	if (!virt_event_is_loss(ev->event) || g->state == VIRT_GUEST_NEW ||
 	    g->state == VIRT_GUEST_STOPPED)
 		return;
+	/* The end of an earlier life of the same domain (stopped just before
+	 * we started it again), delivered late: not about this one. */
+	if (ev->received_ns < g->start_ns)
+		return;
 	if (g->state == VIRT_GUEST_STOPPING) {
 		/* the shutdown we asked for: done unless a job still runs */
 		g->down = true;
@@ -584,6 +588,7 @@ int virt_guest_start(struct virt_guest *g)
 	if (g->state != VIRT_GUEST_NEW)
 		return -EALREADY;
 	g->state = VIRT_GUEST_STARTING;
+	g->start_ns = clock_mono_ns();
 	queue(g, JOB_START);
 	return 0;
 }

@@ -90,6 +90,7 @@ struct virt_guest {
 	char *authkey_line;
 	char job_error[1024]; /* written by the job's thread only */
 	off_t console_offset;
+	int64_t start_ns;	/* virt_guest_start was called: older events are not ours */
 	int64_t created_ns, deadline_ns;
 	struct virt_console_wait *console;
 	uv_timer_t *timer;
