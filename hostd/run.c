@@ -98,7 +98,7 @@ static void deadline_cb(uv_timer_t *t)
 				   "the first participant that did", k, r->exp->barrier_timeout_s);
 		else if (k == 1)
 			run_fail(r, p, "did not say ready for the first step within BARRIER_TIMEOUT=%gs of "
-				   "the start", r->exp->barrier_timeout_s);
+				   "every agent being started", r->exp->barrier_timeout_s);
 		else
 			run_fail(r, p, "step %u did not finish within STEP_TIMEOUT=%gs", k - 1,
 			     r->exp->step_timeout_s);
@@ -166,8 +166,8 @@ static int64_t lead_floor(const struct run *r)
 }
 
 /* How far ahead a scheduled go goes out: RELEASE_LEAD, or learnt: a
- * barrier where someone started late grows it by that much and a margin;
- * barriers where nobody was late let it shrink back slowly to the floor. */
+ * barrier where a go arrived after its instant grows it by that lateness and
+ * a margin; barriers where none did let it shrink back slowly to the floor. */
 static int64_t release_lead(struct run *r)
 {
 	if (r->exp->release_lead_s > 0)
