@@ -379,8 +379,8 @@ static void on_hello(struct run *r, struct participant *p, const struct proto_ms
 	 * measure its offset before it can reach the first barrier. */
 	if (p->clock_shared || p->clock_ready)
 		send_plan(r, p);
-	else if (!p->ping_inflight)
-		send_ping(r, p);
+	else
+		send_ping(r, p); /* a ping in flight may have died in a resync */
 }
 
 static void send_ping(struct run *r, struct participant *p)
