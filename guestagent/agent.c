@@ -43,7 +43,10 @@ struct agent {
 	struct outq q;
 	struct session sess;
 	struct step_run run;
-	bool running;         /* run holds a step not yet reported done */
+	bool prepared;        /* run holds a child waiting for the go of the step we wait at */
+	bool prepare_failed;  /* no child could be prepared: fork at the go */
+	bool running;         /* run holds a released step not yet reported done */
+	bool started;         /* started has been sent for it */
 	int sigfd;
 	int workdir_fd;
 	bool leaving;
@@ -67,6 +70,7 @@ static char agent_out[sizeof(((struct agent *)0)->carry) + 64 * 1024];
 static char agent_chunk[PROTO_OUTPUT_MAX + 1];
 
 static void agent_disconnected(struct agent *a, const char *why, bool hard);
+static void agent_check_started(struct agent *a, bool ended);
 
 static void agent_flush(struct agent *a)
 {
@@ -161,6 +165,7 @@ static void agent_step_finished(struct agent *a)
 	uint32_t step = sess_current_step(&a->sess);
 	size_t dropped;
 
+	agent_check_started(a, true);
 	/* What it wrote before exiting is in the pipe; what a process it left
 	 * behind writes later is not waited for. */
 	agent_read_output(a, true);
@@ -183,24 +188,88 @@ static void agent_step_finished(struct agent *a)
 	sess_step_done(&a->sess, end, status);
 }
 
-static void agent_sleep_until(int64_t at_ns)
+/* The step the session waits at, if any. */
+static const struct proto_step *agent_waiting_step(const struct agent *a)
 {
-	int64_t mono = aclock_to_mono(at_ns);
-	struct timespec ts = { .tv_sec = mono / NSEC_PER_SEC, .tv_nsec = mono % NSEC_PER_SEC };
+	if (a->sess.phase != SESS_WAITING || a->sess.cur >= a->sess.nsteps)
+		return NULL;
+	return &a->sess.steps[a->sess.cur];
+}
 
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
+static void agent_discard_prepared(struct agent *a)
+{
+	if (!a->prepared)
+		return;
+	log_debug("discarding the child prepared for step %" PRIu32, a->run.index);
+	step_discard(&a->run);
+	a->prepared = false;
+}
+
+/*
+ * Forks the child of the step we wait at, so that the go only has to hand
+ * it the instant; and discards one that no longer matches the plan.  Run
+ * after the ready is flushed, so that the fork does not delay it.
+ */
+static void agent_prepare(struct agent *a)
+{
+	const struct proto_step *st = agent_waiting_step(a);
+	int r;
+
+	if (a->running)
+		return;
+	if (a->prepared && (!st || !step_prepared_for(&a->run, st)))
+		agent_discard_prepared(a);
+	if (!st) {
+		a->prepare_failed = false;
+		return;
+	}
+	if (a->prepared || a->prepare_failed)
+		return;
+	r = step_prepare(&a->run, st, a->workdir_fd, a->chan.fd);
+	if (r < 0) {
+		log_warn("cannot prepare step %" PRIu32 ": %s; trying again at its go", st->index,
+			 strerror(-r));
+		a->prepare_failed = true;
+		return;
+	}
+	a->prepared = true;
+	log_debug("step %" PRIu32 " prepared (pid %d)", st->index, (int)a->run.pid);
+}
+
+/* Hands the go to the prepared child, or to one forked now if there is
+ * none or it died.  0 or -errno. */
+static int agent_release(struct agent *a, const struct proto_step *st, int64_t at_ns)
+{
+	int r;
+
+	for (int tries = 0; tries < 2; tries++) {
+		if (a->prepared && !step_prepared_for(&a->run, st))
+			agent_discard_prepared(a);
+		if (!a->prepared) {
+			r = step_prepare(&a->run, st, a->workdir_fd, a->chan.fd);
+			if (r < 0)
+				return r;
+			a->prepared = true;
+		}
+		r = step_go(&a->run, at_ns);
+		if (r == 0) {
+			a->prepared = false;
+			return 0;
+		}
+		log_warn("the child prepared for step %" PRIu32 " is gone; forking another",
+			 st->index);
+		agent_discard_prepared(a);
+	}
+	return r;
 }
 
 static void agent_start_step(struct agent *a, const struct sess_action *act)
 {
 	const struct proto_step *st = act->step;
-	int64_t late = 0;
 	int r;
 
-	if (act->at_ns)
-		agent_sleep_until(act->at_ns);
-	r = step_start(&a->run, st, a->workdir_fd, a->chan.fd);
+	a->prepare_failed = false;
+	r = agent_release(a, st, act->at_ns);
 	if (r < 0) {
 		char text[PROTO_TEXT_MAX];
 		int64_t now = aclock_now();
@@ -213,21 +282,44 @@ static void agent_start_step(struct agent *a, const struct sess_action *act)
 		sess_step_done(&a->sess, now, 127);
 		return;
 	}
-	/* Late means the go itself came after its instant (the host should
-	 * send it earlier); waking a little after it is the skew, measured
-	 * by the start instant itself. */
-	if (act->at_ns && a->rx_ns > act->at_ns && a->run.start_ns > act->at_ns)
-		late = a->run.start_ns - act->at_ns;
-	sess_step_started(&a->sess, a->run.start_ns, late);
-	/* After the fork, not before: sampling must not delay the start. */
-	sampler_take(&a->mon, &a->sess, 0, true);
 	a->running = true;
+	a->started = false;
 	a->ncarry = 0;
 	a->forwarded = 0;
 	a->truncated = false;
+	log_debug("step %" PRIu32 " released for %" PRId64, st->index, act->at_ns);
+}
+
+/*
+ * The child's start stamp: sends started.  ended: the child has been
+ * reaped, so whatever it wrote is there.  A child that died before its
+ * start (killed from outside) still gets a started, stamped now.
+ */
+static void agent_check_started(struct agent *a, bool ended)
+{
+	const struct proto_step *st = &a->sess.steps[a->sess.cur];
+	int r;
+
+	if (!a->running || a->started)
+		return;
+	r = step_read_stamp(&a->run);
+	if (r == -EAGAIN && !ended)
+		return;
+	a->started = true;
+	if (r < 0) {
+		a->run.start_ns = aclock_now();
+		a->run.late_ns = 0;
+		log_warn("step %" PRIu32 ": its process ended before it started", st->index);
+		sess_step_started(&a->sess, a->run.start_ns, 0);
+		sess_step_error(&a->sess, "step-start", "the step's process ended before it started");
+		return;
+	}
+	sess_step_started(&a->sess, a->run.start_ns, a->run.late_ns);
+	/* After the start, not before: sampling must not delay it. */
+	sampler_take(&a->mon, &a->sess, 0, true);
 	log_info("step %" PRIu32 " started (%s, iteration %" PRIu32 ", %s), %" PRId64 " ns late",
 		 st->index, st->benchmark, st->iteration,
-		 st->kind == PROTO_STEP_CPU_PROBE ? "cpu-probe" : "command", late);
+		 st->kind == PROTO_STEP_CPU_PROBE ? "cpu-probe" : "command", a->run.late_ns);
 }
 
 /* ---- leaving ---- */
@@ -256,6 +348,7 @@ static void agent_leave(struct agent *a, int code, const char *bye_reason)
 		step_run_close(&a->run);
 		a->running = false;
 	}
+	agent_discard_prepared(a);
 	if (bye_reason && a->up) {
 		sess_bye(&a->sess, bye_reason);
 		agent_flush_blocking(a);
@@ -414,6 +507,13 @@ static void agent_signals(struct agent *a)
 	}
 	if (chld && a->running && step_reap(&a->run))
 		agent_step_finished(a);
+	if (chld && a->prepared && step_reap(&a->run)) {
+		log_warn("the child prepared for step %" PRIu32 " ended before its go (status %"
+			 PRId32 "); forking at the go", a->run.index, step_exit_status(a->run.wstatus));
+		step_run_close(&a->run);
+		a->prepared = false;
+		a->prepare_failed = true;
+	}
 }
 
 static int agent_poll_timeout(const struct agent *a)
@@ -429,23 +529,27 @@ static int agent_poll_timeout(const struct agent *a)
 static void agent_loop(struct agent *a)
 {
 	while (!a->leaving) {
-		struct pollfd p[4] = {
+		struct pollfd p[5] = {
 			{ .fd = a->sigfd, .events = POLLIN },
 			{ .fd = a->up ? a->chan.fd : -1, .events = POLLIN },
 			{ .fd = a->running ? a->run.out_fd : -1, .events = POLLIN },
 			{ .fd = sampler_fd(&a->mon), .events = POLLIN },
+			{ .fd = a->running && !a->started ? a->run.report_fd : -1, .events = POLLIN },
 		};
 
 		if (outq_writable(&a->q))
 			p[1].events |= POLLOUT;
-		if (poll(p, 4, agent_poll_timeout(a)) < 0 && errno != EINTR) {
+		if (poll(p, 5, agent_poll_timeout(a)) < 0 && errno != EINTR) {
 			log_error("poll: %s", strerror(errno));
 			agent_leave(a, 1, NULL);
 			break;
 		}
 		if (p[0].revents)
 			agent_signals(a);
-		if (!a->leaving && p[2].revents && a->running)
+		/* The stamp is written before any output: started goes first. */
+		if (!a->leaving && (p[4].revents || p[2].revents))
+			agent_check_started(a, false);
+		if (!a->leaving && p[2].revents && a->running && a->started)
 			agent_read_output(a, false);
 		if (!a->leaving && p[3].revents)
 			sampler_take(&a->mon, &a->sess, a->running ? sess_current_step(&a->sess) : 0,
@@ -456,6 +560,8 @@ static void agent_loop(struct agent *a)
 			agent_open(a);
 		if (!a->leaving)
 			agent_flush(a);
+		if (!a->leaving)
+			agent_prepare(a);
 		if (a->q.bytes > OUTQ_HARD_MAX) {
 			log_error("the host has not read %zu queued bytes; giving up", a->q.bytes);
 			agent_leave(a, 1, NULL);

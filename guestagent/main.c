@@ -13,6 +13,7 @@
 #include "achan.h"
 #include "aclock.h"
 #include "agent.h"
+#include "step.h"
 #include "log.h"
 #include "proto.h"
 
@@ -32,6 +33,8 @@ static void usage(FILE *f)
 		"  --node NAME         the node name sent to the host (default: hostname)\n"
 		"  --work-dir DIR      where command steps run (default: the current folder)\n"
 		"  --proc-root DIR     monitors read proc/ under DIR instead of / (for tests)\n"
+		"  --start-rt-priority N  hold SCHED_FIFO priority N from the sleep to a\n"
+		"                      scheduled instant until the start stamp (0: off)\n"
 		"  --clock-offset-ns N, --clock-drift-ppm P, --clock-jitter-ns J\n"
 		"                      tests only: report instants on a synthetic clock N ns\n"
 		"                      ahead, drifting P ppm, with +/-J ns of noise\n"
@@ -73,6 +76,7 @@ int main(int argc, char **argv)
 		{ "node", required_argument, NULL, 'n' },
 		{ "work-dir", required_argument, NULL, 'w' },
 		{ "proc-root", required_argument, NULL, 'P' },
+		{ "start-rt-priority", required_argument, NULL, 'R' },
 		{ "clock-offset-ns", required_argument, NULL, 'O' },
 		{ "clock-drift-ppm", required_argument, NULL, 'D' },
 		{ "clock-jitter-ns", required_argument, NULL, 'J' },
@@ -125,6 +129,16 @@ int main(int argc, char **argv)
 			}
 			synthetic = true;
 			break;
+		case 'R': {
+			long prio = strtol(optarg, &end, 10);
+			if (end == optarg || *end || prio < 0 || prio > 99) {
+				fprintf(stderr, "guestagent: --start-rt-priority '%s' is not 0..99\n",
+					optarg);
+				return 2;
+			}
+			step_set_start_priority((int)prio);
+			break;
+		}
 		case 'D':
 			clock_drift = strtod(optarg, &end);
 			if (end == optarg || *end || clock_drift < -1e5 || clock_drift > 1e5) {

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +21,7 @@ void step_run_init(struct step_run *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->pid = -1;
+	r->go_fd = -1;
 	r->out_fd = -1;
 	r->report_fd = -1;
 }
@@ -50,12 +55,10 @@ static void step_child_signals(void)
 	setpgid(0, 0);
 }
 
-static void __attribute__((noreturn)) step_child_cpu(uint64_t units, int report_fd, int close_fd)
+static void __attribute__((noreturn)) step_child_cpu(uint64_t units, int report_fd)
 {
 	int64_t t[2];
 
-	if (close_fd >= 0)
-		close(close_fd);
 	t[0] = clock_mono_ns();
 	step_cpu_work(units);
 	t[1] = clock_mono_ns();
@@ -86,41 +89,188 @@ static void __attribute__((noreturn)) step_child_command(const char *command, in
 	_exit(127);
 }
 
-int step_start(struct step_run *r, const struct proto_step *st, int workdir_fd, int close_fd)
+/* The instant from the agent; false on end of file: the child was
+ * discarded, or the agent died. */
+static bool step_child_wait_go(int go_fd, int64_t *at_ns)
 {
-	int fds[2];
-	pid_t pid;
+	ssize_t n;
+
+	do
+		n = read(go_fd, at_ns, sizeof(*at_ns));
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)sizeof(*at_ns);
+}
+
+/* SCHED_FIFO priority of a prepared child from just before its sleep to
+ * just after its start stamp (0: none).  Children woken at one instant
+ * queue for the CPUs otherwise, and the last stamps late by the others'
+ * work; a real-time waker takes its stamp at once.  Off by default. */
+static int step_start_priority;
+
+void step_set_start_priority(int priority)
+{
+	step_start_priority = priority;
+}
+
+static void step_child_sleep_until(int64_t at_ns)
+{
+	int64_t mono = aclock_to_mono(at_ns);
+	struct timespec ts = { .tv_sec = mono / NSEC_PER_SEC, .tv_nsec = mono % NSEC_PER_SEC };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/*
+ * The prepared child: blocks (no CPU) until the go, sleeps until its
+ * instant, stamps the start first thing on waking, then works.  Nothing
+ * between the wake-up and the stamp but the clock read.
+ */
+static void __attribute__((noreturn)) step_child(const struct step_run *r, pid_t agent,
+						 int go_fd, int report_fd, int out_fd,
+						 int workdir_fd)
+{
+	int64_t at, reached = 0, stamp[2];
+
+	/* The agent dying while we sleep towards the instant ends us too;
+	 * while we block in read its death is an end of file. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0UL, 0UL, 0UL);
+	if (getppid() != agent || !step_child_wait_go(go_fd, &at))
+		_exit(0);
+	struct sched_param fifo = { .sched_priority = step_start_priority };
+	bool boosted = at && step_start_priority > 0 &&
+		       sched_setscheduler(0, SCHED_FIFO, &fifo) == 0;
+	if (at) {
+		reached = aclock_now();
+		step_child_sleep_until(at);
+	}
+	stamp[0] = aclock_now();
+	if (boosted) {
+		struct sched_param other = { .sched_priority = 0 };
+		/* never run a benchmark real-time by accident */
+		if (sched_setscheduler(0, SCHED_OTHER, &other) < 0)
+			_exit(1);
+	}
+	/* Late only when the go itself reached us after the instant (the
+	 * host should send it earlier); waking after it is skew, which the
+	 * stamp shows by itself. */
+	stamp[1] = at && reached > at && stamp[0] > at ? stamp[0] - at : 0;
+	if (write(report_fd, stamp, sizeof(stamp)) != (ssize_t)sizeof(stamp))
+		_exit(1);
+	/* From here on, as a step forked at the go would be. */
+	prctl(PR_SET_PDEATHSIG, 0UL, 0UL, 0UL, 0UL);
+	close(go_fd);
+	if (r->kind == PROTO_STEP_CPU_PROBE)
+		step_child_cpu(r->units, report_fd);
+	step_child_command(r->command, workdir_fd, out_fd);
+}
+
+static void step_close_fds(int *fds, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+static void step_set_nonblock(int fd)
+{
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+int step_prepare(struct step_run *r, const struct proto_step *st, int workdir_fd, int close_fd)
+{
+	/* go read, go write, report read, report write, output read, output write */
+	int fds[6] = { -1, -1, -1, -1, -1, -1 };
+	pid_t agent = getpid(), pid;
 	int err;
 
 	step_run_init(r);
+	r->index = st->index;
 	r->kind = st->kind;
 	r->units = st->units;
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return -errno;
-	r->start_ns = aclock_now();
+	snprintf(r->command, sizeof(r->command), "%s", st->command);
+	if (pipe2(fds, O_CLOEXEC) < 0 || pipe2(fds + 2, O_CLOEXEC) < 0 ||
+	    (st->kind != PROTO_STEP_CPU_PROBE && pipe2(fds + 4, O_CLOEXEC) < 0)) {
+		err = -errno;
+		step_close_fds(fds, 6);
+		return err;
+	}
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
-		close(fds[0]);
-		close(fds[1]);
+		step_close_fds(fds, 6);
 		return err;
 	}
 	if (pid == 0) {
 		step_child_signals();
-		close(fds[0]);
-		if (st->kind == PROTO_STEP_CPU_PROBE)
-			step_child_cpu(st->units, fds[1], close_fd);
-		step_child_command(st->command, workdir_fd, fds[1]);
+		/* Not the channel: a reconnect must not find it still held. */
+		if (close_fd >= 0)
+			close(close_fd);
+		close(fds[1]);
+		close(fds[2]);
+		if (fds[4] >= 0)
+			close(fds[4]);
+		step_child(r, agent, fds[0], fds[3], fds[5], workdir_fd);
 	}
 	/* Also here, so that a kill right after fork reaches the group. */
 	setpgid(pid, pid);
-	close(fds[1]);
+	close(fds[0]);
+	close(fds[3]);
+	if (fds[5] >= 0)
+		close(fds[5]);
 	r->pid = pid;
-	if (st->kind == PROTO_STEP_CPU_PROBE) {
-		r->report_fd = fds[0];
-	} else {
-		fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-		r->out_fd = fds[0];
+	r->go_fd = fds[1];
+	r->report_fd = fds[2];
+	step_set_nonblock(r->report_fd);
+	r->out_fd = fds[4];
+	if (r->out_fd >= 0)
+		step_set_nonblock(r->out_fd);
+	return 0;
+}
+
+bool step_prepared_for(const struct step_run *r, const struct proto_step *st)
+{
+	return r->pid > 0 && r->go_fd >= 0 && r->index == st->index && r->kind == st->kind &&
+	       r->units == st->units && !strcmp(r->command, st->command);
+}
+
+int step_go(struct step_run *r, int64_t at_ns)
+{
+	ssize_t n;
+
+	if (r->go_fd < 0)
+		return -EPIPE;
+	do
+		n = write(r->go_fd, &at_ns, sizeof(at_ns));
+	while (n < 0 && errno == EINTR);
+	close(r->go_fd);
+	r->go_fd = -1;
+	return n == (ssize_t)sizeof(at_ns) ? 0 : -EPIPE;
+}
+
+int step_read_stamp(struct step_run *r)
+{
+	int64_t stamp[2];
+	ssize_t n;
+
+	if (r->stamped)
+		return 0;
+	if (r->report_fd < 0)
+		return -EIO;
+	do
+		n = read(r->report_fd, stamp, sizeof(stamp));
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return -EAGAIN;
+	if (n != (ssize_t)sizeof(stamp))
+		return -EIO;
+	r->start_ns = stamp[0];
+	r->late_ns = stamp[1] > 0 ? stamp[1] : 0;
+	r->stamped = true;
+	/* A command's report pipe closed at its exec: nothing more comes. */
+	if (r->kind != PROTO_STEP_CPU_PROBE) {
+		close(r->report_fd);
+		r->report_fd = -1;
 	}
 	return 0;
 }
@@ -148,7 +298,8 @@ int step_cpu_times(struct step_run *r, int64_t *begin_ns, int64_t *end_ns)
 	int64_t t[2];
 	ssize_t n;
 
-	if (r->report_fd < 0)
+	/* The start stamp comes first on the same pipe. */
+	if (!r->stamped || r->report_fd < 0)
 		return -EIO;
 	do
 		n = read(r->report_fd, t, sizeof(t));
@@ -206,8 +357,22 @@ void step_kill(struct step_run *r, int sigfd)
 	kill(-pgid, SIGKILL);
 }
 
+void step_discard(struct step_run *r)
+{
+	if (r->pid > 0) {
+		kill(r->pid, SIGKILL);
+		while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		r->pid = -1;
+	}
+	step_run_close(r);
+}
+
 void step_run_close(struct step_run *r)
 {
+	if (r->go_fd >= 0)
+		close(r->go_fd);
+	r->go_fd = -1;
 	if (r->out_fd >= 0)
 		close(r->out_fd);
 	if (r->report_fd >= 0)

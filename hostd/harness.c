@@ -70,7 +70,8 @@ static void work_cb(uv_work_t *w)
 	}
 	if (j->result == 0) {
 		char *node = ssh_push_quote(j->node);
-		char *cmd = xasprintf("./guestagent --node %s", node);
+		char *cmd = xasprintf("./guestagent --node %s --start-rt-priority %d", node,
+				      j->start_rt_priority);
 		j->result = ssh_push_start_detached(s, j->remote_dir, cmd, "agent.log", &j->agent_pid,
 						    j->error, sizeof(j->error));
 		free(cmd);

@@ -25,6 +25,7 @@ struct harness_job {
 	const char *known_hosts_path; /* when expected_hostkey is NULL */
 	const char *agent_path;       /* the static agent on this host */
 	const char *remote_dir;       /* where it goes in the guest */
+	int start_rt_priority;        /* the agent's --start-rt-priority */
 	int timeout_ms;               /* for each SSH operation */
 	int connect_timeout_ms;       /* for sshd to come up at all */
 

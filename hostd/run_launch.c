@@ -77,12 +77,17 @@ static int launch_process(struct run *r, struct participant *p)
 	snprintf(offset, sizeof(offset), "%lld", (long long)x->local_clock_offset_ns);
 	snprintf(drift, sizeof(drift), "%g", x->local_clock_drift_ppm);
 	snprintf(jitter, sizeof(jitter), "%lld", (long long)x->local_clock_jitter_ns);
-	const char *const synthetic[] = { "--clock-offset-ns", offset, "--clock-drift-ppm", drift,
-					  "--clock-jitter-ns", jitter, NULL };
+	/* the same real-time priority for the start stamp as hostd's release */
+	char prio[16];
+	snprintf(prio, sizeof(prio), "%d", x->release_rt_priority);
+	const char *extra[] = { "--start-rt-priority", prio, "--clock-offset-ns", offset,
+				"--clock-drift-ppm", drift, "--clock-jitter-ns", jitter, NULL };
+	if (p->clock_shared)
+		extra[2] = NULL;
 	e = fileio_mkdir_p(work, 0755);
 	if (e == 0)
 		e = local_guest_spawn(r->loop, &p->proc, r->opt->agent_path, p->node.name, work,
-				      p->clock_shared ? NULL : synthetic, log_path, &fd);
+				      extra, log_path, &fd);
 	if (e < 0)
 		log_error("cannot start the agent of %s (%s): %s", p->node.name, r->opt->agent_path,
 			  e < -1000 ? uv_strerror(e) : strerror(-e));
@@ -178,6 +183,7 @@ static void vm_ready(struct virt_guest *g)
 	p->known_hosts = xasprintf("%s/known_hosts.d/%s", r->opt->state_dir, p->node.name);
 	j->known_hosts_path = p->known_hosts;
 	j->agent_path = r->opt->guest_agent_path;
+	j->start_rt_priority = x->release_rt_priority;
 	j->remote_dir = x->harness_dir;
 	j->timeout_ms = (int)(x->ssh_timeout_s * 1000);
 	j->connect_timeout_ms = j->timeout_ms;
