@@ -214,9 +214,14 @@ int virt_addr_lookup(virDomainPtr dom, int port, struct virt_addr *a, char *err,
 
 	memset(a, 0, sizeof(*a));
 	a->port = port;
-	if (ask(dom, VIR_DOMAIN_INTERFACE_ADDRESSES_SRC_LEASE, a, lease, sizeof(lease)) == 0 ||
-	    ask(dom, VIR_DOMAIN_INTERFACE_ADDRESSES_SRC_ARP, a, arp, sizeof(arp)) == 0)
+	if (ask(dom, VIR_DOMAIN_INTERFACE_ADDRESSES_SRC_LEASE, a, lease, sizeof(lease)) == 0) {
+		a->source = "lease";
 		return 0;
+	}
+	if (ask(dom, VIR_DOMAIN_INTERFACE_ADDRESSES_SRC_ARP, a, arp, sizeof(arp)) == 0) {
+		a->source = "arp";
+		return 0;
+	}
 	snprintf(err, errlen, "no address from libvirt: DHCP leases: %s; ARP table: %s", lease, arp);
 	return -ENOENT;
 }

@@ -14,6 +14,10 @@
 struct virt_addr {
 	char host[VIRT_ADDR_HOST_MAX]; /* IPv4, IPv6 (no brackets) or a DNS name */
 	int port;
+	/* where it came from, for the manifest: "lease", "arp" (set by
+	 * virt_addr_lookup), "config", "forward" (set by the caller); NULL
+	 * if unknown */
+	const char *source;
 };
 
 /* "host:port", "[v6addr]:port"; when default_port > 0 the ":port" may be

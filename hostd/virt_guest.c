@@ -353,10 +353,12 @@ static void address(struct virt_guest *g)
 	g->state = VIRT_GUEST_ADDRESSING;
 	if (s->addrs) {
 		g->addr = s->addrs[g->index];
+		g->addr.source = "config";
 	} else if (g->transient && s->template_has_ssh_port) {
 		/* QEMU user networking forwards this loopback port to its port 22 */
 		snprintf(g->addr.host, sizeof(g->addr.host), "127.0.0.1");
 		g->addr.port = s->ssh_port_base + (int)g->index + 1;
+		g->addr.source = "forward";
 	} else {
 		queue(g, JOB_ADDR);
 		return;

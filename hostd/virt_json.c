@@ -49,6 +49,8 @@ struct json_object *virt_guest_json(const struct virt_guest *g)
 	if (g->addr.port)
 		virt_addr_format(&g->addr, addr, sizeof(addr));
 	add_str(o, "address", addr);
+	if (g->addr.port)
+		add_str(o, "addr_source", g->addr.source);
 	add_str(o, "hostkey", g->hostkey);
 	if (g->create_s > 0)
 		json_object_object_add(o, "create_s", json_object_new_double(g->create_s));
