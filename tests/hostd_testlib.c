@@ -180,3 +180,25 @@ void hostd_test_teardown_results(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s/results'", tmpdir);
 	ck_assert_int_eq(system(cmd), 0);
 }
+
+void hostd_test_wait_first_barrier(int seconds)
+{
+	/* Polled: the file is written by another process, and inotify on a
+	 * path that does not exist yet would need the folder watched too. */
+	char path[512];
+	snprintf(path, sizeof(path), "%s/results/t/barriers.ndjson", tmpdir);
+	struct stat st;
+	for (int i = 0; i < seconds * 10 && (stat(path, &st) < 0 || st.st_size == 0); i++)
+		usleep(100 * 1000);
+	ck_assert_msg(stat(path, &st) == 0 && st.st_size > 0,
+		      "no barrier record within %d s; %s", seconds, run_diagnosis());
+}
+
+int hostd_test_main(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

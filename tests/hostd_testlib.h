@@ -5,6 +5,7 @@
 #ifndef LOCKSTEP_HOSTD_TESTLIB_H
 #define LOCKSTEP_HOSTD_TESTLIB_H
 
+#include <check.h>
 #include <json-c/json.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +27,11 @@ int hostd_test_wait(pid_t pid);
 int hostd_test_run(const char *agent, const char *const *extra);
 /* Waits for a hostd that must have died of a signal. */
 void hostd_test_wait_signal(pid_t pid);
+/* Waits (at most seconds) until results/t/barriers.ndjson holds a record:
+ * the first step was released and every participant started it. */
+void hostd_test_wait_first_barrier(int seconds);
+/* Runs the suite; the exit status of a test program. */
+int hostd_test_main(Suite *s);
 /* Removes tmpdir/results, so that the next run may be called t again. */
 void hostd_test_teardown_results(void);
 

@@ -86,12 +86,7 @@ START_TEST(test_sigkill_restored_at_next_start)
 	write_file("g.conf", "MMTESTS=nap\nCOMMAND_NAP='sleep 30'\n", 0644);
 	const char *args[] = { "--state-dir", state, "--sysfs-root", root, NULL };
 	pid_t pid = hostd_test_start(NULL, args);
-	char path[600];
-	snprintf(path, sizeof(path), "%s/results/t/barriers.ndjson", tmpdir);
-	struct stat st;
-	for (int i = 0; i < 300 && (stat(path, &st) < 0 || st.st_size == 0); i++)
-		usleep(100 * 1000);
-	ck_assert_int_gt(st.st_size, 0);
+	hostd_test_wait_first_barrier(30);
 	expect_gov(0, "performance");
 	kill(pid, SIGKILL);
 	hostd_test_wait_signal(pid);
@@ -106,6 +101,7 @@ START_TEST(test_sigkill_restored_at_next_start)
 	ck_assert_int_eq(hostd_test_run(NULL, args), 0);
 	expect_gov(0, orig[0]);
 	expect_gov(1, orig[1]);
+	char path[600];
 	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
 	ck_assert_ptr_nonnull(strstr(read_text(path), "restored the host state"));
 }
@@ -120,9 +116,5 @@ int main(void)
 	tcase_add_test(tc, test_set_during_run_restored_after);
 	tcase_add_test(tc, test_sigkill_restored_at_next_start);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return hostd_test_main(s);
 }

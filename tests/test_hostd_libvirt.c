@@ -176,14 +176,9 @@ START_TEST(test_guest_destroyed_mid_run)
 			     "COMMAND_NAP='sleep 4'\n", 0644);
 	pid_t pid = hostd_test_start(NULL, state_args);
 
-	char path[512];
-	snprintf(path, sizeof(path), "%s/results/t/barriers.ndjson", tmpdir);
-	struct stat st;
 	/* step 1's record is written once step 1 started everywhere; step 2
 	 * (the nap) is released right after it */
-	for (int i = 0; i < 1800 && (stat(path, &st) < 0 || st.st_size == 0); i++)
-		usleep(100 * 1000);
-	ck_assert_int_gt(st.st_size, 0);
+	hostd_test_wait_first_barrier(180);
 	usleep(1500 * 1000); /* inside the 4 s nap of step 2 */
 
 	virConnectPtr c = virConnectOpen("qemu:///system");
@@ -264,9 +259,5 @@ int main(void)
 	tcase_add_test(tc, test_guest_destroyed_mid_run);
 	tcase_add_test(tc, test_unreachable_guest_named);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return hostd_test_main(s);
 }

@@ -243,12 +243,7 @@ START_TEST(test_interrupted_by_sigterm)
 	write_file("g.conf", "MMTESTS='nap'\nCOMMAND_NAP='sleep 30'\n", 0644);
 	pid_t pid = hostd_test_start(NULL, NULL);
 	/* wait until the step is released: barriers.ndjson gets its record */
-	char path[512];
-	snprintf(path, sizeof(path), "%s/results/t/barriers.ndjson", tmpdir);
-	struct stat st;
-	for (int i = 0; i < 300 && (stat(path, &st) < 0 || st.st_size == 0); i++)
-		usleep(100 * 1000);
-	ck_assert_int_gt(st.st_size, 0);
+	hostd_test_wait_first_barrier(30);
 	kill(pid, SIGTERM);
 	ck_assert_int_eq(hostd_test_wait(pid), 2);
 	json_object *m = manifest();
@@ -386,9 +381,5 @@ int main(void)
 	tcase_add_test(tc, test_unusable_clock_falls_back);
 	tcase_add_test(tc, test_monitor_samples_arrive);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return hostd_test_main(s);
 }
