@@ -84,5 +84,8 @@ void host_run_command(struct host *h, const char *cmd, struct step_seen *s);
 void host_read_line(const char *path, char *buf, size_t len);
 void host_write_file(const char *dir, const char *rel, const char *text);
 int64_t host_mono_ns(void);
+/* utime + stime of a process, in clock ticks; its VmRSS in KiB. */
+unsigned long long host_cpu_ticks(pid_t pid);
+long host_vm_rss_kib(pid_t pid);
 
 #endif

@@ -420,42 +420,6 @@ START_TEST(test_sigterm_says_bye)
 }
 END_TEST
 
-/* utime + stime of a process, in clock ticks. */
-static unsigned long long cpu_ticks(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long ut, st;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
-	fclose(f);
-	/* Fields after the command name, which may hold spaces: state is 3rd. */
-	p = strrchr(buf, ')');
-	ck_assert_ptr_nonnull(p);
-	ck_assert_int_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-				&ut, &st), 2);
-	return ut + st;
-}
-
-static long vm_rss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	long kib = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	ck_assert_ptr_nonnull(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 START_TEST(test_idle_at_barrier)
 {
 	struct host h;
@@ -466,10 +430,10 @@ START_TEST(test_idle_at_barrier)
 	host_handshake(&h, NULL);
 	host_plan(&h, NODE, NULL, 1);
 	host_expect_ready(&h, 1);
-	before = cpu_ticks(h.pid);
+	before = host_cpu_ticks(h.pid);
 	sleep(1);
-	after = cpu_ticks(h.pid);
-	rss = vm_rss_kib(h.pid);
+	after = host_cpu_ticks(h.pid);
+	rss = host_vm_rss_kib(h.pid);
 	fprintf(stderr, "agent waiting at a barrier: %llu CPU ticks in 1 s, VmRSS %ld KiB\n",
 		after - before, rss);
 	ck_assert_uint_le(after - before, 1);

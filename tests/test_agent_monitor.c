@@ -200,42 +200,6 @@ START_TEST(test_off_means_silent)
 }
 END_TEST
 
-static unsigned long long cpu_ticks(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long ut = 0, st = 0;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	ck_assert_ptr_nonnull(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	ck_assert_ptr_nonnull(p);
-	ck_assert_int_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-				&ut, &st), 2);
-	return ut + st;
-}
-
-static long vm_rss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	long kib = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	ck_assert_ptr_nonnull(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 /* Figures only: CPU over 5 s of waiting at a barrier with monitors on.
  * Samples are read by a ping at the end (the socket buffer holds them). */
 START_TEST(test_cost_figures)
@@ -249,7 +213,7 @@ START_TEST(test_cost_figures)
 	host_handshake(&h, NULL);
 	send_plan(&h, "true", intervals[_i]);
 	host_expect_ready(&h, 1);
-	before = cpu_ticks(h.pid);
+	before = host_cpu_ticks(h.pid);
 	for (int i = 0; i < 5; i++) {
 		/* drain so the agent never meets a full socket */
 		host_ping(&h, (uint64_t)i);
@@ -263,12 +227,12 @@ START_TEST(test_cost_figures)
 		}
 		sleep(1);
 	}
-	after = cpu_ticks(h.pid);
+	after = host_cpu_ticks(h.pid);
 	fprintf(stderr, "agent sampling every %u ms at a barrier: %.2f%% of a CPU (%llu ticks in "
 		"5 s), VmRSS %ld KiB\n", intervals[_i],
 		100.0 * (double)(after - before) / (double)ticks_per_s / 5, after - before,
-		vm_rss_kib(h.pid));
-	ck_assert_int_gt(vm_rss_kib(h.pid), 0);
+		host_vm_rss_kib(h.pid));
+	ck_assert_int_gt(host_vm_rss_kib(h.pid), 0);
 	kill(h.pid, SIGTERM);
 	host_wait(&h);
 }
