@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "config_int.h"
 #include "fileio.h"
@@ -16,7 +17,14 @@
 
 struct config *config_new(void)
 {
-	return xcalloc(1, sizeof(struct config));
+	struct config *c = xcalloc(1, sizeof(struct config));
+	struct utsname u;
+
+	/* What `uname -m` in a config stands for (MMTests' i386 clamps).  A
+	 * guest's config is read on its KVM host, whose machine it shares; a
+	 * caller may set the fact to something else before loading. */
+	config_set_fact(c, CONFIG_MACHINE_FACT, uname(&u) == 0 ? u.machine : "");
+	return c;
 }
 
 static void table_free(struct config_table *t)
@@ -123,10 +131,22 @@ int config__set(struct config_table *t, const char *name, size_t len, const char
 	return 0;
 }
 
+/* MMTests' own shell (shellpacks/common.sh) calls these NUMCPUS, NUMNODES
+ * and NUMLLCS, and its configs use those names: $((NUMCPUS*4)). */
+static const char *const fact_aliases[][2] = {
+	{ "NUM_LOGICAL_CPUS", "NUMCPUS" },
+	{ "NUM_NODES", "NUMNODES" },
+	{ "NUM_LLCS", "NUMLLCS" },
+};
+
 void config_set_fact(struct config *c, const char *name, const char *value)
 {
 	/* Facts come from our own code, never from a peer: the cap is a backstop. */
 	config__set(&c->facts, name, strlen(name), value, strlen(value), NULL, 0, 0);
+	for (size_t i = 0; i < sizeof(fact_aliases) / sizeof(fact_aliases[0]); i++)
+		if (strcmp(name, fact_aliases[i][0]) == 0)
+			config__set(&c->facts, fact_aliases[i][1], strlen(fact_aliases[i][1]), value,
+				    strlen(value), NULL, 0, 0);
 }
 
 void config__vdiag(struct config_diag *d, const char *file, int line, int column,
@@ -294,33 +314,94 @@ static bool has_prefix(const char *name, const char *const *prefixes)
 	return false;
 }
 
-size_t config_check_known(const struct config *c, const char *const *known,
-			  const char *const *prefixes)
+static bool listed(const char *name, const char *const *list)
+{
+	for (; list && *list; list++) {
+		size_t n = strlen(*list);
+
+		if (n > 0 && (*list)[n - 1] == '*' ? strncmp(name, *list, n - 1) == 0
+						   : strcmp(name, *list) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void warn_unknown(struct config *w, const struct config_var *v, const char *const *known)
+{
+	struct config_suggest s;
+
+	config__suggest_init(&s, v->name, strlen(v->name));
+	for (const char *const *k = known; *k && w->nwarnings < CONFIG_WARNINGS_MAX; k++)
+		config__suggest_try(&s, *k);
+	if (config__suggest_result(&s))
+		config__warn(w, v->file, v->line, v->column, "unknown name %s, did you mean %s?",
+			     v->name, config__suggest_result(&s));
+	else
+		config__warn(w, v->file, v->line, v->column, "unknown name %s", v->name);
+}
+
+/* One warning naming every ignored name set by one file, cut short to fit. */
+static void warn_ignored(struct config *w, size_t *idx, size_t n, size_t first)
+{
+	static const char head[] = "ignored MMTests settings (lockstep does not act on them): ";
+	const char *file = w->vars.vars[idx[first]].file;
+	char text[sizeof(((struct config_diag *)0)->text)];
+	size_t len = 0, left = 0;
+
+	len = (size_t)snprintf(text, sizeof(text), "%s", head);
+	for (size_t i = first; i < n; i++) {
+		const struct config_var *v;
+		size_t vlen;
+
+		if (idx[i] == SIZE_MAX || w->vars.vars[idx[i]].file != file)
+			continue;
+		v = &w->vars.vars[idx[i]];
+		vlen = strlen(v->name);
+		idx[i] = SIZE_MAX;
+		/* room for ", NAME" and a later ", and 9999 more" */
+		if (left == 0 && len + 2 + vlen + 20 < sizeof(text))
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s",
+						len > sizeof(head) - 1 ? ", " : "", v->name);
+		else
+			left++;
+	}
+	if (left)
+		snprintf(text + len, sizeof(text) - len, ", and %zu more", left);
+	config__warn(w, file, 0, 0, "%s", text);
+}
+
+size_t config_check_known_ex(const struct config *c, const char *const *known,
+			     const char *const *prefixes, const char *const *ignored)
 {
 	/* Warnings are bookkeeping, not part of what the config says. */
 	struct config *w = (struct config *)c;
-	size_t count = 0;
+	size_t count = 0, nignored = 0, *idx = NULL;
 
 	for (size_t i = 0; i < c->vars.n; i++) {
 		const struct config_var *v = &c->vars.vars[i];
-		struct config_suggest s;
-		bool found = false;
 
-		for (const char *const *k = known; *k && !found; k++)
-			found = strcmp(*k, v->name) == 0;
-		if (found || has_prefix(v->name, prefixes))
+		if (listed(v->name, known) || has_prefix(v->name, prefixes))
 			continue;
-		config__suggest_init(&s, v->name, strlen(v->name));
-		for (const char *const *k = known; *k && c->nwarnings < CONFIG_WARNINGS_MAX; k++)
-			config__suggest_try(&s, *k);
-		if (config__suggest_result(&s))
-			config__warn(w, v->file, v->line, v->column, "unknown name %s, did you mean %s?",
-				     v->name, config__suggest_result(&s));
-		else
-			config__warn(w, v->file, v->line, v->column, "unknown name %s", v->name);
+		if (listed(v->name, ignored)) {
+			if (!idx)
+				idx = xmalloc(c->vars.n * sizeof(*idx));
+			idx[nignored++] = i;
+			continue;
+		}
+		warn_unknown(w, v, known);
 		count++;
 	}
+	for (size_t i = 0; i < nignored; i++)
+		if (idx[i] != SIZE_MAX)
+			warn_ignored(w, idx, nignored, i);
+	free(idx);
 	return count;
+}
+
+size_t config_check_known(const struct config *c, const char *const *known,
+			  const char *const *prefixes)
+{
+	return config_check_known_ex(c, known, prefixes, NULL);
 }
 
 /*

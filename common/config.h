@@ -10,14 +10,20 @@
  * Several quoted and unquoted pieces may follow one another ("a"'b'c).
  * Variables come from earlier assignments in any file loaded into the same
  * config, then from the facts set with config_set_fact (MMTests' names:
- * NUM_LOGICAL_CPUS, NUM_NODES, NUM_LLCS, MEMTOTAL_BYTES).  The environment
- * is not consulted: a config means the same thing wherever it runs.  An
- * unset variable expands to "" (0 in arithmetic) and is reported as a
- * warning.
+ * NUM_LOGICAL_CPUS, NUM_NODES, NUM_LLCS, MEMTOTAL_BYTES; setting one of the
+ * first three also sets MMTests' shell names NUMCPUS, NUMNODES, NUMLLCS).
+ * if [ TEST ]; then ... elif/else ... fi blocks compare integers and strings
+ * (-eq -ne -gt -ge -lt -le = == != -z -n ! -a -o, && and || between [ ]);
+ * bash's [[ TEST ]] also matches glob patterns (== = !=) and extended
+ * regular expressions (=~), with && || ! inside.  The only command
+ * substitution is `uname -m` (or $(uname -m)): it is not run but stands for
+ * the fact MACHINE, which config_new() sets from uname(2).  The environment
+ * is not consulted: a config means the same thing wherever it runs.  An unset variable expands to "" (0 in arithmetic) and is
+ * reported as a warning.
  *
  * A line it cannot read is an error "file:line:column: expected ...";
- * commands, substitutions, pipes, redirections and control flow are such
- * errors.  The full syntax and every message: docs/config.md.
+ * commands, substitutions, pipes, redirections, loops and file tests are
+ * such errors.  The full syntax and every message: docs/config.md.
  */
 #ifndef LOCKSTEP_CONFIG_H
 #define LOCKSTEP_CONFIG_H
@@ -35,12 +41,22 @@ struct config;
 #define CONFIG_NAMES_MAX 4096	     /* distinct names set by files; facts likewise */
 #define CONFIG_DEPTH_MAX 64	     /* nesting of $((...)), parentheses and signs */
 #define CONFIG_FILE_MAX (16 << 20)   /* bytes in one file */
+#define CONFIG_REGEX_MAX 256	     /* bytes in a regular expression after =~ */
+#define CONFIG_REGEX_ATOMS_MAX 1000  /* its atoms, with what {m,n} repeats counted m..n times */
+#define CONFIG_MATCH_MAX 4096	     /* bytes of the word matched against it */
 
 struct config_diag {
 	char file[256];
 	int line, column; /* 1-based; column 0 when not about a place in a line */
 	char text[512];   /* "expected '=' after NAME", "unknown name X, did you mean Y?" */
 };
+
+/* Fills d about the value of name in c: the file and line where it was set
+ * (fallback_file, line 0, when c or name is NULL or it was not set by a
+ * file) and the formatted text.  Returns -EINVAL, for `return config_diag_at(...)`. */
+int config_diag_at(struct config_diag *d, const struct config *c, const char *name,
+		   const char *fallback_file, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
 /* "file:line:column: text", leaving out column (and line) when 0. */
 void config_diag_format(const struct config_diag *d, char *buf, size_t size);
@@ -98,6 +114,19 @@ const char *config_first_set(const struct config *c, const char *const *names);
  * const because what it says does not change; its warnings do. */
 size_t config_check_known(const struct config *c, const char *const *known,
 			  const char *const *prefixes);
+
+/* As config_check_known, and the names in ignored (NULL-terminated, may be
+ * NULL; an entry ending in '*' is a prefix) are not unknown: those a file
+ * sets are listed in one warning per file, "ignored MMTests settings
+ * (lockstep does not act on them): RUN_MONITOR, MONITORS_ALWAYS".  A name
+ * in known or prefixes is never listed as ignored.  Returns how many names
+ * were unknown (the ignored ones are not counted). */
+size_t config_check_known_ex(const struct config *c, const char *const *known,
+			     const char *const *prefixes, const char *const *ignored);
+
+/* MMTests settings lockstep accepts and does not act on (mmtests_names.c),
+ * for config_check_known_ex. */
+extern const char *const config_mmtests_ignored[];
 
 /* Warnings gathered so far (unset variables, unknown names). */
 size_t config_warnings(const struct config *c, const struct config_diag **diags);

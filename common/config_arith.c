@@ -61,6 +61,10 @@ static int name_value(struct config_lexer *lx, size_t at, size_t name, size_t le
 	}
 	if (config__parse_int(v->value, out))
 		return 0;
+	if (lx->dry) { /* a branch not taken: its values do not matter */
+		*out = 0;
+		return 0;
+	}
 	config__show(v->value, shown, sizeof(shown));
 	if (v->file)
 		snprintf(where, sizeof(where), "set at %s:%d", v->file, v->line);
@@ -118,10 +122,10 @@ static int nested(struct config_lexer *lx, int64_t *out)
 		lx->pos++;
 		r = primary(lx, out);
 		if (r == 0 && ch == '-') {
-			if (*out == INT64_MIN)
+			if (*out == INT64_MIN && !lx->dry)
 				r = config__error(lx, at, "expected a result within 64-bit signed "
 						  "integers: -(%lld) overflows", (long long)*out);
-			else
+			else if (*out != INT64_MIN)
 				*out = -*out;
 		}
 	}
@@ -177,6 +181,10 @@ static int apply(struct config_lexer *lx, size_t pos, char op, int64_t a, int64_
 		ovf = __builtin_mul_overflow(a, b, out);
 		break;
 	default: /* '/' and '%' */
+		if (b == 0 && lx->dry) {
+			*out = 0;
+			return 0;
+		}
 		if (b == 0)
 			return config__error(lx, pos, "expected a divisor other than 0: %lld %c 0 "
 					     "divides by zero", (long long)a, op);
@@ -187,7 +195,7 @@ static int apply(struct config_lexer *lx, size_t pos, char op, int64_t a, int64_
 			*out = op == '/' ? a / b : a % b;
 		}
 	}
-	return ovf ? overflow(lx, pos, a, op, b) : 0;
+	return ovf && !lx->dry ? overflow(lx, pos, a, op, b) : 0;
 }
 
 /* One precedence level: operands joined by the operators in ops. */

@@ -38,7 +38,26 @@ struct config {
 	size_t nwarnings;
 };
 
-/* One line being read. */
+#define CONFIG_IF_DEPTH_MAX 8 /* nesting of if ... fi */
+
+/* An open if ... fi (config_cond.c). */
+struct config_if {
+	int line, column; /* of the 'if', for "expected 'fi'" at the end of the file */
+	bool taken;	  /* a branch was taken, or the enclosing branch is not: no more */
+	bool active;	  /* the branch being read is the one taken */
+	bool in_else;
+};
+
+/* What the word being read is for: a value, or the right side of ==, = or
+ * != (a glob pattern) or of =~ (an extended regular expression) inside
+ * [[ ]], where a quoted character matches only itself, as in bash. */
+enum config_word {
+	CONFIG_WORD_VALUE,
+	CONFIG_WORD_GLOB,
+	CONFIG_WORD_REGEX,
+};
+
+/* One line being read; the if ... fi state lives across lines of one file. */
 struct config_lexer {
 	struct config *c;
 	const char *file;
@@ -49,6 +68,15 @@ struct config_lexer {
 	char *out; /* the value being built */
 	size_t out_len, out_cap;
 	int depth; /* of $((...)), parentheses and signs */
+	/* Reading a branch that is not taken, or a test that is short-circuited:
+	 * the syntax is checked, nothing is assigned, expanded or warned about,
+	 * and arithmetic cannot fail on values (1/0 stays unevaluated in shell). */
+	bool dry;
+	struct config_if ifs[CONFIG_IF_DEPTH_MAX];
+	int nifs;
+	bool want_then; /* after "if TEST" or "elif TEST" at the end of a line */
+	bool dbl;	/* reading a [[ ]] test, not a [ ] one */
+	enum config_word word;
 };
 
 struct config_var *config__find(const struct config_table *t, const char *name, size_t len);
@@ -97,6 +125,29 @@ int config__scan_ref(struct config_lexer *lx, size_t *name, size_t *len);
 /* "NAME is not set ..." with a suggestion, at the column of the '$'. */
 void config__warn_unset(struct config_lexer *lx, size_t dollar, const char *name, size_t len,
 			bool in_arith);
+/* Blanks at lx->pos; a name at lx->pos (its length, 0 if none). */
+void config__skip_blanks(struct config_lexer *lx);
+size_t config__scan_name(struct config_lexer *lx);
+/* One word at lx->pos (quotes and expansions) appended to lx->out; it ends
+ * at a blank or the end of the line.  An unquoted shell operator is an
+ * error "<expected>, found ';'". */
+int config__parse_word(struct config_lexer *lx, const char *expected);
+/* An assignment at lx->pos ("export" allowed), made unless lx->dry.  *more
+ * is set when a ';' followed by fi, else or elif ends it (inside an if). */
+int config__assignment(struct config_lexer *lx, bool *more);
+/* A line that starts with a word that is neither a name nor a keyword. */
+int config__not_assignment(struct config_lexer *lx, size_t name, size_t len);
+int config__not_a_name(struct config_lexer *lx);
+
+/* The fact that `uname -m` and $(uname -m) stand for: set by config_new()
+ * from uname(2), so that they are read rather than run. */
+#define CONFIG_MACHINE_FACT "MACHINE"
+
+/* if/elif/else/fi and [ tests (config_cond.c). */
+int config__statements(struct config_lexer *lx);
+/* At the end of a file: an if that is still open is an error. */
+int config__cond_end(struct config_lexer *lx);
+
 /* Called with lx->pos just after "$((": evaluates up to and past "))". */
 int config__arith(struct config_lexer *lx, size_t open, int64_t *out);
 

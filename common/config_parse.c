@@ -2,7 +2,8 @@
 /*
  * The line reader: one assignment per line, with shell quoting and
  * expansion, and an error naming the place for everything a shell would
- * execute.  Nothing here ever runs anything.
+ * execute.  Nothing here ever runs anything.  The if/elif/else/fi around
+ * assignments are read by config_cond.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -56,13 +57,13 @@ const char *config__describe(const struct config_lexer *lx, size_t pos, char *bu
 	return buf;
 }
 
-static void skip_blanks(struct config_lexer *lx)
+void config__skip_blanks(struct config_lexer *lx)
 {
 	while (lx->pos < lx->len && config__is_blank(lx->s[lx->pos]))
 		lx->pos++;
 }
 
-static size_t scan_name(struct config_lexer *lx)
+size_t config__scan_name(struct config_lexer *lx)
 {
 	size_t start = lx->pos;
 
@@ -74,7 +75,7 @@ static size_t scan_name(struct config_lexer *lx)
 
 static int out_put(struct config_lexer *lx, size_t pos, const char *p, size_t n)
 {
-	if (n == 0) /* lx->out may still be NULL */
+	if (n == 0 || lx->dry) /* lx->out may still be NULL; a dry value is never used */
 		return 0;
 	if (n > CONFIG_VALUE_MAX - lx->out_len)
 		return config__error(lx, pos, "expected a value of at most %d bytes (after expansion)",
@@ -90,6 +91,32 @@ static int out_put(struct config_lexer *lx, size_t pos, const char *p, size_t n)
 	memcpy(lx->out + lx->out_len, p, n);
 	lx->out_len += n;
 	return 0;
+}
+
+/* Characters that a glob pattern or an extended regular expression would
+ * read as operators. */
+static const char *special_chars(enum config_word word)
+{
+	if (word == CONFIG_WORD_GLOB)
+		return "*?[]\\";
+	return word == CONFIG_WORD_REGEX ? "^$.[]()|*+?{}\\" : "";
+}
+
+/* Quoted text: in a pattern it matches itself, so its operators are escaped. */
+static int out_lit(struct config_lexer *lx, size_t pos, const char *p, size_t n)
+{
+	const char *special = special_chars(lx->word);
+	int r = 0;
+
+	if (!special[0])
+		return out_put(lx, pos, p, n);
+	for (size_t i = 0; i < n && r == 0; i++) {
+		if (p[i] && strchr(special, p[i]))
+			r = out_put(lx, pos, "\\", 1);
+		if (r == 0)
+			r = out_put(lx, pos, p + i, 1);
+	}
+	return r;
 }
 
 static bool is_operator(char ch)
@@ -128,8 +155,8 @@ void config__warn_unset(struct config_lexer *lx, size_t dollar, const char *name
 	struct config_suggest s;
 
 	/* Once warnings are dropped, spend nothing on them: a line full of $X
-	 * must stay linear. */
-	if (c->nwarnings > CONFIG_WARNINGS_MAX)
+	 * must stay linear.  A branch not taken warns about nothing. */
+	if (c->nwarnings > CONFIG_WARNINGS_MAX || lx->dry)
 		return;
 	if (c->nwarnings < CONFIG_WARNINGS_MAX) {
 		config__suggest_init(&s, name, len);
@@ -151,7 +178,7 @@ int config__scan_ref(struct config_lexer *lx, size_t *name, size_t *len)
 
 	lx->pos = at + 1 + braced;
 	*name = lx->pos;
-	*len = scan_name(lx);
+	*len = config__scan_name(lx);
 	if (*len == 0)
 		return config__error(lx, lx->pos, "expected a name after '%s', found %s",
 				     braced ? "${" : "$", config__describe(lx, lx->pos, buf, sizeof(buf)));
@@ -172,7 +199,10 @@ int config__scan_ref(struct config_lexer *lx, size_t *name, size_t *len)
 			     lx->s + *name, config__describe(lx, lx->pos, buf, sizeof(buf)));
 }
 
-static int expand_text(struct config_lexer *lx, size_t dollar, size_t name, size_t len)
+/* An expansion inside double quotes is literal text in a pattern; outside,
+ * its value is the pattern, as in bash. */
+static int expand_text(struct config_lexer *lx, size_t dollar, size_t name, size_t len,
+		       bool quoted)
 {
 	const struct config_var *v = config__lookup(lx->c, lx->s + name, len);
 
@@ -180,7 +210,51 @@ static int expand_text(struct config_lexer *lx, size_t dollar, size_t name, size
 		config__warn_unset(lx, dollar, lx->s + name, len, false);
 		return 0;
 	}
-	return out_put(lx, dollar, v->value, strlen(v->value));
+	return (quoted ? out_lit : out_put)(lx, dollar, v->value, strlen(v->value));
+}
+
+/*
+ * `uname -m` or $(uname -m) at pos, blanks allowed inside: where it ends,
+ * or 0.  MMTests' scheduler configs clamp i386 with it; it is the only
+ * command substitution recognised, and it is read, never run.
+ */
+static size_t uname_m_end(const struct config_lexer *lx, size_t pos)
+{
+	const char close = lx->s[pos] == '`' ? '`' : ')';
+	size_t p = pos + (close == '`' ? 1 : 2);
+
+	while (p < lx->len && config__is_blank(lx->s[p]))
+		p++;
+	if (lx->len - p < 5 || memcmp(lx->s + p, "uname", 5) != 0)
+		return 0;
+	p += 5;
+	if (p == lx->len || !config__is_blank(lx->s[p]))
+		return 0;
+	while (p < lx->len && config__is_blank(lx->s[p]))
+		p++;
+	if (lx->len - p < 2 || memcmp(lx->s + p, "-m", 2) != 0)
+		return 0;
+	for (p += 2; p < lx->len && config__is_blank(lx->s[p]); p++)
+		;
+	return p < lx->len && lx->s[p] == close ? p + 1 : 0;
+}
+
+/* A command substitution at lx->pos ('`' or "$("): the machine type for
+ * `uname -m`, an error for anything else. */
+static int substitution(struct config_lexer *lx, bool quoted)
+{
+	size_t at = lx->pos, end = uname_m_end(lx, at);
+	const struct config_var *m;
+
+	if (end == 0)
+		return config__error(lx, at, "expected a value, found command substitution '%s': "
+				     "lockstep never runs commands; write the value itself",
+				     lx->s[at] == '`' ? "`" : "$(");
+	lx->pos = end;
+	m = config__find(&lx->c->facts, CONFIG_MACHINE_FACT, strlen(CONFIG_MACHINE_FACT));
+	if (!m) /* config_new() sets it; a caller cannot unset a fact */
+		return 0;
+	return (quoted ? out_lit : out_put)(lx, at, m->value, strlen(m->value));
 }
 
 /* '$' at lx->pos, in a double-quoted string or not. */
@@ -201,11 +275,10 @@ static int parse_dollar(struct config_lexer *lx, bool quoted)
 		return out_put(lx, at, num, strlen(num));
 	}
 	if (next == '(')
-		return config__error(lx, at, "expected a value, found command substitution '$(': "
-				     "lockstep never runs commands; write the value itself");
+		return substitution(lx, quoted);
 	if (next == '{' || config__is_name_start(next)) {
 		r = config__scan_ref(lx, &name, &len);
-		return r < 0 ? r : expand_text(lx, at, name, len);
+		return r < 0 ? r : expand_text(lx, at, name, len, quoted);
 	}
 	if ((next >= '0' && next <= '9') || (next > 0 && strchr("@*#?-$!", next)))
 		return config__error(lx, at, "expected a variable name after '$', found the shell "
@@ -216,7 +289,7 @@ static int parse_dollar(struct config_lexer *lx, bool quoted)
 				     "$\"...\" quoting is not supported");
 	/* A '$' that starts nothing stays a '$', as in shell. */
 	lx->pos++;
-	return out_put(lx, at, "$", 1);
+	return (quoted ? out_lit : out_put)(lx, at, "$", 1);
 }
 
 static int parse_single(struct config_lexer *lx)
@@ -228,7 +301,7 @@ static int parse_single(struct config_lexer *lx)
 		return config__error(lx, open, "expected a closing ' for the quote opened here "
 				     "(a value ends with its line)");
 	lx->pos = (size_t)(close - lx->s) + 1;
-	return out_put(lx, open, lx->s + open + 1, (size_t)(close - lx->s) - open - 1);
+	return out_lit(lx, open, lx->s + open + 1, (size_t)(close - lx->s) - open - 1);
 }
 
 static int parse_double(struct config_lexer *lx)
@@ -250,13 +323,13 @@ static int parse_double(struct config_lexer *lx)
 		if (ch == '$') {
 			r = parse_dollar(lx, true);
 		} else if (ch == '`') {
-			return operator_error(lx, at, "expected a value", true);
+			r = substitution(lx, true);
 		} else if (ch == '\\' && at + 1 < lx->len && strchr("\"\\$`", lx->s[at + 1])) {
 			/* Inside double quotes only these four are escaped, as in shell. */
-			r = out_put(lx, at, lx->s + at + 1, 1);
+			r = out_lit(lx, at, lx->s + at + 1, 1);
 			lx->pos += 2;
 		} else {
-			r = out_put(lx, at, &ch, 1);
+			r = out_lit(lx, at, &ch, 1);
 			lx->pos++;
 		}
 		if (r < 0)
@@ -264,8 +337,25 @@ static int parse_double(struct config_lexer *lx)
 	}
 }
 
+/* After an assignment inside an if: "; fi", "; else" or "; elif" go on. */
+static bool closes_branch(const struct config_lexer *lx, size_t pos)
+{
+	static const char *const words[] = { "fi", "else", "elif" };
+
+	while (pos < lx->len && config__is_blank(lx->s[pos]))
+		pos++;
+	for (size_t i = 0; i < 3; i++) {
+		size_t n = strlen(words[i]);
+
+		if (lx->len - pos >= n && memcmp(lx->s + pos, words[i], n) == 0 &&
+		    (pos + n == lx->len || strchr(" \t;#", lx->s[pos + n])))
+			return true;
+	}
+	return false;
+}
+
 /* The pieces of one word: 'literal', "quoted", unquoted, concatenated. */
-static int parse_value(struct config_lexer *lx)
+int config__parse_word(struct config_lexer *lx, const char *expected)
 {
 	bool tilde_expands = true; /* at the start, or after an unquoted ':' */
 
@@ -285,12 +375,18 @@ static int parse_value(struct config_lexer *lx)
 			if (at + 1 == lx->len)
 				return config__error(lx, at, "expected a character after '\\' (a value "
 						     "ends with its line)");
-			r = out_put(lx, at, lx->s + at + 1, 1);
+			r = out_lit(lx, at, lx->s + at + 1, 1);
 			lx->pos += 2;
 		} else if (ch == '`') {
-			return operator_error(lx, at, "expected a value", true);
+			r = substitution(lx, false);
+		} else if (ch == ';' && lx->nifs > 0 && closes_branch(lx, at + 1)) {
+			break; /* "then A=1; fi" */
+		} else if (lx->word == CONFIG_WORD_REGEX && strchr("()|", ch)) {
+			/* bash reads [[ $A =~ ^(a|b)$ ]] so: these are the regex's */
+			r = out_put(lx, at, &ch, 1);
+			lx->pos++;
 		} else if (is_operator(ch)) {
-			return operator_error(lx, at, "expected end of line", true);
+			return operator_error(lx, at, expected, true);
 		} else if (ch == '~' && tilde_expands) {
 			return config__error(lx, at, "expected a path without a leading '~': lockstep "
 					     "does not read the environment, so write the full path");
@@ -311,13 +407,13 @@ static int check_line_end(struct config_lexer *lx, size_t name, size_t len)
 {
 	size_t word, wlen;
 
-	skip_blanks(lx);
+	config__skip_blanks(lx);
 	if (lx->pos == lx->len || lx->s[lx->pos] == '#')
 		return 0;
 	if (is_operator(lx->s[lx->pos]))
 		return operator_error(lx, lx->pos, "expected end of line", true);
 	word = lx->pos;
-	wlen = scan_name(lx);
+	wlen = config__scan_name(lx);
 	if (wlen > 0 && lx->pos < lx->len && lx->s[lx->pos] == '=')
 		return config__error(lx, word, "expected end of line after the value of %.*s, found "
 				     "another assignment '%.*s=': one assignment per line",
@@ -344,7 +440,7 @@ static bool word_is(const struct config_lexer *lx, size_t pos, size_t len, const
 	"lockstep configs are assignments only (NAME=value) and nothing in them is executed"
 
 /* A line that starts with something other than a name. */
-static int not_a_name(struct config_lexer *lx)
+int config__not_a_name(struct config_lexer *lx)
 {
 	size_t at = lx->pos;
 	char ch = lx->s[at], buf[8];
@@ -363,7 +459,7 @@ static int not_a_name(struct config_lexer *lx)
 }
 
 /* A name that is not followed by '='. */
-static int not_assignment(struct config_lexer *lx, size_t name, size_t len)
+int config__not_assignment(struct config_lexer *lx, size_t name, size_t len)
 {
 	size_t at = lx->pos;
 	char buf[8];
@@ -379,7 +475,7 @@ static int not_assignment(struct config_lexer *lx, size_t name, size_t len)
 		return config__error(lx, at, "expected '=' and a value after %.*s", (int)len,
 				     lx->s + name);
 	if (config__is_blank(lx->s[at])) {
-		skip_blanks(lx);
+		config__skip_blanks(lx);
 		if (lx->pos < lx->len && lx->s[lx->pos] == '=')
 			return config__error(lx, at, "expected '=' right after %.*s: no spaces around "
 					     "'=' in an assignment", (int)len, lx->s + name);
@@ -421,38 +517,44 @@ static int check_bytes(struct config_lexer *lx)
 	return 0;
 }
 
-static int parse_line(struct config_lexer *lx)
+int config__assignment(struct config_lexer *lx, bool *more)
 {
 	size_t name, len;
 	int r;
 
-	skip_blanks(lx);
-	if (lx->pos == lx->len || lx->s[lx->pos] == '#')
-		return 0;
+	*more = false;
 	name = lx->pos;
-	len = scan_name(lx);
+	len = config__scan_name(lx);
 	if (len == 6 && memcmp(lx->s + name, "export", 6) == 0 && lx->pos < lx->len &&
 	    config__is_blank(lx->s[lx->pos])) {
-		skip_blanks(lx);
+		config__skip_blanks(lx);
 		if (lx->pos == lx->len || lx->s[lx->pos] == '#')
 			return config__error(lx, lx->pos, "expected NAME=value after 'export'");
 		name = lx->pos;
-		len = scan_name(lx);
+		len = config__scan_name(lx);
 	}
 	if (len == 0)
-		return not_a_name(lx);
+		return config__not_a_name(lx);
 	if (len > CONFIG_NAME_MAX)
 		return config__error(lx, name + CONFIG_NAME_MAX,
 				     "expected a name of at most %d characters", CONFIG_NAME_MAX);
 	if (lx->pos == lx->len || lx->s[lx->pos] != '=')
-		return not_assignment(lx, name, len);
+		return config__not_assignment(lx, name, len);
 	lx->pos++;
 	lx->out_len = 0;
-	r = parse_value(lx);
-	if (r == 0)
-		r = check_line_end(lx, name, len);
+	r = config__parse_word(lx, "expected end of line");
 	if (r < 0)
 		return r;
+	config__skip_blanks(lx);
+	if (lx->nifs > 0 && lx->pos < lx->len && lx->s[lx->pos] == ';' &&
+	    closes_branch(lx, lx->pos + 1)) {
+		lx->pos++;
+		*more = true;
+	} else if ((r = check_line_end(lx, name, len)) < 0) {
+		return r;
+	}
+	if (lx->dry)
+		return 0;
 	r = config__set(&lx->c->vars, lx->s + name, len, lx->out ? lx->out : "", lx->out_len,
 			lx->file, lx->line, config__column(lx, name));
 	if (r == -ENOSPC)
@@ -485,9 +587,11 @@ int config__parse(struct config *c, const char *file, const char *text, size_t l
 			r = config__error(&lx, CONFIG_LINE_MAX, "expected a line of at most %d bytes",
 					  CONFIG_LINE_MAX);
 		else if ((r = check_bytes(&lx)) == 0)
-			r = parse_line(&lx);
+			r = config__statements(&lx);
 		start = end + 1;
 	}
+	if (r == 0)
+		r = config__cond_end(&lx);
 	free(lx.out);
 	return r;
 }

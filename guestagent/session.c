@@ -24,6 +24,7 @@ void sess_init(struct session *s, struct outq *q, const struct sess_identity *id
 void sess_free(struct session *s)
 {
 	free(s->steps);
+	free(s->part_steps);
 	proto_buf_free(&s->scratch);
 	s->steps = NULL;
 	s->nsteps = 0;
@@ -219,9 +220,53 @@ static int sess_plan_check(const struct proto_msg *m, char *text, size_t len)
 	return 0;
 }
 
+/* Collects a plan that arrives in parts (consecutive, the first starting at
+ * step 1, bounded by "total", which the decoder bounds).  Returns true when
+ * m now holds the whole plan; false while parts are missing or when a part
+ * does not follow (reported; the next part from step 1 starts over, which is
+ * what the host sends after a resync). */
+static bool sess_plan_part(struct session *s, struct proto_msg *m)
+{
+	uint32_t first = m->u.plan.steps[0].index, n = m->u.plan.nsteps;
+
+	if (first == 1) {
+		free(s->part_steps);
+		s->part_steps = xcalloc(m->u.plan.total, sizeof(*s->part_steps));
+		s->part_total = m->u.plan.total;
+		s->part_n = 0;
+	}
+	if (!s->part_steps || m->u.plan.total != s->part_total || first != s->part_n + 1) {
+		char text[PROTO_TEXT_MAX];
+
+		snprintf(text, sizeof(text), "plan part from step %" PRIu32 " of %" PRIu32
+			 " does not follow the %" PRIu32 " steps received; waiting for a plan from step 1",
+			 first, m->u.plan.total, s->part_n);
+		log_warn("%s", text);
+		sess_error(s, 0, "bad-plan", text);
+		free(s->part_steps);
+		s->part_steps = NULL;
+		s->part_n = s->part_total = 0;
+		return false;
+	}
+	memcpy(&s->part_steps[s->part_n], m->u.plan.steps, n * sizeof(*m->u.plan.steps));
+	s->part_n += n;
+	if (s->part_n < s->part_total)
+		return false;
+	free(m->u.plan.steps);
+	m->u.plan.steps = s->part_steps;
+	m->u.plan.nsteps = s->part_total;
+	m->u.plan.total = 0;
+	s->part_steps = NULL;
+	s->part_n = s->part_total = 0;
+	return true;
+}
+
 static void sess_plan(struct session *s, struct proto_msg *m)
 {
 	char text[PROTO_TEXT_MAX];
+
+	if (m->u.plan.total && !sess_plan_part(s, m))
+		return;
 
 	if (strcmp(m->u.plan.node, s->id.node)) {
 		snprintf(text, sizeof(text), "plan is for node '%s', this is node '%s'",

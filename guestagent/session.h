@@ -45,6 +45,9 @@ struct session {
 	struct proto_step *steps; /* the plan */
 	uint32_t nsteps;
 	uint32_t cur;             /* steps[cur] is waited for or runs */
+	/* a plan arriving in parts: the first part_n of part_total steps */
+	struct proto_step *part_steps;
+	uint32_t part_n, part_total;
 	bool started_any;         /* a step has run: the plan is fixed */
 	uint64_t nonce_seq;
 	bool sync_resent;         /* our pending sync was sent again already */

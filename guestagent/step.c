@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -177,8 +180,39 @@ static void step_set_nonblock(int fd)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
+/*
+ * PATH for a command step: <the agent's folder>/bin first when it exists.
+ * hostd pushes the binaries of HARNESS_BINARIES there (wrappers that run
+ * them with their own loader and libraries), so that "hackbench -g 1"
+ * finds them in a guest that has no hackbench, or no glibc.  Empty when
+ * there is no such folder: the step gets the agent's PATH unchanged.
+ */
+static void step_command_path(char *out, size_t len)
+{
+	char exe[PATH_MAX], bin[PATH_MAX + 8];
+	struct stat st;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *old = getenv("PATH");
+	char *slash;
+
+	out[0] = '\0';
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	snprintf(bin, sizeof(bin), "%s/bin", exe);
+	if (stat(bin, &st) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	/* busybox sh's own default when the agent got no PATH */
+	snprintf(out, len, "%s:%s", bin, old && *old ? old : "/sbin:/usr/sbin:/bin:/usr/bin");
+}
+
 int step_prepare(struct step_run *r, const struct proto_step *st, int workdir_fd, int close_fd)
 {
+	char path[2 * PATH_MAX + 16] = "";
 	/* go read, go write, report read, report write, output read, output write */
 	int fds[6] = { -1, -1, -1, -1, -1, -1 };
 	pid_t agent = getpid(), pid;
@@ -189,6 +223,8 @@ int step_prepare(struct step_run *r, const struct proto_step *st, int workdir_fd
 	r->kind = st->kind;
 	r->units = st->units;
 	snprintf(r->command, sizeof(r->command), "%s", st->command);
+	if (st->kind != PROTO_STEP_CPU_PROBE)
+		step_command_path(path, sizeof(path));
 	if (pipe2(fds, O_CLOEXEC) < 0 || pipe2(fds + 2, O_CLOEXEC) < 0 ||
 	    (st->kind != PROTO_STEP_CPU_PROBE && pipe2(fds + 4, O_CLOEXEC) < 0)) {
 		err = -errno;
@@ -210,6 +246,9 @@ int step_prepare(struct step_run *r, const struct proto_step *st, int workdir_fd
 		close(fds[2]);
 		if (fds[4] >= 0)
 			close(fds[4]);
+		/* now, not after the go: nothing between the start and the exec */
+		if (path[0] && setenv("PATH", path, 1) < 0)
+			_exit(127);
 		step_child(r, agent, fds[0], fds[3], fds[5], workdir_fd);
 	}
 	/* Also here, so that a kill right after fork reaches the group. */

@@ -274,6 +274,7 @@ static void fill_skew(const struct run *r, struct cmp_skew *s)
 	s->steps = r->nsteps;
 	s->measured = r->nskew;
 	s->unstarted = r->steps_unstarted;
+	s->failed_steps = r->failed_steps;
 	s->bound_max_ns = r->skew_bound_max_ns;
 	s->median_ns = s->max_ns = NAN;
 	if (r->nskew && stats_describe(r->skew_ns, r->nskew, &d) == 0) {

@@ -61,6 +61,7 @@ struct cmp_row {
 
 struct cmp_skew {
 	size_t steps, measured, unstarted;
+	size_t failed_steps; /* failure records in samples.ndjson */
 	double median_ns, max_ns, bound_max_ns; /* NAN when nothing measured */
 };
 

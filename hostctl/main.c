@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "svc.h"
 
 static const struct command {
 	const char *name;
@@ -17,6 +18,12 @@ static const struct command {
 } commands[] = {
 	{ "compare", cmd_compare, "compare runs: BASE NEW [NEW...], with significance and fairness" },
 	{ "report", cmd_report, "write an HTML page with the comparison and gnuplot plots" },
+	{ "submit", cmd_submit, "queue an experiment on hostd --service; prints its ID" },
+	{ "status", cmd_status, "the service, or one experiment: queue position, step, barrier" },
+	{ "list", cmd_list, "your experiments the service knows" },
+	{ "logs", cmd_logs, "an experiment's log (-f: until it ends)" },
+	{ "cancel", cmd_cancel, "drop a queued experiment or stop a running one" },
+	{ "wait", cmd_wait, "wait for an experiment to end; its exit code" },
 };
 
 static void usage(FILE *f)
@@ -30,8 +37,9 @@ static void usage(FILE *f)
 		   "  -h, --help     this text\n"
 		   "  --version      print the version\n\n"
 		   "exit status: 0 ok, 1 error (runs unreadable or not comparable), 2 usage,\n"
-		   "3 a significant regression beyond --fail-on-regression (compare, report).\n"
-		   "See docs/hostctl.md.\n");
+		   "3 a significant regression beyond --fail-on-regression (compare, report);\n"
+		   "wait exits with the experiment's own code, 4 when it cannot be known.\n"
+		   "See docs/hostctl.md, and docs/service.md for the service commands.\n");
 }
 
 int main(int argc, char **argv)

@@ -104,6 +104,7 @@ static void out_json(FILE *f, const struct cmp_result *c)
 		json_object_object_add(sk, "steps", json_object_new_int64((int64_t)s->steps));
 		json_object_object_add(sk, "measured", json_object_new_int64((int64_t)s->measured));
 		json_object_object_add(sk, "nobody_started", json_object_new_int64((int64_t)s->unstarted));
+		json_object_object_add(o, "failed_steps", json_object_new_int64((int64_t)s->failed_steps));
 		json_object_object_add(sk, "median_ns", num(s->median_ns));
 		json_object_object_add(sk, "max_ns", num(s->max_ns));
 		json_object_object_add(sk, "bound_max_ns", num(s->bound_max_ns));

@@ -239,6 +239,9 @@ static void print_skew_text(FILE *f, const struct cmp_result *c)
 		out_ns(bound, sizeof(bound), s->bound_max_ns);
 		fprintf(f, "  %s: median %s, max %s over %zu steps (%zu with nobody started), "
 			"clock bound up to %s\n", c->runs[j].name, med, max, s->steps, s->unstarted, bound);
+		if (s->failed_steps)
+			fprintf(f, "  %s: %zu failed benchmark runs (failure records in samples.ndjson)\n",
+				c->runs[j].name, s->failed_steps);
 	}
 }
 

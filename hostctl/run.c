@@ -292,6 +292,30 @@ static int get_name(struct run_dict *d, struct json_object *o, const char *key, 
 	return 0;
 }
 
+/* A benchmark swept over a parameter is one series per point: the
+ * variant ("groups=4") is part of its name, "hackbench-process-pipes:groups=4". */
+static int get_bench(struct run_dict *d, struct json_object *o, const char *where, uint32_t *out,
+		     struct run_err *e)
+{
+	const char *variant = jstr(o, "variant");
+	if (!variant || !*variant)
+		return get_name(d, o, "benchmark", where, out, e);
+	const char *bench = jstr(o, "benchmark");
+	if (!bench || !*bench) {
+		run_err_set(e, "%s: no \"benchmark\" string", where);
+		return -EINVAL;
+	}
+	char *name = xasprintf("%s:%s", bench, variant);
+	int i = run_dict_intern(d, name);
+	free(name);
+	if (i < 0) {
+		run_err_set(e, "%s: more than %u distinct names", where, RUN_NAMES_MAX);
+		return i;
+	}
+	*out = (uint32_t)i;
+	return 0;
+}
+
 static int check_metric(struct run *r, struct run_dict *d, struct json_object *o,
 			const struct run_sample *s, const char *where, struct run_err *e)
 {
@@ -329,8 +353,18 @@ static int sample_line(struct run *r, struct run_dict *d, struct json_object *o,
 	struct json_object *v;
 	int ret;
 
+	/* a failed step's record stands where its samples would be: counted,
+	 * not compared; warm-up runs are kept in the file but not compared */
+	if (json_object_object_get_ex(o, "failed", &v) && json_object_get_boolean(v)) {
+		r->failed_steps++;
+		return 0;
+	}
+	if (json_object_object_get_ex(o, "warmup", &v) && json_object_get_boolean(v)) {
+		r->warmup_samples++;
+		return 0;
+	}
 	if ((ret = get_name(d, o, "node", where, &s.node, e)) < 0 ||
-	    (ret = get_name(d, o, "benchmark", where, &s.bench, e)) < 0 ||
+	    (ret = get_bench(d, o, where, &s.bench, e)) < 0 ||
 	    (ret = get_name(d, o, "metric", where, &s.metric, e)) < 0)
 		return ret;
 	if (!json_object_object_get_ex(o, "iteration", &v) || !json_object_is_type(v, json_type_int)) {

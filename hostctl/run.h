@@ -73,6 +73,9 @@ struct run {
 	double *skew_ns;
 	size_t nskew, nsteps, steps_unstarted;
 	double skew_bound_max_ns;
+	/* samples.ndjson lines that are not numbers to compare: failure
+	 * records of steps (where their samples would be), and warm-ups */
+	size_t failed_steps, warmup_samples;
 };
 
 /*

@@ -9,12 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundle_settings.h"
 #include "sysfacts.h"
 #include "xalloc.h"
 
 #define GUEST_COUNT_MAX 1024
-#define ITERATIONS_MAX 1000
-#define CPU_PROBE_UNITS_DEFAULT 2000000
 /* MMTests' monitor keys (docs/monitors.md), in h.conf and g.conf alike */
 #define MONITOR_KEYS                                                                      \
 	"MONITOR_UPDATE_FREQUENCY", "MONITORS", "MONITORS_GZIP", "MONITORS_WITH_LATENCY", \
@@ -27,46 +26,11 @@ static const char *const host_keys[] = {
 	"LOCAL_GUEST_CLOCK_DRIFT_PPM", "LOCAL_GUEST_CLOCK_JITTER_NS", MONITOR_KEYS,
 	"CPUFREQ_GOVERNOR", "CPUFREQ_EPP", "CPUFREQ_NO_TURBO", NULL,
 };
-static const char *const guest_keys[] = {
-	"MMTESTS", "BENCHMARKS", "MMTEST_ITERATIONS", "ITERATIONS", "CPU_PROBE_UNITS", MONITOR_KEYS,
-	NULL,
-};
-static const char *const guest_prefixes[] = { "COMMAND_", NULL };
-static const char *const benchmark_names[] = { "MMTESTS", "BENCHMARKS", NULL };
-static const char *const iteration_names[] = { "MMTEST_ITERATIONS", "ITERATIONS", NULL };
-
-static void diag_at(struct config_diag *d, const struct config *c, const char *name,
-		    const char *fallback_file, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static void diag_at(struct config_diag *d, const struct config *c, const char *name,
-		    const char *fallback_file, const char *fmt, ...)
-{
-	const char *file = fallback_file;
-	int line = 0;
-	if (name)
-		config_where(c, name, &file, &line);
-	snprintf(d->file, sizeof(d->file), "%s", file);
-	d->line = line;
-	d->column = 0;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(d->text, sizeof(d->text), fmt, ap);
-	va_end(ap);
-}
-
-static void set_facts(struct config *c, const struct sysfacts *f)
-{
-	char v[32];
-	snprintf(v, sizeof(v), "%d", f->num_logical_cpus);
-	config_set_fact(c, "NUM_LOGICAL_CPUS", v);
-	snprintf(v, sizeof(v), "%d", f->num_nodes);
-	config_set_fact(c, "NUM_NODES", v);
-	snprintf(v, sizeof(v), "%d", f->num_llcs);
-	config_set_fact(c, "NUM_LLCS", v);
-	snprintf(v, sizeof(v), "%" PRIu64, f->memtotal_bytes);
-	config_set_fact(c, "MEMTOTAL_BYTES", v);
-}
+/* g.conf keys beside the plan's (plan_keys) and the specs' parameters */
+static const char *const guest_keys[] = { MONITOR_KEYS, "HARNESS_BINARIES",
+					   "GUEST_INSTALLED_BINARIES", NULL };
+/* h.conf: GUEST_CONFIG_<NODE> gives one node a g.conf of its own */
+static const char *const host_prefixes[] = { "GUEST_CONFIG_", NULL };
 
 static int load_host(const struct config *c, const char *path, const char *default_template,
 		     struct experiment *e, struct config_diag *d)
@@ -110,7 +74,7 @@ static int load_host(const struct config *c, const char *path, const char *defau
 		e->guest_count = (unsigned)e->virt.count; /* GUEST_DOMAINS may set it */
 		for (size_t i = 0; i < e->virt.count; i++) {
 			if (!proto_name_valid(e->virt.names[i]) || strcmp(e->virt.names[i], "host") == 0) {
-				diag_at(d, c, NULL, path,
+				config_diag_at(d, c, NULL, path,
 					"the guest \"%s\" cannot name a node: use a domain name of "
 					"A-Z a-z 0-9 . _ - other than \"host\"",
 					e->virt.names[i]);
@@ -125,7 +89,7 @@ static int load_host(const struct config *c, const char *path, const char *defau
 		e->harness_dir = xstrdup(dir && *dir ? dir : "/run/lockstep");
 		e->ssh_timeout_s = 30;
 		if (dir && dir[0] != '/') {
-			diag_at(d, c, "GUEST_HARNESS_DIR", path,
+			config_diag_at(d, c, "GUEST_HARNESS_DIR", path,
 				"GUEST_HARNESS_DIR=\"%s\" is not an absolute path", dir);
 			return -EINVAL;
 		}
@@ -133,7 +97,7 @@ static int load_host(const struct config *c, const char *path, const char *defau
 			return -EINVAL;
 	}
 	if (e->guest_count == 0 && !e->host_runs_benchmarks) {
-		diag_at(d, c, "GUEST_COUNT", path,
+		config_diag_at(d, c, "GUEST_COUNT", path,
 			"GUEST_COUNT=0 and HOST_RUNS_BENCHMARKS is not yes: nobody would run anything; "
 			"set GUEST_COUNT to 1 or more");
 		return -EINVAL;
@@ -149,138 +113,99 @@ const char *experiment_guest_name(const struct experiment *e, unsigned i, char *
 	return buf;
 }
 
-/* COMMAND_<NAME>: the benchmark name upper-cased, '-' and '.' as '_'. */
-static char *command_key(const char *benchmark)
-{
-	char *k = xasprintf("COMMAND_%s", benchmark);
-	for (char *p = k + 8; *p; p++)
-		*p = (*p == '-' || *p == '.') ? '_' : (char)toupper((unsigned char)*p);
-	return k;
-}
-
-static int fill_step(const struct config *c, const char *path, const char *list_name,
-		     const char *name, int64_t units, struct proto_step *s, struct config_diag *d)
-{
-	if (!proto_name_valid(name)) {
-		diag_at(d, c, list_name, path,
-			"%s names \"%s\": a benchmark name is 1 to %d of A-Z a-z 0-9 . _ - "
-			"and does not start with '.'",
-			list_name, name, PROTO_NAME_MAX - 1);
-		return -EINVAL;
-	}
-	snprintf(s->benchmark, sizeof(s->benchmark), "%s", name);
-	if (strcmp(name, "cpu-probe") == 0) {
-		s->kind = PROTO_STEP_CPU_PROBE;
-		s->units = (uint64_t)units;
-		return 0;
-	}
-	char *key = command_key(name);
-	const char *cmd = config_get(c, key);
-	if (!cmd || !*cmd) {
-		diag_at(d, c, list_name, path,
-			"%s names \"%s\", which is neither the built-in cpu-probe nor a command: "
-			"define it with %s=\"command line\"",
-			list_name, name, key);
-		free(key);
-		return -EINVAL;
-	}
-	if (strlen(cmd) >= sizeof(s->command)) {
-		diag_at(d, c, key, path, "%s is %zu bytes long; the limit is %d", key, strlen(cmd),
-			PROTO_COMMAND_MAX - 1);
-		free(key);
-		return -EINVAL;
-	}
-	free(key);
-	s->kind = PROTO_STEP_COMMAND;
-	snprintf(s->command, sizeof(s->command), "%s", cmd);
-	return 0;
-}
-
-/* A plan travels as one protocol line: find out now, not at the first
- * guest, that it is too long (the longest node name makes the longest line). */
-static int plan_fits(const struct config *c, const char *path, const char *name,
-		     const struct experiment *e, struct config_diag *d)
-{
-	struct proto_msg m = { .type = PROTO_PLAN, .version = PROTO_VERSION };
-	memset(m.u.plan.node, 'n', PROTO_NAME_MAX - 1);
-	m.u.plan.nsteps = e->nsteps;
-	m.u.plan.steps = e->steps;
-	struct proto_buf buf = { 0 };
-	int r = proto_encode(&m, &buf);
-	proto_buf_free(&buf);
-	if (r == 0)
-		return 0;
-	diag_at(d, c, name, path,
-		"the plan of %" PRIu32 " steps does not fit in one protocol message (%d KiB): "
-		"use fewer iterations or shorter commands",
-		e->nsteps, PROTO_LINE_MAX / 1024);
-	return -EINVAL;
-}
-
-static int load_guest(const struct config *c, const char *path, struct experiment *e,
-		      struct config_diag *d)
-{
-	int64_t iterations = 1, units = CPU_PROBE_UNITS_DEFAULT;
-	const char *iter_name = config_first_set(c, iteration_names);
-	if (iter_name &&
-	    config_get_int(c, iter_name, 1, ITERATIONS_MAX, &iterations, d) < 0)
-		return -EINVAL;
-	if (config_get_int(c, "CPU_PROBE_UNITS", 1, INT64_MAX / 2, &units, d) < 0)
-		return -EINVAL;
-
-	const char *list_name = config_first_set(c, benchmark_names);
-	const char *list = list_name ? config_get(c, list_name) : NULL;
-	char *copy = xstrdup(list ? list : "");
-	char *words[PROTO_STEPS_MAX];
-	size_t nwords = 0;
-	for (char *save, *w = strtok_r(copy, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
-		if (nwords == PROTO_STEPS_MAX)
-			break;
-		words[nwords++] = w;
-	}
-	int ret = -EINVAL;
-	if (nwords == 0) {
-		diag_at(d, c, list_name, path,
-			"no benchmarks: set MMTESTS=\"cpu-probe\" (or BENCHMARKS) to the steps to run");
-		goto out;
-	}
-	if (nwords * (uint64_t)iterations > PROTO_STEPS_MAX) {
-		diag_at(d, c, iter_name ? iter_name : list_name, path,
-			"%zu benchmarks x %" PRId64 " iterations is more than %d steps", nwords,
-			iterations, PROTO_STEPS_MAX);
-		goto out;
-	}
-	e->iterations = (uint32_t)iterations;
-	e->nsteps = (uint32_t)(nwords * (size_t)iterations);
-	e->steps = xcalloc(e->nsteps, sizeof(*e->steps));
-	/* Iterations outermost, as MMTests runs them: every benchmark once,
-	 * then again, so slow drift spreads over all of them. */
-	for (uint32_t it = 0, k = 0; it < e->iterations; it++) {
-		for (size_t w = 0; w < nwords; w++, k++) {
-			struct proto_step *s = &e->steps[k];
-			s->index = k + 1;
-			s->iteration = it + 1;
-			if (fill_step(c, path, list_name, words[w], units, s, d) < 0)
-				goto out;
-		}
-	}
-	ret = plan_fits(c, path, iter_name ? iter_name : list_name, e, d);
-out:
-	free(copy);
-	return ret;
-}
-
 static int load_file(const char *path, const struct sysfacts *facts, struct config **out,
 		     struct config_diag *d)
 {
 	struct config *c = config_new();
-	set_facts(c, facts);
+	plan_set_facts(c, facts);
 	int r = config_load_file(c, path, d);
 	if (r < 0) {
 		config_free(c);
 		return r;
 	}
 	*out = c;
+	return 0;
+}
+
+/* The facts a node's g.conf is read with: a template guest's vCPUs and
+ * memory, else the host's (local guests run on it; an existing domain's
+ * size is not known before it runs, docs/benchmarks.md). */
+static struct sysfacts node_facts(const struct experiment *e, size_t i, const struct sysfacts *host)
+{
+	struct sysfacts f = *host;
+	if (i < e->guest_count && e->guest_kind == GUEST_KIND_LIBVIRT && e->virt.template_path &&
+	    e->virt.vcpus > 0) {
+		f.num_logical_cpus = (int)e->virt.vcpus;
+		f.num_nodes = 1;
+		f.num_llcs = 1;
+		if (e->virt.memory_mib)
+			f.memtotal_bytes = (uint64_t)e->virt.memory_mib << 20;
+	}
+	return f;
+}
+
+/* GUEST_CONFIG_<NODE> (the node name upper-cased, '-' and '.' as '_'),
+ * relative to h.conf's folder; else the g.conf of the command line. */
+static char *node_gconf(const struct config *h, const char *hpath, const char *gpath,
+			const char *node)
+{
+	char *key = xasprintf("GUEST_CONFIG_%s", node);
+	for (char *p = key + 13; *p; p++)
+		*p = (*p == '-' || *p == '.') ? '_' : (char)toupper((unsigned char)*p);
+	const char *v = config_get(h, key);
+	free(key);
+	if (!v || !*v)
+		return xstrdup(gpath);
+	if (v[0] == '/')
+		return xstrdup(v);
+	const char *slash = strrchr(hpath, '/');
+	return slash ? xasprintf("%.*s/%s", (int)(slash - hpath), hpath, v) : xstrdup(v);
+}
+
+static int load_plans(struct experiment *e, const struct config *h, const char *hpath,
+		      const char *gpath, const struct sysfacts *host, struct config_diag *d)
+{
+	size_t n = e->guest_count + (e->host_runs_benchmarks ? 1 : 0);
+	const char *dir = bench_specs_dir();
+	e->plans = xcalloc(n, sizeof(*e->plans));
+	e->node_plan = xcalloc(n, sizeof(*e->node_plan));
+	for (size_t i = 0; i < n; i++) {
+		char buf[PROTO_NAME_MAX];
+		const char *name = i < e->guest_count ? experiment_guest_name(e, (unsigned)i, buf,
+									    sizeof(buf)) : "host";
+		struct sysfacts f = node_facts(e, i, host);
+		char *path = node_gconf(h, hpath, gpath, name);
+		for (size_t k = 0; k < e->nplans && !e->node_plan[i]; k++)
+			if (strcmp(e->plans[k].gconf_path, path) == 0 &&
+			    memcmp(&e->plans[k].facts, &f, sizeof(f)) == 0)
+				e->node_plan[i] = &e->plans[k];
+		if (!e->node_plan[i]) {
+			int r = plan_build(path, &f, dir, &e->plans[e->nplans], d);
+			if (r < 0) {
+				free(path);
+				return r;
+			}
+			e->node_plan[i] = &e->plans[e->nplans++];
+		}
+		free(path);
+		/* the barrier is per step: every node must reach the same count */
+		const struct node_plan *first = e->node_plan[0], *mine = e->node_plan[i];
+		if (mine->nsteps != first->nsteps) {
+			char b0[PROTO_NAME_MAX];
+			config_diag_at(d, h, NULL, mine->gconf_path,
+				"the plan of %s has %" PRIu32 " steps, that of %s (%s) %" PRIu32
+				": every node must run as many steps, since all wait at each barrier",
+				name, mine->nsteps,
+				e->guest_count ? experiment_guest_name(e, 0, b0, sizeof(b0)) : "host",
+				first->gconf_path, first->nsteps);
+			return -EINVAL;
+		}
+	}
+	e->nsteps = e->plans[0].nsteps;
+	e->steps = e->plans[0].steps;
+	e->iterations = e->plans[0].iterations;
+	for (size_t k = 0; k < e->nplans; k++)
+		plan_check_known(&e->plans[k], guest_keys);
 	return 0;
 }
 
@@ -303,13 +228,15 @@ int experiment_load(const char *host_config, const char *guest_config,
 	if (r == 0)
 		r = load_host(h, host_config, default_template, exp, diag);
 	if (r == 0)
-		r = load_guest(g, guest_config, exp, diag);
+		r = load_plans(exp, h, host_config, guest_config, &facts, diag);
 	if (r == 0)
 		r = hoststate_settings_load(h, &exp->hoststate, diag);
 	if (r == 0)
 		r = monitor_settings_load(h, &exp->host_mon, diag);
 	if (r == 0)
 		r = monitor_settings_load(g, &exp->guest_mon, diag);
+	if (r == 0)
+		r = bundle_settings_load(g, guest_config, exp, diag);
 	if (r < 0) {
 		experiment_fini(exp);
 		config_free(h);
@@ -325,11 +252,11 @@ int experiment_load(const char *host_config, const char *guest_config,
 		for (size_t i = 0; virt_settings_keys[i] && k < 63; i++)
 			known[k++] = virt_settings_keys[i];
 		known[k] = NULL;
-		config_check_known(h, known, virt_settings_prefixes);
+		const char *prefixes[] = { virt_settings_prefixes[0], host_prefixes[0], NULL };
+		config_check_known_ex(h, known, prefixes, config_mmtests_ignored);
 	} else {
-		config_check_known(h, host_keys, NULL);
+		config_check_known_ex(h, host_keys, host_prefixes, config_mmtests_ignored);
 	}
-	config_check_known(g, guest_keys, guest_prefixes);
 	*hconf_out = h;
 	*gconf_out = g;
 	return 0;
@@ -343,7 +270,14 @@ void experiment_fini(struct experiment *exp)
 	free(exp->ssh_key);
 	free(exp->harness_dir);
 	exp->ssh_user = exp->ssh_key = exp->harness_dir = NULL;
-	free(exp->steps);
+	bundle_settings_fini(exp);
+	for (size_t i = 0; i < exp->nplans; i++)
+		plan_fini(&exp->plans[i]);
+	free(exp->plans);
+	free(exp->node_plan);
+	exp->plans = NULL;
+	exp->node_plan = NULL;
+	exp->nplans = 0;
 	exp->steps = NULL;
 	exp->nsteps = 0;
 }

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "hoststate.h"
 #include "monitor_settings.h"
+#include "plan.h"
 #include "proto.h"
 #include "virt_settings.h"
 
@@ -60,10 +61,27 @@ struct experiment {
 	struct monitor_settings host_mon, guest_mon;
 	struct hoststate_settings hoststate;
 
-	/* g.conf: the plan every node runs */
-	uint32_t iterations;
+	/* g.conf: binaries pushed into every libvirt guest (HARNESS_BINARIES,
+	 * and those the benchmarks need) and those the guests provide
+	 * themselves (GUEST_INSTALLED_BINARIES, never pushed); what is pushed,
+	 * resolved on this host, or NULL.  bundle_settings.h */
+	char **push_binaries;
+	size_t npush_binaries;
+	char **guest_binaries;
+	size_t nguest_binaries;
+	struct bundle *bundle;
+
+	/* g.conf (or GUEST_CONFIG_<NODE> for one node): the plans.  Every
+	 * node's plan has nsteps steps (the barrier is per step); nodes with
+	 * the same g.conf and facts share one.  node_plan[i] is participant
+	 * i's: the guests in order, then the host when it takes part. */
 	uint32_t nsteps;
-	struct proto_step *steps;
+	struct node_plan *plans;
+	size_t nplans;
+	struct node_plan **node_plan;
+	/* the first plan's steps: what a barrier is labelled with */
+	uint32_t iterations;
+	const struct proto_step *steps;
 };
 
 /* Node names of the guests: guest-N for local guests, the domain name for

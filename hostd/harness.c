@@ -51,11 +51,16 @@ static void work_cb(uv_work_t *w)
 	if (j->result < 0)
 		return;
 
-	struct ssh_push_file files[] = {
-		{ .name_in_tar = "guestagent", .mode = 0755, .local_path = j->agent_path },
-	};
-	j->result = ssh_push_harness(s, j->remote_dir, files, sizeof(files) / sizeof(files[0]),
-				     &j->stats, j->error, sizeof(j->error));
+	/* the agent first: the rest is what its command steps run */
+	size_t n = 1 + (j->extra_files ? j->nextra_files : 0);
+	struct ssh_push_file *files = xcalloc(n, sizeof(*files));
+	files[0] = (struct ssh_push_file){ .name_in_tar = "guestagent", .mode = 0755,
+					   .local_path = j->agent_path };
+	for (size_t i = 1; i < n; i++)
+		files[i] = j->extra_files[i - 1];
+	j->result = ssh_push_harness(s, j->remote_dir, files, n, &j->stats, j->error,
+				     sizeof(j->error));
+	free(files);
 	char *dir = ssh_push_quote(j->remote_dir);
 	if (j->result == 0) {
 		/* An agent left by an earlier run would hold the port open. */

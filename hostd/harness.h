@@ -24,6 +24,10 @@ struct harness_job {
 	const char *expected_hostkey; /* from the console, or NULL */
 	const char *known_hosts_path; /* when expected_hostkey is NULL */
 	const char *agent_path;       /* the static agent on this host */
+	/* more members after the agent (bundle.h: the binaries and their
+	 * libraries, relative to remote_dir); may be NULL */
+	const struct ssh_push_file *extra_files;
+	size_t nextra_files;
 	const char *remote_dir;       /* where it goes in the guest */
 	int start_rt_priority;        /* the agent's --start-rt-priority */
 	int timeout_ms;               /* for each SSH operation */

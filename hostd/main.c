@@ -17,6 +17,7 @@
 #include "log.h"
 #include "proto.h"
 #include "run.h"
+#include "service.h"
 #include "ssh_key.h"
 #include "xalloc.h"
 
@@ -50,9 +51,22 @@ static void usage(FILE *f)
 		"  --no-progress        no progress line, even on a terminal\n"
 		"  --print-public-key   print hostd's SSH public key (made once in the state dir) and exit,\n"
 		"                       for images of your own: add it to the guest's authorized_keys\n"
+		"  --status-file FILE   rewrite FILE (JSON) at each barrier edge: the step, whom the\n"
+		"                       barrier waits for (what hostd --service shows)\n"
 		"  -v, --verbose        debug messages\n"
 		"  -h, --help           this text\n"
 		"  --version            the version\n"
+		"\n"
+		"Service mode (docs/service.md):\n"
+		"  hostd --service [--socket PATH] [--state-dir DIR] [--settings FILE] [--group NAME]\n"
+		"  --service            run experiments that hostctl submits, one at a time, from a\n"
+		"                       queue kept in STATE_DIR/service; until SIGTERM\n"
+		"  --socket PATH        the control socket (default " SERVICE_DEFAULT_SOCKET "),\n"
+		"                       unless systemd passes one (socket activation)\n"
+		"  --settings FILE      the service's settings, reread on SIGHUP\n"
+		"                       (default " SERVICE_DEFAULT_SETTINGS ")\n"
+		"  --group NAME         who besides root may use the service (overrides SERVICE_GROUP)\n"
+		"  --agent, --guest-agent, --sysfs-root and -v are passed on to each experiment.\n"
 		"\n"
 		"Exit status:\n"
 		"  0  complete: every step ran on every participant\n"
@@ -124,7 +138,8 @@ static int print_public_key(const char *state_dir)
 int main(int argc, char **argv)
 {
 	enum { OPT_HOST = 256, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_AGENT, OPT_GUEST_AGENT, OPT_STATE, OPT_SYSFS, OPT_NOPROG,
-	       OPT_PUBKEY, OPT_VERSION };
+	       OPT_PUBKEY, OPT_VERSION, OPT_SERVICE, OPT_SOCKET, OPT_SETTINGS, OPT_GROUP,
+	       OPT_STATUS_FILE };
 	static const struct option opts[] = {
 		{ "host-config", required_argument, NULL, OPT_HOST },
 		{ "guest-config", required_argument, NULL, OPT_GUEST },
@@ -136,6 +151,11 @@ int main(int argc, char **argv)
 		{ "sysfs-root", required_argument, NULL, OPT_SYSFS }, /* tests only */
 		{ "no-progress", no_argument, NULL, OPT_NOPROG },
 		{ "print-public-key", no_argument, NULL, OPT_PUBKEY },
+		{ "service", no_argument, NULL, OPT_SERVICE },
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "settings", required_argument, NULL, OPT_SETTINGS },
+		{ "group", required_argument, NULL, OPT_GROUP },
+		{ "status-file", required_argument, NULL, OPT_STATUS_FILE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -145,7 +165,9 @@ int main(int argc, char **argv)
 				 .sysfs_root = "/",
 				 .progress = isatty(STDERR_FILENO) };
 	enum log_level level = LOG_LVL_INFO;
-	bool print_key = false;
+	bool print_key = false, service = false, sysfs_set = false;
+	struct service_options so = { .socket_path = SERVICE_DEFAULT_SOCKET,
+				      .settings_path = SERVICE_DEFAULT_SETTINGS };
 	char *agent = NULL;
 	int c;
 
@@ -157,10 +179,15 @@ int main(int argc, char **argv)
 		case OPT_RESULTS: o.results_dir = optarg; break;
 		case OPT_AGENT: agent = xstrdup(optarg); break;
 		case OPT_STATE: o.state_dir = optarg; break;
-		case OPT_SYSFS: o.sysfs_root = optarg; break;
+		case OPT_SYSFS: o.sysfs_root = optarg; sysfs_set = true; break;
 		case OPT_GUEST_AGENT: o.guest_agent_path = optarg; break;
 		case OPT_NOPROG: o.progress = false; break;
 		case OPT_PUBKEY: print_key = true; break;
+		case OPT_SERVICE: service = true; break;
+		case OPT_SOCKET: so.socket_path = optarg; break;
+		case OPT_SETTINGS: so.settings_path = optarg; break;
+		case OPT_GROUP: so.group = optarg; break;
+		case OPT_STATUS_FILE: o.status_file = optarg; break;
 		case 'v': level = LOG_LVL_DEBUG; break;
 		case 'h': usage(stdout); return 0;
 		case OPT_VERSION: printf("hostd (lockstep) %s\n", LOCKSTEP_VERSION); return 0;
@@ -174,6 +201,22 @@ int main(int argc, char **argv)
 	}
 	if (print_key)
 		return print_public_key(o.state_dir);
+	if (service) {
+		if (o.host_config || o.guest_config || o.run_name) {
+			log_error("--service takes experiments from hostctl submit, not "
+				  "--host-config, --guest-config or --run-name");
+			free(agent);
+			return RUN_EXIT_USAGE;
+		}
+		so.state_dir = o.state_dir;
+		so.agent = agent;
+		so.guest_agent = o.guest_agent_path;
+		so.sysfs_root = sysfs_set ? o.sysfs_root : NULL;
+		so.verbose = level == LOG_LVL_DEBUG;
+		int code = service_main(&so);
+		free(agent);
+		return code;
+	}
 	if (!o.host_config || !o.guest_config) {
 		log_error("both --host-config and --guest-config are needed (see hostd --help)");
 		return RUN_EXIT_USAGE;

@@ -88,11 +88,22 @@ int node_send(struct node *n, const struct proto_msg *m)
 	return r;
 }
 
+/* 0xFF + sync(nonce); keep_synced: go on taking the peer's messages while
+ * the ack travels. */
+static void send_sync(struct node *n, uint64_t nonce, bool keep_synced)
+{
+	bool synced = n->link.synced;
+	n->out.len = 0;
+	proto_link_restart(&n->link, nonce, &n->out);
+	if (keep_synced)
+		n->link.synced = synced;
+	node_send_bytes(n, n->out.data, n->out.len);
+}
+
 void node_resync(struct node *n)
 {
-	n->out.len = 0;
-	proto_link_restart(&n->link, node_nonce(n), &n->out);
-	node_send_bytes(n, n->out.data, n->out.len);
+	n->sync_resent = false;
+	send_sync(n, node_nonce(n), false);
 }
 
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -111,16 +122,40 @@ static void on_event(void *ctx, enum proto_event ev, struct proto_msg *msg, int 
 {
 	struct node *n = ctx;
 
-	if (!n->open)
-		return; /* closed by an earlier message of this same read */
+	if (!n->open || n->flooded)
+		return; /* closed (or given up) by an earlier line of this same read */
+	if (n->rx_ns - n->window_ns >= 1000000000LL) {
+		n->window_ns = n->rx_ns;
+		n->window_msgs = 0;
+	}
+	if (++n->window_msgs > NODE_MSGS_PER_SEC_MAX) {
+		n->flooded = true;
+		n->ops->flooding(n, n->window_msgs);
+		return;
+	}
 	switch (ev) {
 	case PROTO_EV_RESET:
-		return; /* the peer restarted its side; its sync follows */
+		/* The peer restarted its side; its sync follows.  Ours, if still
+		 * unanswered, may have been written before the peer was there
+		 * to read it (a port nobody held open): say it once more. */
+		if (n->link.pending && !n->sync_resent) {
+			n->sync_resent = true;
+			send_sync(n, n->link.nonce, true);
+		}
+		if (n->ops->peer_reset)
+			n->ops->peer_reset(n);
+		return;
 	case PROTO_EV_ERROR:
 		n->protocol_errors++;
 		n->ops->protocol_error(n, err, detail);
-		if (n->open)
-			node_resync(n);
+		/* Ask the peer where it is (it acks and re-announces hello and
+		 * ready), but keep taking its messages meanwhile: they come on
+		 * the same connection, and a result or done already on its
+		 * way would otherwise be dropped for good. */
+		if (n->open) {
+			n->sync_resent = false;
+			send_sync(n, node_nonce(n), true);
+		}
 		return;
 	case PROTO_EV_MSG:
 		break;
@@ -143,6 +178,9 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	if (nread > 0) {
 		n->rx_ns = clock_mono_ns();
 		proto_decoder_feed(&n->dec, buf->base, (size_t)nread, on_event, n);
+		/* a flooding peer costs us no more decoding while its owner decides */
+		if (n->flooded && n->open)
+			uv_read_stop(s);
 		return;
 	}
 	if (nread == 0)
@@ -165,6 +203,8 @@ int node_attach(struct node *n, uv_loop_t *loop, int fd)
 		return r;
 	}
 	n->open = true;
+	n->flooded = false;
+	n->window_ns = n->window_msgs = 0;
 	proto_decoder_reset(&n->dec);
 	node_resync(n);
 	return 0;

@@ -18,6 +18,11 @@
 /* More protocol errors than this from one peer and it is dropped from the
  * run as sending garbage: a resync fixes a glitch, not a broken peer. */
 #define NODE_PROTOCOL_ERROR_LIMIT 8
+/* Lines (messages, refused lines and reset bytes alike) one peer may send
+ * within one second.  An agent sends a handful per step plus its monitor
+ * samples and output chunks, far below this; past it the peer is failed as
+ * flooding, so that it cannot starve the release of everybody else. */
+#define NODE_MSGS_PER_SEC_MAX 20000
 
 struct node;
 
@@ -30,6 +35,12 @@ struct node_ops {
 	void (*protocol_error)(struct node *n, int err, const char *detail);
 	/* the channel closed (EOF or error) */
 	void (*closed)(struct node *n, int err);
+	/* the peer sent 0xFF: it restarted its side (a reconnect, or a resync
+	 * of its own); may be NULL */
+	void (*peer_reset)(struct node *n);
+	/* more than NODE_MSGS_PER_SEC_MAX lines within a second; the node
+	 * stops reading until the owner closes it */
+	void (*flooding)(struct node *n, unsigned count);
 };
 
 struct node {
@@ -43,6 +54,10 @@ struct node {
 	struct proto_decoder dec;
 	struct proto_link link;
 	unsigned protocol_errors;
+	bool sync_resent;     /* our pending sync was said twice already */
+	int64_t window_ns;    /* start of the current one-second window */
+	unsigned window_msgs; /* lines in it */
+	bool flooded;
 	int64_t rx_ns;        /* CLOCK_MONOTONIC when the bytes being handled were read */
 	struct proto_buf out; /* encoding scratch */
 };
@@ -57,7 +72,8 @@ int node_attach(struct node *n, uv_loop_t *loop, int fd);
 int node_send(struct node *n, const struct proto_msg *m);
 /* Sends bytes already encoded (one go for everybody, encoded once). */
 int node_send_bytes(struct node *n, const char *data, size_t len);
-/* Restarts the link (after a parse error or a timeout). */
+/* Restarts the link: 0xFF + sync, and nothing but sync and sync-ack is
+ * taken until the ack (a new connection). */
 void node_resync(struct node *n);
 /* Closes the channel; close_cb (may be NULL) runs when libuv let it go. */
 void node_close(struct node *n);

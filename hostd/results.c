@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -44,10 +45,32 @@ struct results {
 	char error_what[64];
 };
 
-static int open_append(int dirfd, const char *name)
+/* Opens rel (below dirfd) for appending without following a symlink in any
+ * of its components: O_NOFOLLOW alone guards only the last, and a symlink
+ * planted at nodes/<node> must not send a guest's output elsewhere. */
+static int open_append(int dirfd, const char *rel)
 {
-	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-	return fd < 0 ? -errno : fd;
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof(buf), "%s", rel) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	int dir = dirfd, fd, err;
+	char *name = buf, *slash;
+	while ((slash = strchr(name, '/'))) {
+		*slash = '\0';
+		fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		err = -errno;
+		if (dir != dirfd)
+			close(dir);
+		if (fd < 0)
+			return err;
+		dir = fd;
+		name = slash + 1;
+	}
+	fd = openat(dir, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	err = -errno;
+	if (dir != dirfd)
+		close(dir);
+	return fd < 0 ? err : fd;
 }
 
 static void item_free(struct item *it)

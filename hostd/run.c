@@ -32,6 +32,8 @@ static int64_t s_to_ns(double s)
 
 static void progress(struct run *r)
 {
+	if (!r->finishing)
+		run_status_publish(r);
 	if (!r->opt->progress || r->finishing)
 		return;
 	uint32_t k = barrier_step(r->barrier), n = barrier_nsteps(r->barrier);
@@ -109,6 +111,14 @@ static void deadline_cb(uv_timer_t *t)
 
 /* ---- participants leaving -------------------------------------------- */
 
+/* The step a participant is in, as failures and events name it: the one it
+ * was released into until it is done, then the barrier it waits at. */
+static uint32_t part_step(struct run *r, const struct participant *p)
+{
+	uint32_t step = p->running_step && !p->done ? p->running_step : barrier_step(r->barrier);
+	return step > barrier_nsteps(r->barrier) ? barrier_nsteps(r->barrier) : step;
+}
+
 void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 {
 	if (p->failed || r->finishing)
@@ -119,13 +129,13 @@ void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
 
-	uint32_t step = p->running_step && !p->done ? p->running_step : barrier_step(r->barrier);
-	if (step > barrier_nsteps(r->barrier))
-		step = barrier_nsteps(r->barrier);
+	uint32_t step = part_step(r, p);
 	p->failed = true;
 	progress_clear(r);
 	log_error("%s: %s (step %u)", p->node.name, reason, step);
 	run_add_failure(r, p, step, reason);
+	if (p->running_step && !p->done)
+		run_bench_lost(r, p, p->running_step, reason);
 	node_close(&p->node);
 	local_guest_kill(&p->proc, SIGKILL);
 
@@ -314,6 +324,16 @@ static void on_ready(struct run *r, struct participant *p, uint32_t step)
 		return;
 	}
 	case BARRIER_INVALID:
+		/* A ready for a step long released changes nothing: messages
+		 * are state, and a stale one is ignored, as a stale go is by
+		 * the agent.  A ready ahead of the barrier is a lie. */
+		if (step && step < barrier_step(r->barrier) && !p->failed) {
+			char what[96];
+			snprintf(what, sizeof(what), "a ready for step %u, released already, ignored",
+				 step);
+			run_add_event(r, p, part_step(r, p), what);
+			return;
+		}
 		run_fail(r, p, "said ready for step %u while the barrier of step %u is open", step,
 		     barrier_step(r->barrier));
 		return;
@@ -334,13 +354,19 @@ static void on_ready(struct run *r, struct participant *p, uint32_t step)
 
 static void send_plan(struct run *r, struct participant *p)
 {
+	const struct node_plan *plan = r->exp->node_plan[p->guest_index];
 	struct proto_msg m = { .type = PROTO_PLAN, .version = PROTO_VERSION };
 	snprintf(m.u.plan.node, sizeof(m.u.plan.node), "%s", p->node.name);
-	m.u.plan.nsteps = r->exp->nsteps;
-	m.u.plan.steps = r->exp->steps; /* borrowed: not cleared */
+	m.u.plan.nsteps = plan->nsteps;
+	m.u.plan.steps = plan->steps; /* borrowed: not cleared */
 	m.u.plan.monitor_interval_ms = p->kind == PART_HOST ? r->exp->host_mon.interval_ms
 							    : r->exp->guest_mon.interval_ms;
-	int e = node_send(&p->node, &m);
+	/* a long plan goes as parts, one line each */
+	struct proto_buf buf = { 0 };
+	int e = proto_encode_plan(&m, &buf);
+	if (e == 0)
+		e = node_send_bytes(&p->node, buf.data, buf.len);
+	proto_buf_free(&buf);
 	if (e < 0)
 		run_fail(r, p, "cannot send the plan: %s", strerror(-e));
 }
@@ -443,9 +469,10 @@ static void on_done(struct run *r, struct participant *p, const struct proto_msg
 {
 	p->done = true;
 	p->steps_done++;
-	const struct proto_step *st = &r->exp->steps[m->u.done.step - 1];
+	const struct proto_step *st = &r->exp->node_plan[p->guest_index]->steps[m->u.done.step - 1];
 	r->samples_written += monitor_store_step_done(r->mon, p->node.name, m->u.done.step,
 						      st->benchmark, st->iteration);
+	run_bench_done(r, p, m->u.done.step, m->u.done.exit_status);
 	if (m->u.done.exit_status != 0) {
 		char what[128];
 		snprintf(what, sizeof(what), "step exited with status %d", m->u.done.exit_status);
@@ -502,6 +529,7 @@ static void on_message(struct node *n, struct proto_msg *m)
 	case PROTO_OUTPUT:
 		if (!step_matches(r, p, m, m->u.output.step))
 			break;
+		run_bench_output(r, p, m->u.output.step, m->u.output.data, m->u.output.len);
 		if (p->output_in_step >= RUN_OUTPUT_PER_STEP_MAX)
 			break;
 		p->output_in_step += m->u.output.len;
@@ -561,7 +589,7 @@ static void on_protocol_error(struct node *n, int err, const char *detail)
 	snprintf(what, sizeof(what), "protocol error: %s (%s)", detail, strerror(-err));
 	progress_clear(r);
 	log_warn("%s: %s; resynchronising", n->name, what);
-	run_add_event(r, p, p->running_step, what);
+	run_add_event(r, p, part_step(r, p), what);
 	if (n->protocol_errors >= NODE_PROTOCOL_ERROR_LIMIT)
 		run_fail(r, p, "sent garbage: %u protocol errors, the last: %s", n->protocol_errors,
 		     detail);
@@ -581,11 +609,32 @@ static void on_closed(struct node *n, int err)
 		run_fail(r, p, "closed its channel");
 }
 
+/* An agent that restarts its side after hello lost its channel for a while
+ * or met garbage: worth a line in the manifest, not a failure. */
+static void on_peer_reset(struct node *n)
+{
+	struct participant *p = n->owner;
+	struct run *r = p->run;
+	if (r->finishing || p->failed || !p->hello_seen)
+		return;
+	run_add_event(r, p, part_step(r, p),
+		      "its agent restarted the link (0xFF): a reconnect or a resync of its own");
+}
+
+static void on_flooding(struct node *n, unsigned count)
+{
+	struct participant *p = n->owner;
+	run_fail(p->run, p, "flooded its channel: %u lines within one second, the limit is %d",
+		 count, NODE_MSGS_PER_SEC_MAX);
+}
+
 static const struct node_ops participant_ops = {
 	.message = on_message,
 	.resynced = on_resynced,
 	.protocol_error = on_protocol_error,
 	.closed = on_closed,
+	.peer_reset = on_peer_reset,
+	.flooding = on_flooding,
 };
 
 /* ---- start and finish -------------------------------------------------- */
@@ -814,8 +863,10 @@ static int teardown(struct run *r)
 			  "start", strerror(-e), r->opt->state_dir);
 	r->hoststate = NULL;
 	run_launch_fini(r);
-	for (size_t i = 0; i < r->n; i++)
+	for (size_t i = 0; i < r->n; i++) {
 		node_fini(&r->p[i].node);
+		free(r->p[i].bench_out);
+	}
 	free(r->p);
 	free(r->rec.ready_ns);
 	free(r->rec.started_ns);

@@ -26,6 +26,7 @@ struct run_options {
 	const char *state_dir; /* hostd's own key, known_hosts, saved host state */
 	const char *sysfs_root; /* "/" but in tests of host state */
 	bool progress; /* a progress line on a terminal */
+	const char *status_file; /* NULL, or rewritten at each barrier edge (run_status.c) */
 };
 
 int run_experiment(const struct experiment *exp, const struct run_options *opt);

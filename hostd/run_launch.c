@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "bundle.h"
 #include "clock.h"
 #include "fileio.h"
 #include "log.h"
@@ -183,6 +184,9 @@ static void vm_ready(struct virt_guest *g)
 	p->known_hosts = xasprintf("%s/known_hosts.d/%s", r->opt->state_dir, p->node.name);
 	j->known_hosts_path = p->known_hosts;
 	j->agent_path = r->opt->guest_agent_path;
+	/* HARNESS_BINARIES and the rest (bundle_settings.h), after the agent */
+	j->extra_files = x->bundle ? x->bundle->files : NULL;
+	j->nextra_files = x->bundle ? x->bundle->nfiles : 0;
 	j->start_rt_priority = x->release_rt_priority;
 	j->remote_dir = x->harness_dir;
 	j->timeout_ms = (int)(x->ssh_timeout_s * 1000);

@@ -92,6 +92,10 @@ struct participant {
 	bool done;              /* sent done for running_step */
 	uint32_t results_in_step;
 	uint64_t output_in_step;
+	/* the step's raw output, kept for its parser (run_bench.c) */
+	char *bench_out;
+	size_t bench_out_len;
+	bool bench_out_cut;     /* more came than RUN_PARSE_INPUT_MAX */
 	uint32_t steps_done;
 	char agent_version[PROTO_SHORT_MAX];
 	char boot_id[PROTO_SHORT_MAX];
@@ -179,10 +183,26 @@ void run_record_started(struct run *r, struct participant *p, int64_t host_ns, i
 void run_record_flush(struct run *r, bool force);
 void run_write_sample(struct run *r, struct participant *p, const struct proto_msg *m);
 
+/* run_bench.c: steps of benchmark specs, parsed on the host */
+#define RUN_PARSE_INPUT_MAX (1 << 20) /* bytes of one step's output a parser reads */
+void run_bench_output(struct run *r, struct participant *p, uint32_t step, const char *data,
+		      size_t len);
+/* The step ended with exit_status: its metrics, or a failure record. */
+void run_bench_done(struct run *r, struct participant *p, uint32_t step, int exit_status);
+/* The step will never end (timeout, the participant failed): a failure
+ * record when it was a spec's step. */
+void run_bench_lost(struct run *r, struct participant *p, uint32_t step, const char *why);
+/* A failure record in samples.ndjson: where the numbers would have been. */
+void run_write_failure(struct run *r, struct participant *p, uint32_t step, int exit_status,
+		       const char *reason);
+
 /* run_manifest.c */
 void run_manifest_write(struct run *r);
 void run_add_failure(struct run *r, struct participant *p, uint32_t step, const char *reason);
 void run_add_event(struct run *r, struct participant *p, uint32_t step, const char *what);
 const char *run_status_name(enum run_status s);
+
+/* run_status.c: opt->status_file, when set */
+void run_status_publish(struct run *r);
 
 #endif

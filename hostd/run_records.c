@@ -123,21 +123,3 @@ void run_record_flush(struct run *r, bool force)
 	json_object_put(o);
 	rec->step = 0;
 }
-
-void run_write_sample(struct run *r, struct participant *p, const struct proto_msg *m)
-{
-	const struct proto_step *s = &r->exp->steps[m->u.result.step - 1];
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "node", json_object_new_string(p->node.name));
-	json_object_object_add(o, "benchmark", json_object_new_string(s->benchmark));
-	json_object_object_add(o, "iteration", json_object_new_int64(s->iteration));
-	json_object_object_add(o, "step", json_object_new_int64(m->u.result.step));
-	json_object_object_add(o, "metric", json_object_new_string(m->u.result.metric));
-	json_object_object_add(o, "value", json_object_new_double(m->u.result.value));
-	json_object_object_add(o, "unit", json_object_new_string(m->u.result.unit));
-	json_object_object_add(o, "better",
-			       json_object_new_string(m->u.result.higher_is_better ? "higher" : "lower"));
-	results_append_sample(r->results, o);
-	json_object_put(o);
-	r->samples_written++;
-}

@@ -32,26 +32,6 @@ static const char *const own_vars[] = {
 	"AUTHKEY", "DOMAIN_TYPE", NULL,
 };
 
-static int diag(struct config_diag *d, const struct config *c, const char *key, const char *path,
-		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static int diag(struct config_diag *d, const struct config *c, const char *key, const char *path,
-		const char *fmt, ...)
-{
-	const char *file = path;
-	int line = 0;
-	va_list ap;
-
-	if (key)
-		config_where(c, key, &file, &line);
-	snprintf(d->file, sizeof(d->file), "%s", file ? file : "");
-	d->line = line;
-	d->column = 0;
-	va_start(ap, fmt);
-	vsnprintf(d->text, sizeof(d->text), fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 static const char *get_or(const struct config *c, const char *key, const char *def)
 {
 	const char *v = config_get(c, key);
@@ -106,21 +86,21 @@ static int load_names(const struct config *c, const char *path, unsigned guest_c
 		s->origin = VIRT_ORIGIN_EXISTING;
 		split_words(domains, &s->names, &s->count);
 		if (s->count == 0)
-			return diag(d, c, key, path, "%s is empty: name one domain per guest", key);
+			return config_diag_at(d, c, key, path, "%s is empty: name one domain per guest", key);
 		if (guest_count != VIRT_COUNT_UNSET && s->count != guest_count)
-			return diag(d, c, key, path,
+			return config_diag_at(d, c, key, path,
 				    "%s names %zu domain%s but GUEST_COUNT is %u: "
 				    "name one domain per guest, or leave GUEST_COUNT out",
 				    key, s->count, s->count == 1 ? "" : "s", guest_count);
 		for (size_t i = 0; i < s->count; i++) {
 			if (!name_valid(s->names[i], VIRT_NAME_MAX))
-				return diag(d, c, key, path,
+				return config_diag_at(d, c, key, path,
 					    "%s: \"%s\" is not a name hostd uses: 1 to %d "
 					    "of A-Z a-z 0-9 . _ -, not starting with . or -",
 					    key, s->names[i], VIRT_NAME_MAX);
 			for (size_t j = 0; j < i; j++)
 				if (strcmp(s->names[i], s->names[j]) == 0)
-					return diag(d, c, key, path, "%s names \"%s\" twice", key,
+					return config_diag_at(d, c, key, path, "%s names \"%s\" twice", key,
 						    s->names[i]);
 		}
 		return 0;
@@ -129,7 +109,7 @@ static int load_names(const struct config *c, const char *path, unsigned guest_c
 		guest_count = 1;
 	const char *prefix = get_or(c, "GUEST_NAME_PREFIX", "lockstep-guest");
 	if (!name_valid(prefix, VIRT_NAME_MAX - 5))
-		return diag(d, c, "GUEST_NAME_PREFIX", path,
+		return config_diag_at(d, c, "GUEST_NAME_PREFIX", path,
 			    "GUEST_NAME_PREFIX=\"%s\": 1 to %d of A-Z a-z 0-9 . _ -, not starting "
 			    "with . or -",
 			    prefix, VIRT_NAME_MAX - 5);
@@ -223,7 +203,7 @@ static int load_pinning(const struct config *c, const char *path, struct virt_se
 		return 0;
 	split_words(pin, &words, &n);
 	if (n != s->count) {
-		r = diag(d, c, "GUEST_VCPU_PINNING", path,
+		r = config_diag_at(d, c, "GUEST_VCPU_PINNING", path,
 			 "GUEST_VCPU_PINNING has %zu entr%s but there are %zu guests: one per guest, "
 			 "its vCPUs' host CPUs separated by commas (\"0,1 2,3\")",
 			 n, n == 1 ? "y" : "ies", s->count);
@@ -232,7 +212,7 @@ static int load_pinning(const struct config *c, const char *path, struct virt_se
 	s->cputune = xcalloc(n ? n : 1, sizeof(*s->cputune));
 	for (size_t i = 0; i < n; i++) {
 		if (virt_settings_cputune(words[i], s->vcpus, &s->cputune[i], why, sizeof(why)) < 0) {
-			r = diag(d, c, "GUEST_VCPU_PINNING", path, "GUEST_VCPU_PINNING, guest %zu: %s",
+			r = config_diag_at(d, c, "GUEST_VCPU_PINNING", path, "GUEST_VCPU_PINNING, guest %zu: %s",
 				 i + 1, why);
 			goto out;
 		}
@@ -273,11 +253,11 @@ static int load_vars(const struct config *c, const char *path, struct virt_setti
 		const char *var = names[i] + strlen(VAR_PREFIX);
 		if (!*var || is_own(var) || strcmp(var, "KERNEL") == 0 ||
 		    strcmp(var, "INITRD") == 0 || strcmp(var, "CMDLINE_EXTRA") == 0)
-			return diag(d, c, names[i], path,
+			return config_diag_at(d, c, names[i], path,
 				    "%s: @%s@ is filled by hostd%s; choose another name", names[i],
 				    var, *var && !is_own(var) ? " from its own key" : "");
 		if (s->nvars >= VARS_MAX)
-			return diag(d, c, names[i], path, "more than %d GUEST_VAR_ names", VARS_MAX);
+			return config_diag_at(d, c, names[i], path, "more than %d GUEST_VAR_ names", VARS_MAX);
 		add_var(s, var, config_get(c, names[i]));
 	}
 	return 0;
@@ -297,7 +277,7 @@ static int check_template(const struct config *c, const char *path, struct virt_
 
 	r = fileio_read_all(s->template_path, VIRT_TEMPLATE_MAX, &s->template_text, &len);
 	if (r < 0) {
-		r = diag(d, c, key, path, "GUEST_TEMPLATE=%s cannot be read: %s", s->template_path,
+		r = config_diag_at(d, c, key, path, "GUEST_TEMPLATE=%s cannot be read: %s", s->template_path,
 			 r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
 		goto out;
 	}
@@ -307,18 +287,18 @@ static int check_template(const struct config *c, const char *path, struct virt_
 	r = virt_template_fill(s->template_text, s->template_path, v, n, used, &xml, err,
 			       sizeof(err));
 	if (r < 0) {
-		r = diag(d, c, key, path, "GUEST_TEMPLATE: %s", err);
+		r = config_diag_at(d, c, key, path, "GUEST_TEMPLATE: %s", err);
 		goto out;
 	}
 	if (!used[0]) {
-		r = diag(d, c, key, path,
+		r = config_diag_at(d, c, key, path,
 			 "GUEST_TEMPLATE=%s has no @NAME@: every guest needs a name of its own",
 			 s->template_path);
 		goto out;
 	}
 	r = virt_xml_channel_path(xml, VIRT_AGENT_CHANNEL, &chan);
 	if (r == -EINVAL || r == -ENOENT) {
-		r = diag(d, c, key, path,
+		r = config_diag_at(d, c, key, path,
 			 r == -EINVAL ? "GUEST_TEMPLATE=%s is not well-formed XML once filled"
 				      : "GUEST_TEMPLATE=%s has no <channel type='unix'> with "
 					"<target type='virtio' name='" VIRT_AGENT_CHANNEL "'/>",
@@ -332,7 +312,7 @@ static int check_template(const struct config *c, const char *path, struct virt_
 		struct stat st;
 		bool is_file = strcmp(name, "KERNEL") == 0 || strcmp(name, "INITRD") == 0;
 		if (is_file && used[8 + i] && stat(s->vars[i].value, &st) < 0) {
-			r = diag(d, c, strcmp(name, "KERNEL") == 0 ? "GUEST_KERNEL" : "GUEST_INITRD",
+			r = config_diag_at(d, c, strcmp(name, "KERNEL") == 0 ? "GUEST_KERNEL" : "GUEST_INITRD",
 				 path, "GUEST_%s=%s: %s (the demo guest is built by "
 				 "vm-templates/build-demo-guest)",
 				 name, s->vars[i].value, strerror(errno));
@@ -354,7 +334,7 @@ static int load_template(const struct config *c, const char *path, const char *d
 	const char *t = get_or(c, "GUEST_TEMPLATE", default_template);
 
 	if (!t || !*t)
-		return diag(d, c, NULL, path,
+		return config_diag_at(d, c, NULL, path,
 			    "set GUEST_TEMPLATE (a domain XML template) or GUEST_DOMAINS "
 			    "(existing domains) for GUEST_KIND=libvirt");
 	/* a relative template is next to the config that names it, as a lab
@@ -373,14 +353,14 @@ static int load_template(const struct config *c, const char *path, const char *d
 	s->ssh_port_base = (int)base;
 	s->runtime_dir = xstrdup(get_or(c, "GUEST_RUNTIME_DIR", "/run/lockstep"));
 	if (s->runtime_dir[0] != '/')
-		return diag(d, c, "GUEST_RUNTIME_DIR", path,
+		return config_diag_at(d, c, "GUEST_RUNTIME_DIR", path,
 			    "GUEST_RUNTIME_DIR=%s is not an absolute path", s->runtime_dir);
 	for (size_t i = 0; i < s->count; i++) {
 		char *p = virt_settings_channel_path(s, i);
 		size_t n = strlen(p);
 		free(p);
 		if (n >= sizeof(((struct sockaddr_un *)0)->sun_path))
-			return diag(d, c, "GUEST_RUNTIME_DIR", path,
+			return config_diag_at(d, c, "GUEST_RUNTIME_DIR", path,
 				    "GUEST_RUNTIME_DIR=%s makes channel socket paths of %zu bytes; "
 				    "a unix socket path has at most %zu: choose a shorter folder",
 				    s->runtime_dir, n, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
@@ -422,7 +402,7 @@ int virt_settings_load(const struct config *c, const char *path, unsigned guest_
 	if (addrs && addrs[strspn(addrs, " \t\n")]) { /* empty: ask libvirt */
 		r = virt_addr_parse_list(addrs, s->count, s->ssh_port, &s->addrs, why, sizeof(why));
 		if (r < 0)
-			return diag(d, c, "GUEST_ADDRESSES", path, "GUEST_ADDRESSES %s", why);
+			return config_diag_at(d, c, "GUEST_ADDRESSES", path, "GUEST_ADDRESSES %s", why);
 	}
 	if (s->origin == VIRT_ORIGIN_TEMPLATE)
 		return load_template(c, path, default_template, s, d);

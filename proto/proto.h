@@ -91,6 +91,11 @@ struct proto_msg {
 			/* optional: built-in monitors sample this often; 0 (or
 			 * missing, from an older hostd) = monitors off */
 			uint32_t monitor_interval_ms;
+			/* optional: 0 (or missing): steps is the whole plan.
+			 * Else the plan has total steps and this message is the
+			 * part that starts at steps[0].index: a plan longer
+			 * than one line travels as consecutive parts. */
+			uint32_t total;
 		} plan;
 		struct {
 			uint32_t step;
@@ -169,6 +174,10 @@ void proto_buf_consume(struct proto_buf *b, size_t n); /* drop n bytes from the 
  * name, the line over PROTO_LINE_MAX); on error out is left as it was.  The
  * encoder accepts exactly what the decoder accepts. */
 int proto_encode(const struct proto_msg *m, struct proto_buf *out);
+/* Appends a plan as one line, or as consecutive parts (each its own line,
+ * "total" set) when it does not fit in one.  0 or -EINVAL as proto_encode;
+ * on error out is left as it was. */
+int proto_encode_plan(const struct proto_msg *plan, struct proto_buf *out);
 /* Appends 0xFF followed by a sync line carrying nonce. */
 int proto_encode_reset_sync(uint64_t nonce, struct proto_buf *out);
 

@@ -216,3 +216,37 @@ int proto_encode_reset_sync(uint64_t nonce, struct proto_buf *out)
 		out->len--;
 	return r;
 }
+
+int proto_encode_plan(const struct proto_msg *plan, struct proto_buf *out)
+{
+	size_t start_len = out->len;
+	struct proto_msg part;
+	uint32_t n = plan->u.plan.nsteps, done = 0, chunk;
+	int r;
+
+	if (plan->type != PROTO_PLAN || plan->u.plan.total)
+		return -EINVAL;
+	r = proto_encode(plan, out);
+	if (r == 0 || n < 2)
+		return r;
+	/* Too long for one line: parts as large as fit, found by halving.  A
+	 * step alone always fits (a command is at most 4 KiB), so a part that
+	 * still fails with one step is an error of the step itself. */
+	part = *plan;
+	part.u.plan.total = n;
+	chunk = n / 2;
+	while (done < n) {
+		part.u.plan.steps = plan->u.plan.steps + done;
+		part.u.plan.nsteps = chunk < n - done ? chunk : n - done;
+		r = proto_encode(&part, out);
+		if (r == 0) {
+			done += part.u.plan.nsteps;
+		} else if (part.u.plan.nsteps > 1) {
+			chunk = part.u.plan.nsteps / 2;
+		} else {
+			out->len = start_len;
+			return r;
+		}
+	}
+	return 0;
+}

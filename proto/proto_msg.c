@@ -55,6 +55,7 @@ static const struct proto__field plan_fields[] = {
 	{ "steps", PROTO__STEPS, MSG_OFF(plan), 0, 0, PROTO_STEPS_MAX, 0 },
 	{ "monitor_interval_ms", PROTO__OPT_U32, MSG_OFF(plan.monitor_interval_ms), 0, 0,
 	  PROTO_MONITOR_INTERVAL_MAX_MS, 0 },
+	{ "total", PROTO__OPT_U32, MSG_OFF(plan.total), 0, 0, PROTO_STEPS_MAX, 0 },
 };
 
 static const struct proto__field ready_fields[] = {
@@ -270,6 +271,17 @@ int proto__msg_check(const struct proto_msg *m, char *detail, size_t size)
 	/* The agent runs the steps in plan order and the barrier numbers them:
 	 * a repeated or backwards index would make two steps one. */
 	if (m->type == PROTO_PLAN) {
+		const struct proto_step *st = m->u.plan.steps;
+		uint32_t n = m->u.plan.nsteps, total = m->u.plan.total;
+
+		/* a part must lie inside the plan it is a part of */
+		if (total && (n == 0 || st[0].index == 0 || st[0].index - 1 > total - n)) {
+			snprintf(detail, size,
+				 "plan: a part of %" PRIu32 " steps from step %" PRIu32
+				 " does not fit in \"total\" %" PRIu32,
+				 n, n ? st[0].index : 0, total);
+			return -EBADMSG;
+		}
 		for (uint32_t i = 1; i < m->u.plan.nsteps; i++) {
 			uint32_t prev = m->u.plan.steps[i - 1].index, cur = m->u.plan.steps[i].index;
 

@@ -142,10 +142,15 @@ void free_ndjson(json_object **v, size_t n)
 int count_sample(json_object **v, size_t n, const char *node, int step, const char *metric)
 {
 	int k = 0;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		json_object *m;
+		/* a failure record has no metric: it counts as no sample */
+		if (!json_object_object_get_ex(v[i], "metric", &m))
+			continue;
 		if (!strcmp(jstr(v[i], "node"), node) && jint(v[i], "step") == step &&
-		    !strcmp(jstr(v[i], "metric"), metric))
+		    !strcmp(json_object_get_string(m), metric))
 			k++;
+	}
 	return k;
 }
 

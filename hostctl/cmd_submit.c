@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* hostctl submit: both configs, read here and sent whole, so that what runs
+ * is what they said when submitted, whatever happens to the files later. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "ctl.h"
+#include "fileio.h"
+#include "svc.h"
+
+static void submit_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: hostctl submit --host-config H.CONF --guest-config G.CONF [--run-name NAME]\n"
+		"                      [--results DIR] [--socket PATH] [--json]\n\n"
+		"Queues an experiment on hostd --service and prints its ID.  The configs are\n"
+		"read now and kept by the service; the run folder DIR/NAME becomes yours.\n\n"
+		"options:\n"
+		"  --host-config FILE   the host's config (see docs/config.md)\n"
+		"  --guest-config FILE  the guests' config\n"
+		"  --run-name NAME      the run folder's name (default: a timestamp and the ID)\n"
+		"  --results DIR        a folder of yours the service may write into (default: the\n"
+		"                       service's RESULTS_ROOT)\n"
+		"  --socket PATH        the service's socket (default %s)\n"
+		"  --json               the queued experiment as JSON\n"
+		"  -h, --help           this text\n\n"
+		"exit status: 0 queued; 1 refused or no service; 2 usage.\n",
+		SVC_DEFAULT_SOCKET);
+}
+
+/* The config's text, or NULL after saying why. */
+static char *read_config(const char *opt, const char *path)
+{
+	char *text;
+	size_t len;
+	int r = fileio_read_all(path, CTL_CONFIG_MAX, &text, &len);
+	if (r < 0) {
+		fprintf(stderr, "hostctl submit: %s %s: %s\n", opt, path,
+			r == -EFBIG ? "larger than 64 KiB" : strerror(-r));
+		return NULL;
+	}
+	if (strlen(text) != len) {
+		fprintf(stderr, "hostctl submit: %s %s: holds a NUL byte, not a config\n", opt, path);
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+int cmd_submit(int argc, char **argv)
+{
+	enum { OPT_HOST = 2000, OPT_GUEST, OPT_RUN, OPT_RESULTS };
+	static const struct option extra[] = {
+		{ "host-config", required_argument, NULL, OPT_HOST },
+		{ "guest-config", required_argument, NULL, OPT_GUEST },
+		{ "run-name", required_argument, NULL, OPT_RUN },
+		{ "results", required_argument, NULL, OPT_RESULTS },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct svc_opts o = { .socket = SVC_DEFAULT_SOCKET };
+	const char *host = NULL, *guest = NULL, *run = NULL, *results = NULL, *arg;
+	int c;
+
+	optind = 1;
+	while ((c = svc_getopt(argc, argv, &o, extra, &arg)) != -1) {
+		switch (c) {
+		case OPT_HOST: host = arg; break;
+		case OPT_GUEST: guest = arg; break;
+		case OPT_RUN: run = arg; break;
+		case OPT_RESULTS: results = arg; break;
+		case 'h': submit_usage(stdout); return HOSTCTL_EXIT_OK;
+		default: submit_usage(stderr); return HOSTCTL_EXIT_USAGE;
+		}
+	}
+	if (!host || !guest || optind < argc) {
+		fprintf(stderr, "hostctl submit: --host-config and --guest-config are needed, and "
+			"nothing else (see hostctl submit --help)\n");
+		return HOSTCTL_EXIT_USAGE;
+	}
+	char dir[PATH_MAX];
+	if (results && !realpath(results, dir)) {
+		fprintf(stderr, "hostctl submit: --results %s: %s\n", results, strerror(errno));
+		return HOSTCTL_EXIT_USAGE;
+	}
+	char *h = read_config("--host-config", host), *g = h ? read_config("--guest-config", guest)
+							     : NULL;
+	if (!h || !g) {
+		free(h);
+		return HOSTCTL_EXIT_USAGE;
+	}
+	json_object *req = ctl_msg_new("submit");
+	json_object_object_add(req, "host_config", json_object_new_string(h));
+	json_object_object_add(req, "guest_config", json_object_new_string(g));
+	if (run)
+		json_object_object_add(req, "run_name", json_object_new_string(run));
+	if (results)
+		json_object_object_add(req, "results", json_object_new_string(dir));
+	free(h);
+	free(g);
+	json_object *ok;
+	if (svc_call(&o, req, NULL, NULL, &ok) < 0)
+		return HOSTCTL_EXIT_ERROR;
+	json_object *e = json_object_object_get(ok, "experiment");
+	if (o.json)
+		printf("%s\n", json_object_to_json_string_ext(
+					  e, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	else
+		printf("%lld\n", svc_int(e, "id"));
+	if (!o.json && isatty(STDERR_FILENO))
+		fprintf(stderr, "queued at position %lld; results will be in %s/%s\n",
+			svc_int(e, "position"), svc_str(e, "results"), svc_str(e, "run_name"));
+	json_object_put(ok);
+	return HOSTCTL_EXIT_OK;
+}

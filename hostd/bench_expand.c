@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A spec's steps for one g.conf: parameters resolved (the user's value, else
+ * the spec's default), ${NAME} templates filled, the sweep walked.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_spec.h"
+#include "xalloc.h"
+
+struct expand_ctx {
+	const struct bench_spec *s;
+	const struct config *gconf;
+	uint32_t sweep_value; /* valid when has_sweep */
+	bool has_sweep;
+	struct config_diag *d;
+};
+
+static void fail(struct expand_ctx *x, const struct config *c, const char *name, const char *fmt,
+		 ...) __attribute__((format(printf, 4, 5)));
+
+static void fail(struct expand_ctx *x, const struct config *c, const char *name, const char *fmt,
+		 ...)
+{
+	const char *file = x->s->path;
+	int line = 0;
+	if (c && name)
+		config_where(c, name, &file, &line);
+	snprintf(x->d->file, sizeof(x->d->file), "%s", file);
+	x->d->line = line;
+	x->d->column = 0;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(x->d->text, sizeof(x->d->text), fmt, ap);
+	va_end(ap);
+}
+
+static bool is_param(const struct bench_spec *s, const char *name)
+{
+	for (size_t i = 0; i < s->nparams; i++)
+		if (strcmp(s->params[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* A value that goes into a shell command line must not be able to change
+ * what the line does: no blanks, quotes, $, ;, |, &, redirections. */
+static bool value_is_plain(const char *v)
+{
+	if (!*v)
+		return false;
+	for (; *v; v++)
+		if (!((*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z') || (*v >= '0' && *v <= '9') ||
+		      strchr("._,:=/+-%@", *v)))
+			return false;
+	return true;
+}
+
+/* The value of a parameter, and the config that set it (for messages). */
+static const char *param_value(struct expand_ctx *x, const char *name, const struct config **from)
+{
+	const char *v = config_get(x->gconf, name);
+	*from = x->gconf;
+	if (!v || !*v) {
+		v = config_get(x->s->cfg, name);
+		*from = x->s->cfg;
+	}
+	return v;
+}
+
+/* Fills ${NAME} in tmpl; what is to be filled is a parameter of the spec or
+ * its sweep variable.  Returns the new string or NULL with x->d set. */
+static char *fill(struct expand_ctx *x, const char *what, const char *tmpl)
+{
+	size_t cap = strlen(tmpl) + 1, len = 0;
+	char *out = xmalloc(cap);
+
+	for (const char *p = tmpl; *p;) {
+		const char *val = NULL;
+		char num[16];
+		if (p[0] == '$' && p[1] == '{') {
+			const char *end = strchr(p + 2, '}');
+			char name[CONFIG_NAME_MAX];
+			if (!end || (size_t)(end - p - 2) >= sizeof(name)) {
+				fail(x, x->s->cfg, what, "%s: a '${' without its '}'", what);
+				goto err;
+			}
+			snprintf(name, sizeof(name), "%.*s", (int)(end - p - 2), p + 2);
+			if (x->has_sweep && strcmp(name, x->s->sweep_var) == 0) {
+				snprintf(num, sizeof(num), "%" PRIu32, x->sweep_value);
+				val = num;
+			} else if (is_param(x->s, name)) {
+				const struct config *from;
+				val = param_value(x, name, &from);
+				if (!val || !value_is_plain(val)) {
+					fail(x, from, name,
+					     "%s=\"%.48s\" cannot go into the command of %s: use letters, "
+					     "digits and . _ , : = / + - %% @ only",
+					     name, val ? val : "", x->s->name);
+					goto err;
+				}
+			} else {
+				fail(x, x->s->cfg, what,
+				     "%s uses ${%s}, which is neither a parameter of %s (BENCH_PARAMS) "
+				     "nor its sweep variable",
+				     what, name, x->s->name);
+				goto err;
+			}
+			p = end + 1;
+		} else {
+			num[0] = *p++;
+			num[1] = '\0';
+			val = num;
+		}
+		size_t vl = strlen(val);
+		if (len + vl + 1 > cap) {
+			cap = (len + vl + 1) * 2;
+			out = xrealloc(out, cap);
+		}
+		memcpy(out + len, val, vl);
+		len += vl;
+	}
+	out[len] = '\0';
+	return out;
+err:
+	free(out);
+	return NULL;
+}
+
+/* When tmpl is exactly "${P}" for a parameter P: P, and the config that set
+ * its value (for messages); else NULL. */
+static const char *template_param(struct expand_ctx *x, const char *tmpl, char *buf, size_t len,
+				  const struct config **from)
+{
+	size_t n = strlen(tmpl);
+	if (n < 4 || strncmp(tmpl, "${", 2) != 0 || tmpl[n - 1] != '}' || n - 3 >= len)
+		return NULL;
+	snprintf(buf, len, "%.*s", (int)(n - 3), tmpl + 2);
+	if (!is_param(x->s, buf))
+		return NULL;
+	param_value(x, buf, from);
+	return buf;
+}
+
+static int fill_int(struct expand_ctx *x, const char *what, const char *tmpl, int64_t min,
+		    int64_t max, int64_t *out)
+{
+	char *v = fill(x, what, tmpl), *end;
+	if (!v)
+		return -EINVAL;
+	errno = 0;
+	long long n = strtoll(v, &end, 10);
+	if (errno || end == v || *end || n < min || n > max) {
+		/* name the parameter the template came from, where it was set */
+		const struct config *from = x->s->cfg;
+		char pname[CONFIG_NAME_MAX];
+		const char *name = template_param(x, tmpl, pname, sizeof(pname), &from);
+		fail(x, from, name ? name : what, "%s of %s is \"%.48s\", not an integer between %" PRId64
+		     " and %" PRId64, name ? name : what, x->s->name, v, min, max);
+		free(v);
+		return -EINVAL;
+	}
+	free(v);
+	*out = n;
+	return 0;
+}
+
+static size_t sweep_points(const struct bench_spec *s, int64_t min, int64_t max, uint32_t *pts)
+{
+	size_t n = 0;
+	if (s->sweep_scale == BENCH_SWEEP_LINEAR) {
+		for (int64_t v = min; v <= max && n < BENCH_SWEEP_POINTS_MAX; v++)
+			pts[n++] = (uint32_t)v;
+		return n;
+	}
+	for (int64_t v = min; v < max && n < BENCH_SWEEP_POINTS_MAX - 1; v *= 2)
+		pts[n++] = (uint32_t)v;
+	pts[n++] = (uint32_t)max;
+	return n;
+}
+
+int bench_spec_expand(const struct bench_spec *s, const struct config *gconf,
+		      struct proto_step **steps_out, struct bench_step **info_out, size_t *n_out,
+		      struct config_diag *d)
+{
+	struct expand_ctx x = { .s = s, .gconf = gconf, .d = d };
+	uint32_t pts[BENCH_SWEEP_POINTS_MAX] = { 0 };
+	size_t npts = 1;
+	int64_t iters, warm;
+
+	if (fill_int(&x, "BENCH_ITERATIONS", s->iterations, 1, BENCH_ITERATIONS_MAX, &iters) < 0 ||
+	    fill_int(&x, "BENCH_WARMUP", s->warmup, 0, BENCH_WARMUP_MAX, &warm) < 0)
+		return -EINVAL;
+	if (s->sweep_var) {
+		int64_t min, max;
+		if (fill_int(&x, "BENCH_SWEEP_MIN", s->sweep_min, 1, UINT32_MAX / 2, &min) < 0 ||
+		    fill_int(&x, "BENCH_SWEEP_MAX", s->sweep_max, 1, UINT32_MAX / 2, &max) < 0)
+			return -EINVAL;
+		if (max < min) {
+			const struct config *from = s->cfg;
+			char pname[CONFIG_NAME_MAX];
+			const char *name = template_param(&x, s->sweep_max, pname, sizeof(pname), &from);
+			fail(&x, from, name, "%s sweeps %s from %" PRId64 " to %" PRId64
+			     ", which is empty: the maximum%s%s is below the minimum",
+			     s->name, s->sweep_var, min, max, name ? " " : "", name ? name : "");
+			return -EINVAL;
+		}
+		if (s->sweep_scale == BENCH_SWEEP_LINEAR && max - min >= BENCH_SWEEP_POINTS_MAX) {
+			fail(&x, gconf, NULL, "%s sweeps %s over %" PRId64 " points; at most %d",
+			     s->name, s->sweep_var, max - min + 1, BENCH_SWEEP_POINTS_MAX);
+			return -EINVAL;
+		}
+		npts = sweep_points(s, min, max, pts);
+		x.has_sweep = true;
+	}
+
+	size_t per = (size_t)(iters + warm), n = npts * per;
+	if (n > PROTO_STEPS_MAX) {
+		fail(&x, gconf, NULL, "%s would be %zu steps; a plan has at most %d", s->name, n,
+		     PROTO_STEPS_MAX);
+		return -EINVAL;
+	}
+	struct proto_step *steps = xcalloc(n, sizeof(*steps));
+	struct bench_step *info = xcalloc(n, sizeof(*info));
+	for (size_t p = 0, k = 0; p < npts; p++) {
+		x.sweep_value = pts[p];
+		char *cmd = fill(&x, "BENCH_COMMAND", s->command);
+		if (!cmd || strlen(cmd) >= PROTO_COMMAND_MAX) {
+			if (cmd)
+				fail(&x, s->cfg, "BENCH_COMMAND", "the command of %s is %zu bytes; at most %d",
+				     s->name, strlen(cmd), PROTO_COMMAND_MAX - 1);
+			free(cmd);
+			free(steps);
+			free(info);
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < per; i++, k++) {
+			snprintf(steps[k].benchmark, sizeof(steps[k].benchmark), "%s", s->name);
+			steps[k].kind = PROTO_STEP_COMMAND;
+			snprintf(steps[k].command, sizeof(steps[k].command), "%s", cmd);
+			info[k].sweep_value = x.has_sweep ? pts[p] : 0;
+			info[k].warmup = i < (size_t)warm;
+		}
+		free(cmd);
+	}
+	*steps_out = steps;
+	*info_out = info;
+	*n_out = n;
+	return 0;
+}

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "bundle_settings.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bundle.h"
+#include "config.h"
+#include "experiment.h"
+#include "xalloc.h"
+
+const char *const bundle_settings_keys[] = { "HARNESS_BINARIES", "GUEST_INSTALLED_BINARIES",
+					     NULL };
+
+static int __attribute__((format(printf, 5, 6)))
+bundle_bad(const struct config *c, const char *path, const char *key, struct config_diag *d,
+	   const char *fmt, ...)
+{
+	const char *file = path ? path : "";
+	int line = 0;
+	va_list ap;
+
+	if (c && key)
+		config_where(c, key, &file, &line);
+	memset(d, 0, sizeof(*d));
+	snprintf(d->file, sizeof(d->file), "%s", file);
+	d->line = line;
+	va_start(ap, fmt);
+	vsnprintf(d->text, sizeof(d->text), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static bool listed(char *const *v, size_t n, const char *x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], x))
+			return true;
+	return false;
+}
+
+static void add_word(char ***v, size_t *n, const char *w)
+{
+	if (listed(*v, *n, w))
+		return;
+	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[(*n)++] = xstrdup(w);
+}
+
+void bundle_settings_add(struct experiment *e, const char *binary)
+{
+	add_word(&e->push_binaries, &e->npush_binaries, binary);
+}
+
+/* The words of key, each checked: a name bin/ can hold, or (paths_ok) an
+ * absolute path ending in one. */
+static int read_list(const struct config *g, const char *path, const char *key, bool paths_ok,
+		     char ***v, size_t *n, struct config_diag *d)
+{
+	const char *val = config_get(g, key);
+	char *copy = xstrdup(val ? val : ""), *save = NULL;
+	int r = 0;
+
+	for (char *w = strtok_r(copy, " \t\n", &save); w && r == 0;
+	     w = strtok_r(NULL, " \t\n", &save)) {
+		const char *slash = strrchr(w, '/');
+
+		if (*n >= BUNDLE_BINARIES_MAX)
+			r = bundle_bad(g, path, key, d, "%s names more than %d binaries", key,
+				       BUNDLE_BINARIES_MAX);
+		else if (slash && !paths_ok)
+			r = bundle_bad(g, path, key, d,
+				       "%s=\"%s\": \"%s\" is a path; name the binary as the guest's "
+				       "PATH finds it", key, val, w);
+		else if (slash && (w[0] != '/' || strlen(w) >= PATH_MAX))
+			r = bundle_bad(g, path, key, d,
+				       "%s: \"%s\" is neither a name looked up in PATH nor an "
+				       "absolute path", key, w);
+		else if (!bundle_name_valid(slash ? slash + 1 : w))
+			r = bundle_bad(g, path, key, d,
+				       "%s: \"%s\" cannot name a binary: use 1 to %d of A-Z a-z 0-9 "
+				       ". _ + - not starting with '.' or '-'", key, w,
+				       BUNDLE_NAME_MAX - 1);
+		else
+			add_word(v, n, w);
+	}
+	free(copy);
+	return r;
+}
+
+int bundle_settings_load(const struct config *g, const char *path, struct experiment *e,
+			 struct config_diag *d)
+{
+	int r = read_list(g, path, "HARNESS_BINARIES", true, &e->push_binaries,
+			  &e->npush_binaries, d);
+
+	if (r == 0)
+		r = read_list(g, path, "GUEST_INSTALLED_BINARIES", false, &e->guest_binaries,
+			      &e->nguest_binaries, d);
+	if (r == 0 && e->guest_kind == GUEST_KIND_LIBVIRT)
+		r = bundle_settings_resolve(e, g, path, d);
+	return r;
+}
+
+int bundle_settings_resolve(struct experiment *e, const struct config *g, const char *path,
+			    struct config_diag *d)
+{
+	const char **push = xcalloc(e->npush_binaries + 1, sizeof(*push));
+	size_t n = 0;
+	char err[1024];
+	int r = 0;
+
+	bundle_free(e->bundle);
+	e->bundle = NULL;
+	for (size_t i = 0; i < e->npush_binaries; i++) {
+		const char *slash = strrchr(e->push_binaries[i], '/');
+		const char *name = slash ? slash + 1 : e->push_binaries[i];
+
+		if (!listed(e->guest_binaries, e->nguest_binaries, name))
+			push[n++] = e->push_binaries[i];
+	}
+	if (n && e->harness_dir)
+		r = bundle_build(push, n, e->harness_dir, NULL, NULL, &e->bundle, err, sizeof(err));
+	if (r < 0)
+		r = bundle_bad(g, path, g && config_get(g, "HARNESS_BINARIES") ? "HARNESS_BINARIES"
+									      : NULL,
+			       d, "cannot push into the guests: %s; install it on this host, or "
+			       "list it in GUEST_INSTALLED_BINARIES when the guests have it",
+			       err);
+	free(push);
+	return r;
+}
+
+void bundle_settings_fini(struct experiment *e)
+{
+	for (size_t i = 0; i < e->npush_binaries; i++)
+		free(e->push_binaries[i]);
+	for (size_t i = 0; i < e->nguest_binaries; i++)
+		free(e->guest_binaries[i]);
+	free(e->push_binaries);
+	free(e->guest_binaries);
+	bundle_free(e->bundle);
+	e->push_binaries = e->guest_binaries = NULL;
+	e->npush_binaries = e->nguest_binaries = 0;
+	e->bundle = NULL;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The service's own settings (SERVICE_DEFAULT_SETTINGS), in the config
+ * syntax of h.conf; reread on SIGHUP.  Keys, defaults: docs/service.md.
+ */
+#ifndef LOCKSTEP_SERVICE_SETTINGS_H
+#define LOCKSTEP_SERVICE_SETTINGS_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "ctl.h"
+
+struct service_settings {
+	char group[64];                  /* SERVICE_GROUP: who besides root may submit */
+	uint32_t queue_max;              /* QUEUE_MAX: experiments waiting, at most */
+	uint32_t keep_finished;          /* KEEP_FINISHED: ended ones remembered */
+	char results_root[CTL_PATH_MAX]; /* RESULTS_ROOT: where runs go by default */
+};
+
+void service_settings_default(struct service_settings *s);
+/* Defaults, then path: 0; 1 when path does not exist (defaults only);
+ * -errno with err naming file:line and the value (s untouched then). */
+int service_settings_load(const char *path, struct service_settings *s, struct config_diag *err);
+
+#endif

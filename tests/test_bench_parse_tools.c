@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The parsers on what the real tools print here and now: each tool runs
+ * with tiny parameters (tools/install-deps installs them) and its output
+ * must parse into the metrics its parser promises.  A missing tool is a
+ * failure that says so.  Nothing is timed: values are only checked to be
+ * there and consistent with each other. */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench_parse.h"
+#include "xalloc.h"
+
+static char tmpdir[] = "/tmp/lockstep-bench-XXXXXX";
+
+/* runs cmd in the temp dir with stderr joined to stdout (stress-ng reports
+ * on stderr) and returns all it printed */
+static char *run(const char *cmd, size_t *len)
+{
+	char *sh = xasprintf("cd %s && %s 2>&1", tmpdir, cmd);
+	FILE *f = popen(sh, "r");
+	size_t cap = 1 << 16, n = 0, got;
+	char *buf = xmalloc(cap);
+
+	ck_assert_msg(f != NULL, "popen '%s': %s", sh, strerror(errno));
+	while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n == cap) {
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+	}
+	int st = pclose(f);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 127,
+		      "'%s': not found (run tools/install-deps)", cmd);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "'%s' failed (status %#x):\n%.*s",
+		      cmd, st, (int)n, buf);
+	free(sh);
+	*len = n;
+	return buf;
+}
+
+static struct bench_metrics m;
+
+static void run_parse(const char *parser, const char *arg, const char *cmd)
+{
+	size_t len;
+	char why[512], *out = run(cmd, &len);
+	int r = bench_parse(bench_parser_find(parser), out, len, arg, &m, why, sizeof(why));
+
+	ck_assert_msg(r == 0, "%s on the output of '%s': %s\n--- output:\n%.*s", parser, cmd,
+		      why, (int)len, out);
+	free(out);
+}
+
+static double metric(const char *name)
+{
+	const struct bench_metric *x = bench_metrics_get(&m, name);
+
+	ck_assert_msg(x != NULL, "no metric '%s' (%zu metrics)", name, m.n);
+	return x->value;
+}
+
+START_TEST(hackbench)
+{
+	run_parse("hackbench", NULL, "hackbench -g 1 -l 20");
+	ck_assert_uint_eq(m.n, 1);
+	ck_assert_double_ge(metric("time"), 0);
+	run_parse("hackbench", NULL, "hackbench -g 1 -l 20 -T -p");
+	ck_assert_double_ge(metric("time"), 0);
+}
+END_TEST
+
+START_TEST(perf_sched)
+{
+	run_parse("perf-sched-pipe", NULL, "perf bench sched pipe -l 2000");
+	ck_assert_uint_eq(m.n, 3);
+	/* perf derives ops/sec from the same run as usecs/op */
+	double usecs = metric("usecs_per_op"), ops = metric("ops_per_sec");
+	ck_assert_double_gt(usecs, 0);
+	ck_assert_double_le(fabs(ops * usecs / 1e6 - 1), 0.01);
+	run_parse("perf-sched-pipe", NULL, "perf bench -f simple sched pipe -l 2000");
+	ck_assert_uint_eq(m.n, 1);
+	run_parse("perf-sched-messaging", NULL, "perf bench sched messaging -g 1 -l 20");
+	ck_assert_uint_eq(m.n, 1);
+	ck_assert_double_ge(metric("time"), 0);
+}
+END_TEST
+
+START_TEST(sysbench)
+{
+	run_parse("sysbench-cpu", NULL, "sysbench cpu --time=0 --events=200 --cpu-max-prime=2000 run");
+	ck_assert_double_eq(metric("events"), 200);
+	ck_assert_double_gt(metric("events_per_sec"), 0);
+	ck_assert_double_le(metric("lat_min"), metric("lat_p95"));
+	ck_assert_double_le(metric("lat_p95"), metric("lat_max"));
+	run_parse("sysbench-cpu", NULL,
+		  "sysbench cpu --time=0 --events=100 --cpu-max-prime=2000 --percentile=0 run");
+	ck_assert_ptr_null(bench_metrics_get(&m, "lat_p95"));
+	run_parse("sysbench-threads", NULL, "sysbench threads --time=0 --events=200 --threads=2 run");
+	ck_assert_double_eq(metric("events"), 200);
+	run_parse("sysbench-mutex", NULL,
+		  "sysbench mutex --threads=2 --mutex-num=64 --mutex-locks=1000 run");
+	ck_assert_double_eq(metric("events"), 2);
+	ck_assert_double_le(metric("lat_min"), metric("lat_max"));
+}
+END_TEST
+
+START_TEST(stress_ng)
+{
+	run_parse("stress-ng", "cpu", "stress-ng --cpu 1 --timeout 1 --metrics-brief");
+	ck_assert_uint_eq(m.n, 3);
+	ck_assert_double_gt(metric("bogo_ops"), 0);
+	ck_assert_double_gt(metric("bogo_ops_s"), 0);
+	run_parse("stress-ng", NULL, "stress-ng --cpu 1 --switch 1 --timeout 1 --metrics");
+	ck_assert_uint_eq(m.n, 6);
+	ck_assert_double_gt(metric("switch.bogo_ops_s_usr_sys"), 0);
+}
+END_TEST
+
+START_TEST(cyclictest)
+{
+	run_parse("cyclictest", NULL, "cyclictest -q -l 200 -i 500 -h 20000");
+	ck_assert_double_le(metric("lat_min"), metric("lat_p50"));
+	ck_assert_double_le(metric("lat_p50"), metric("lat_p99"));
+	ck_assert_double_le(metric("lat_p99.9"), metric("lat_max"));
+	ck_assert_double_eq(metric("t0.lat_max"), metric("lat_max"));
+	run_parse("cyclictest", "overall", "cyclictest -q -l 100 -i 500 -t 2");
+	ck_assert_uint_eq(m.n, 3);
+	ck_assert_double_le(metric("lat_avg"), metric("lat_max"));
+}
+END_TEST
+
+START_TEST(fio)
+{
+	run_parse("fio-json", NULL, "fio --name=t --directory=. --size=1M --bs=4k --rw=randrw "
+		  "--ioengine=psync --output-format=json");
+	ck_assert_double_gt(metric("read.iops"), 0);
+	ck_assert_double_gt(metric("write.bw"), 0);
+	ck_assert_double_le(metric("read.clat_p50"), metric("read.clat_max") + 1);
+	run_parse("fio-json", NULL, "fio --name=t --directory=. --size=1M --bs=4k --rw=read "
+		  "--numjobs=2 --group_reporting --ioengine=psync --output-format=json");
+	ck_assert_ptr_null(bench_metrics_get(&m, "write.bw"));
+	ck_assert_double_gt(metric("read.bw"), 0);
+}
+END_TEST
+
+START_TEST(pattern)
+{
+	run_parse("pattern", "Time: {}", "hackbench -g 1 -l 20");
+	ck_assert_double_ge(metric("value"), 0);
+	run_parse("pattern", "{} ops/sec", "perf bench sched pipe -l 1000");
+	ck_assert_double_gt(metric("value"), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("bench-parse-tools");
+	TCase *tc = tcase_create("tools");
+
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return EXIT_FAILURE;
+	}
+	tcase_add_test(tc, hackbench);
+	tcase_add_test(tc, perf_sched);
+	tcase_add_test(tc, sysbench);
+	tcase_add_test(tc, stress_ng);
+	tcase_add_test(tc, cyclictest);
+	tcase_add_test(tc, fio);
+	tcase_add_test(tc, pattern);
+	suite_add_tcase(s, tc);
+
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	char *rm = xasprintf("rm -rf %s", tmpdir);
+	if (system(rm) != 0)
+		fprintf(stderr, "could not remove %s\n", tmpdir);
+	free(rm);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Benchmark specs and plans: a spec read with a node's facts, the user's
+ * g.conf winning over its defaults, sweeps, warm-ups, and every error naming
+ * the file, the line and the value.  The real specs of benchmarks/ are
+ * loaded too.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench_spec.h"
+#include "plan.h"
+
+static char dir[256];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/lockstep-spec-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static const char *put(const char *name, const char *text)
+{
+	static char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static struct sysfacts facts(int cpus)
+{
+	return (struct sysfacts){ .num_logical_cpus = cpus, .num_nodes = 1, .num_llcs = 1,
+				  .memtotal_bytes = 1 << 30 };
+}
+
+#define SPEC_HEAD                                                                   \
+	"BENCH_NAME=hb\nBENCH_ALIASES=\"hb-alias\"\nBENCH_BINARIES=hackbench\n"     \
+	"BENCH_PARAMS=\"HB_MIN HB_MAX HB_LOOPS HB_ITER HB_WARM\"\n"                 \
+	"HB_MIN=1\nHB_MAX=$((NUM_LOGICAL_CPUS * 2))\nHB_LOOPS=100\nHB_ITER=2\nHB_WARM=1\n" \
+	"BENCH_SWEEP=GROUPS\nBENCH_SWEEP_MIN='${HB_MIN}'\nBENCH_SWEEP_MAX='${HB_MAX}'\n"  \
+	"BENCH_ITERATIONS='${HB_ITER}'\nBENCH_WARMUP='${HB_WARM}'\n"                  \
+	"BENCH_PARSER=hackbench\nBENCH_METRICS=\"time:s:lower\"\n"
+
+static const char *const spec_text =
+	SPEC_HEAD "BENCH_COMMAND='hackbench -g ${GROUPS} -l ${HB_LOOPS}'\n";
+
+/* Builds the plan of g.conf text with the spec folder dir. */
+static int plan_of(const char *gconf, int cpus, struct node_plan *p, struct config_diag *d)
+{
+	struct sysfacts f = facts(cpus);
+	return plan_build(put("g.conf", gconf), &f, dir, p, d);
+}
+
+START_TEST(test_sweep_uses_node_facts_and_user_values)
+{
+	put("hb.bench", spec_text);
+	struct node_plan p;
+	struct config_diag d = { 0 };
+	/* 3 CPUs: groups 1, 2, 4, 6; 1 warm-up + 2 iterations each */
+	ck_assert_msg(plan_of("MMTESTS=hb\nHB_LOOPS=7\n", 3, &p, &d) == 0, "%s:%d: %s", d.file,
+		      d.line, d.text);
+	ck_assert_uint_eq(p.nsteps, 12);
+	static const unsigned groups[] = { 1, 2, 4, 6 };
+	for (uint32_t k = 0; k < p.nsteps; k++) {
+		char want[128];
+		snprintf(want, sizeof(want), "hackbench -g %u -l 7", groups[k / 3]);
+		ck_assert_str_eq(p.steps[k].command, want);
+		ck_assert_str_eq(p.steps[k].benchmark, "hb");
+		ck_assert_uint_eq(p.steps[k].index, k + 1);
+		ck_assert_uint_eq(p.steps[k].iteration, k % 3 + 1);
+		ck_assert_int_eq(p.info[k].warmup, k % 3 == 0);
+		ck_assert_uint_eq(p.info[k].sweep_value, groups[k / 3]);
+	}
+	char v[64];
+	ck_assert_str_eq(plan_step_variant(&p, 4, v, sizeof(v)), "groups=2");
+	plan_fini(&p);
+}
+END_TEST
+
+START_TEST(test_alias_iterations_and_command_override)
+{
+	put("hb.bench", spec_text);
+	struct node_plan p;
+	struct config_diag d = { 0 };
+	/* an MMTests alias, the outer iterations, a COMMAND_ that replaces a spec */
+	ck_assert_msg(plan_of("MMTESTS=\"hb-alias cpu-probe\"\nMMTEST_ITERATIONS=2\nHB_MAX=1\n"
+			      "HB_WARM=0\nHB_ITER=1\n",
+			      2, &p, &d) == 0, "%s", d.text);
+	ck_assert_uint_eq(p.nsteps, 4);
+	ck_assert_str_eq(p.steps[0].benchmark, "hb");
+	ck_assert_str_eq(p.steps[1].benchmark, "cpu-probe");
+	ck_assert_uint_eq(p.steps[2].iteration, 2);
+	ck_assert_uint_eq(p.steps[3].iteration, 2);
+	ck_assert_ptr_nonnull(p.info[0].spec);
+	ck_assert_ptr_null(p.info[1].spec);
+	plan_fini(&p);
+
+	ck_assert_int_eq(plan_of("MMTESTS=hb\nCOMMAND_HB=\"echo mine\"\n", 2, &p, &d), 0);
+	ck_assert_uint_eq(p.nsteps, 1);
+	ck_assert_str_eq(p.steps[0].command, "echo mine");
+	ck_assert_ptr_null(p.info[0].spec);
+	plan_fini(&p);
+}
+END_TEST
+
+/* Each bad input fails with a message naming what and where. */
+static void expect_error(const char *spec, const char *gconf, const char *file_part,
+			 int line, const char *text_part)
+{
+	put("hb.bench", spec);
+	struct node_plan p;
+	struct config_diag d = { 0 };
+	ck_assert_int_lt(plan_of(gconf, 2, &p, &d), 0);
+	ck_assert_msg(strstr(d.file, file_part) != NULL, "file %s, want %s (%s)", d.file, file_part,
+		      d.text);
+	ck_assert_msg(d.line == line, "line %d, want %d (%s)", d.line, line, d.text);
+	ck_assert_msg(strstr(d.text, text_part) != NULL, "\"%s\" lacks \"%s\"", d.text, text_part);
+}
+
+START_TEST(test_errors_name_place_and_value)
+{
+	/* a value that would change the shell command */
+	expect_error(spec_text, "MMTESTS=hb\nHB_LOOPS=\"1;reboot\"\n", "g.conf", 2,
+		     "HB_LOOPS=\"1;reboot\" cannot go into the command of hb");
+	/* not an integer where one is needed */
+	expect_error(spec_text, "MMTESTS=hb\nHB_ITER=many\n", "g.conf", 2,
+		     "HB_ITER of hb is \"many\", not an integer between 1 and 1000");
+	/* an empty sweep */
+	expect_error(spec_text, "MMTESTS=hb\nHB_MIN=9\nHB_MAX=3\n", "g.conf", 3,
+		     "the maximum HB_MAX is below the minimum");
+	/* a word that is nothing known */
+	expect_error(spec_text, "MMTESTS=\"hb hackbnch\"\n", "g.conf", 1,
+		     "names \"hackbnch\", which is neither the built-in cpu-probe");
+	/* a template naming something that is not a parameter */
+	expect_error(SPEC_HEAD "BENCH_COMMAND='hackbench -g ${NOPE}'\n", "MMTESTS=hb\n", "hb.bench",
+		     17, "uses ${NOPE}, which is neither a parameter");
+	/* a parser that does not exist, metrics that do not parse */
+	expect_error("BENCH_NAME=x\nBENCH_COMMAND=true\nBENCH_PARSER=nosuch\nBENCH_METRICS=a:s:lower\n",
+		     "MMTESTS=x\n", "hb.bench", 3, "BENCH_PARSER=\"nosuch\" is not a parser");
+	expect_error("BENCH_NAME=x\nBENCH_COMMAND=true\nBENCH_PARSER=hackbench\n"
+		     "BENCH_METRICS=\"time:s:sideways\"\n",
+		     "MMTESTS=x\n", "hb.bench", 4, "\"time:s:sideways\" is not name:unit:higher|lower");
+	expect_error("BENCH_NAME=x\nBENCH_PARAMS=UNSET\nBENCH_COMMAND=true\nBENCH_PARSER=hackbench\n"
+		     "BENCH_METRICS=time:s:lower\n",
+		     "MMTESTS=x\n", "hb.bench", 2, "BENCH_PARAMS names \"UNSET\"");
+}
+END_TEST
+
+START_TEST(test_two_specs_one_name)
+{
+	put("hb.bench", spec_text);
+	put("other.bench", "BENCH_NAME=other\nBENCH_ALIASES=hb-alias\nBENCH_COMMAND=true\n"
+			   "BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n");
+	struct node_plan p;
+	struct config_diag d = { 0 };
+	ck_assert_int_lt(plan_of("MMTESTS=hb\n", 2, &p, &d), 0);
+	ck_assert_msg(strstr(d.text, "\"hb-alias\" is taken by") != NULL, "%s", d.text);
+}
+END_TEST
+
+/* The specs we ship load, expand with their defaults for 1 and 64 CPUs, and
+ * name a parser whose metrics they declare. */
+START_TEST(test_shipped_specs_load)
+{
+	char specs[512];
+	snprintf(specs, sizeof(specs), "%s/benchmarks", getenv("LOCKSTEP_SOURCE_ROOT"));
+	for (int cpus = 1; cpus <= 64; cpus *= 64) {
+		struct sysfacts f = facts(cpus);
+		struct bench_spec **v;
+		size_t n;
+		struct config_diag d = { 0 };
+		ck_assert_msg(bench_specs_load_dir(specs, &f, &v, &n, &d) == 0, "%s:%d: %s", d.file,
+			      d.line, d.text);
+		ck_assert_uint_ge(n, 13);
+		struct config *g = config_new();
+		for (size_t i = 0; i < n; i++) {
+			struct proto_step *steps;
+			struct bench_step *info;
+			size_t k;
+			ck_assert_msg(bench_spec_expand(v[i], g, &steps, &info, &k, &d) == 0, "%s: %s",
+				      v[i]->name, d.text);
+			ck_assert_uint_ge(k, 1);
+			ck_assert_uint_ge(v[i]->nmetrics, 1);
+			ck_assert_uint_ge(v[i]->nbinaries, 1);
+			free(steps);
+			free(info);
+		}
+		config_free(g);
+		bench_specs_free(v, n);
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("bench-spec");
+	TCase *tc = tcase_create("spec");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_sweep_uses_node_facts_and_user_values);
+	tcase_add_test(tc, test_alias_iterations_and_command_override);
+	tcase_add_test(tc, test_errors_name_place_and_value);
+	tcase_add_test(tc, test_two_specs_one_name);
+	tcase_add_test(tc, test_shipped_specs_load);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

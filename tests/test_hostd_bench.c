@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The benchmark library end to end on local guests: every spec of
+ * benchmarks/ runs its real tool and yields the metrics it declares, with
+ * their units and directions; different nodes run different benchmarks in
+ * the same steps; and a benchmark that fails, prints what its parser does
+ * not know or never ends leaves a failure record, never a number.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hostd_testlib.h"
+
+static void setup(void)
+{
+	hostd_test_setup();
+	unsetenv("LOCKSTEP_BENCHMARKS_DIR");
+}
+
+static void teardown(void)
+{
+	hostd_test_teardown();
+}
+
+/* Small parameters for every shipped spec, so that all of them run in
+ * seconds; a spec added without a line here runs with its defaults. */
+static const char *const small_params =
+	"HACKBENCH_MAX_GROUPS=1\nHACKBENCH_LOOPS=20\nHACKBENCH_ITERATIONS=1\n"
+	"PERFMSG_MAX_GROUPS=1\nPERFMSG_LOOPS=5\nPERFMSG_ITERATIONS=1\n"
+	"PERFPIPE_LOOPS=2000\nPERFPIPE_ITERATIONS=1\n"
+	"SYSBENCHCPU_MAX_THREADS=1\nSYSBENCHCPU_EVENTS=100\nSYSBENCHCPU_ITERATIONS=1\n"
+	"SYSBENCHTHREAD_MAX_THREADS=1\nSYSBENCHTHREAD_EVENTS=100\nSYSBENCHTHREAD_ITERATIONS=1\n"
+	"SYSBENCHMUTEX_MAX_THREADS=1\nSYSBENCHMUTEX_LOCKS=1000\nSYSBENCHMUTEX_ITERATIONS=1\n"
+	"STRESSNG_CONTEXT_WORKERS=1\nSTRESSNG_CONTEXT_SECONDS=1\nSTRESSNG_CONTEXT_ITERATIONS=1\n"
+	"STRESSNG_CPU_WORKERS=1\nSTRESSNG_CPU_SECONDS=1\nSTRESSNG_CPU_ITERATIONS=1\n"
+	"CYCLICTEST_DURATION=1\nCYCLICTEST_ITERATIONS=1\n"
+	"FIO_SIZE=4m\nFIO_RUNTIME=1\nFIO_ITERATIONS=1\n";
+
+/* The value of KEY="..." (or KEY=...) in a spec file, in buf. */
+static const char *spec_value(const char *text, const char *key, char *buf, size_t len)
+{
+	char pat[64];
+	snprintf(pat, sizeof(pat), "\n%s=", key);
+	const char *p = strstr(text, pat);
+	ck_assert_msg(p != NULL, "no %s", key);
+	p += strlen(pat);
+	size_t n = strcspn(p, "\n");
+	if (*p == '"' && n >= 2)
+		p++, n -= 2;
+	snprintf(buf, len, "%.*s", (int)n, p);
+	return buf;
+}
+
+static json_object *find_sample(json_object **v, size_t n, const char *bench, const char *metric)
+{
+	for (size_t i = 0; i < n; i++) {
+		json_object *m;
+		if (json_object_object_get_ex(v[i], "metric", &m) &&
+		    !strcmp(jstr(v[i], "benchmark"), bench) && !strcmp(json_object_get_string(m), metric))
+			return v[i];
+	}
+	return NULL;
+}
+
+START_TEST(test_every_spec_yields_its_metrics)
+{
+	char dir[512], list[4096] = "", g[8192];
+	snprintf(dir, sizeof(dir), "%s/benchmarks", getenv("LOCKSTEP_SOURCE_ROOT"));
+	DIR *d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	char *texts[64];
+	size_t nspecs = 0;
+	for (struct dirent *e; (e = readdir(d)) && nspecs < 64;) {
+		size_t l = strlen(e->d_name);
+		if (l < 7 || strcmp(e->d_name + l - 6, ".bench"))
+			continue;
+		char path[1024], name[128];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		texts[nspecs] = strdup(read_text(path));
+		spec_value(texts[nspecs], "BENCH_NAME", name, sizeof(name));
+		strncat(list, name, sizeof(list) - strlen(list) - 2);
+		strcat(list, " ");
+		nspecs++;
+	}
+	closedir(d);
+	ck_assert_uint_ge(nspecs, 13);
+	snprintf(g, sizeof(g), "MMTESTS=\"%s\"\n%s", list, small_params);
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\nBARRIER_TIMEOUT=60\n", 0644);
+	write_file("g.conf", g, 0644);
+	ck_assert_msg(hostd_test_run(NULL, NULL) == 0, "%s", run_diagnosis());
+
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(!json_object_object_get_ex(s[i], "failed", NULL), "%s",
+			      json_object_to_json_string(s[i]));
+	for (size_t k = 0; k < nspecs; k++) {
+		char name[128], metrics[1024], *save;
+		spec_value(texts[k], "BENCH_NAME", name, sizeof(name));
+		spec_value(texts[k], "BENCH_METRICS", metrics, sizeof(metrics));
+		for (char *w = strtok_r(metrics, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+			char *unit = strchr(w, ':'), *better = strrchr(w, ':');
+			*unit++ = '\0';
+			*better++ = '\0';
+			json_object *o = find_sample(s, n, name, w);
+			ck_assert_msg(o != NULL, "%s: no %s in samples.ndjson", name, w);
+			ck_assert_str_eq(jstr(o, "unit"), unit);
+			ck_assert_str_eq(jstr(o, "better"), better);
+			ck_assert_str_eq(jstr(o, "node"), "guest-1");
+		}
+		free(texts[k]);
+	}
+	free_ndjson(s, n);
+}
+END_TEST
+
+/* guest-1 runs hackbench while guest-2 and guest-3 run the CPU probe: the
+ * barrier is per step, not per benchmark. */
+START_TEST(test_noisy_neighbour)
+{
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=3\nGUEST_CONFIG_GUEST_1=noisy.conf\n", 0644);
+	write_file("noisy.conf", "MMTESTS=hackbench-process-pipes\nHACKBENCH_MAX_GROUPS=2\n"
+				 "HACKBENCH_LOOPS=20\nHACKBENCH_ITERATIONS=1\n", 0644);
+	write_file("g.conf", "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=2\nCPU_PROBE_UNITS=20000\n", 0644);
+	ck_assert_msg(hostd_test_run(NULL, NULL) == 0, "%s", run_diagnosis());
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	for (int step = 1; step <= 2; step++) {
+		ck_assert_int_eq(count_sample(s, n, "guest-1", step, "time"), 1);
+		ck_assert_int_eq(count_sample(s, n, "guest-2", step, "ops_per_sec"), 1);
+		ck_assert_int_eq(count_sample(s, n, "guest-3", step, "ops_per_sec"), 1);
+	}
+	free_ndjson(s, n);
+	json_object **b = read_ndjson("barriers.ndjson", &n);
+	ck_assert_uint_eq(n, 2);
+	free_ndjson(b, n);
+}
+END_TEST
+
+START_TEST(test_step_counts_must_match)
+{
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=2\nGUEST_CONFIG_GUEST_2=other.conf\n", 0644);
+	write_file("other.conf", "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=3\n", 0644);
+	write_file("g.conf", "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=2\n", 0644);
+	ck_assert_int_eq(hostd_test_run(NULL, NULL), 1); /* usage: nothing ran */
+	char path[512];
+	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+	const char *err = read_text(path);
+	ck_assert_msg(strstr(err, "the plan of guest-2 has 3 steps, that of guest-1") &&
+			      strstr(err, "every node must run as many steps"),
+		      "%s", err);
+}
+END_TEST
+
+static void write_specs(void)
+{
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s/specs", tmpdir);
+	setenv("LOCKSTEP_BENCHMARKS_DIR", dir, 1);
+	write_file("specs/garbled.bench", "BENCH_NAME=garbled\nBENCH_COMMAND='echo Time: soon'\n"
+					   "BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n", 0644);
+	write_file("specs/exits.bench", "BENCH_NAME=exits\nBENCH_COMMAND='echo Time: 1; exit 3'\n"
+					 "BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n", 0644);
+	write_file("specs/missing.bench", "BENCH_NAME=missing\nBENCH_COMMAND='echo Time: 0.5'\n"
+					   "BENCH_PARSER=hackbench\n"
+					   "BENCH_METRICS=\"time:s:lower lat:us:lower\"\n", 0644);
+	write_file("specs/endless.bench", "BENCH_NAME=endless\nBENCH_COMMAND='sleep 60'\n"
+					   "BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n", 0644);
+}
+
+static json_object *failure_of(json_object **v, size_t n, int step)
+{
+	for (size_t i = 0; i < n; i++)
+		if (jint(v[i], "step") == step && json_object_object_get_ex(v[i], "failed", NULL))
+			return v[i];
+	return NULL;
+}
+
+START_TEST(test_failures_are_records)
+{
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s/specs", tmpdir);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	write_specs();
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\n", 0644);
+	write_file("g.conf", "MMTESTS=\"garbled exits missing cpu-probe\"\nCPU_PROBE_UNITS=1000\n",
+		   0644);
+	ck_assert_msg(hostd_test_run(NULL, NULL) == 0, "%s", run_diagnosis());
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	json_object *f1 = failure_of(s, n, 1), *f2 = failure_of(s, n, 2), *f3 = failure_of(s, n, 3);
+	ck_assert_ptr_nonnull(f1);
+	ck_assert_ptr_nonnull(f2);
+	ck_assert_ptr_nonnull(f3);
+	ck_assert_int_eq(count_sample(s, n, "guest-1", 1, "time"), 0);
+	ck_assert_int_eq(count_sample(s, n, "guest-1", 3, "time"), 0); /* all or nothing */
+	ck_assert_int_eq(count_sample(s, n, "guest-1", 4, "ops_per_sec"), 1);
+	ck_assert_msg(strstr(jstr(f1, "reason"), "not recognised by the hackbench parser"), "%s",
+		      jstr(f1, "reason"));
+	ck_assert_int_eq(jint(f1, "exit_status"), 0);
+	ck_assert_int_eq(jint(f2, "exit_status"), 3);
+	ck_assert_str_eq(jstr(f2, "benchmark"), "exits");
+	ck_assert_str_eq(jstr(f2, "node"), "guest-1");
+	ck_assert_str_eq(jstr(f2, "log"), "nodes/guest-1/step-2.out");
+	ck_assert_msg(strstr(jstr(f3, "reason"), "found no lat"), "%s", jstr(f3, "reason"));
+	/* the raw log the record points at is there */
+	char path[512];
+	snprintf(path, sizeof(path), "%s/results/t/%s", tmpdir, jstr(f1, "log"));
+	ck_assert_ptr_nonnull(strstr(read_text(path), "Time: soon"));
+	free_ndjson(s, n);
+}
+END_TEST
+
+START_TEST(test_timeout_is_a_record)
+{
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s/specs", tmpdir);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	write_specs();
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=2\nSTEP_TIMEOUT=1\nBARRIER_TIMEOUT=1\n"
+			     "ON_GUEST_FAILURE=continue\nGUEST_CONFIG_GUEST_2=quick.conf\n", 0644);
+	write_file("quick.conf", "MMTESTS=\"cpu-probe cpu-probe\"\nCPU_PROBE_UNITS=1000\n", 0644);
+	write_file("g.conf", "MMTESTS=\"cpu-probe endless\"\nCPU_PROBE_UNITS=1000\n", 0644);
+	hostd_test_run(NULL, NULL);
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	json_object *f = failure_of(s, n, 2);
+	ck_assert_msg(f != NULL, "%s", run_diagnosis());
+	ck_assert_str_eq(jstr(f, "node"), "guest-1");
+	ck_assert_str_eq(jstr(f, "benchmark"), "endless");
+	ck_assert(json_object_is_type(json_object_object_get(f, "exit_status"), json_type_null));
+	ck_assert_int_eq(count_sample(s, n, "guest-2", 2, "ops_per_sec"), 1);
+	free_ndjson(s, n);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("hostd-bench");
+	TCase *tc = tcase_create("bench");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_every_spec_yields_its_metrics);
+	tcase_add_test(tc, test_noisy_neighbour);
+	tcase_add_test(tc, test_step_counts_must_match);
+	tcase_add_test(tc, test_failures_are_records);
+	tcase_add_test(tc, test_timeout_is_a_record);
+	suite_add_tcase(s, tc);
+	return hostd_test_main(s);
+}

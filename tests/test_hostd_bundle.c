@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Binaries from the host, end to end: hackbench (rt-tests) and sysbench,
+ * dynamically linked against this host's glibc, pushed with their loader
+ * and libraries into the busybox demo guest (which has no glibc at all)
+ * and run there as command steps.  Needs root, a running libvirtd, the
+ * built demo guest and both tools on the host; skipped (77) without them.
+ * One guest, named lockstep-bundle-<pid>-1.
+ */
+#include <check.h>
+#include <json-c/json.h>
+#include <libvirt/libvirt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hostd_testlib.h"
+
+#define DEMO_KERNEL "/var/lib/lockstep/demo-guest/vmlinux"
+
+static char prefix[64];
+/* The agent pushed into guests must be static; a sanitizer build's is not,
+ * so tools/test names the static one of the plain build. */
+static const char *state_args[5] = { "--state-dir", "/var/lib/lockstep" };
+
+static void setup(void)
+{
+	hostd_test_setup();
+	const char *guest_agent = getenv("LOCKSTEP_GUEST_AGENT");
+	if (guest_agent) {
+		state_args[2] = "--guest-agent";
+		state_args[3] = guest_agent;
+	}
+	snprintf(prefix, sizeof(prefix), "lockstep-bundle-%d-", (int)getpid());
+}
+
+static void teardown(void)
+{
+	virConnectPtr c = virConnectOpen("qemu:///system");
+	if (c) {
+		char name[96];
+		snprintf(name, sizeof(name), "%s1", prefix);
+		virDomainPtr d = virDomainLookupByName(c, name);
+		if (d) {
+			virDomainDestroy(d);
+			virDomainFree(d);
+		}
+		virConnectClose(c);
+	}
+	hostd_test_teardown();
+}
+
+static void write_hconf(void)
+{
+	char text[2048], dir[128];
+	const char *src = getenv("LOCKSTEP_SOURCE_ROOT");
+	ck_assert_ptr_nonnull(src);
+	/* ports of this process's own, away from the other e2e tests' */
+	snprintf(text, sizeof(text),
+		 "GUEST_KIND=libvirt\nGUEST_COUNT=1\nGUEST_NAME_PREFIX=%s\n"
+		 "GUEST_TEMPLATE=%s/vm-templates/demo-guest.xml.in\n"
+		 "GUEST_SSH_PORT_BASE=%d\nGUEST_RUNTIME_DIR=/run/lockstep/bundle-%d\n"
+		 "GUEST_BOOT_TIMEOUT=300\nBARRIER_TIMEOUT=300\nSTEP_TIMEOUT=600\n"
+		 "GUEST_SSH_TIMEOUT=120\n",
+		 prefix, src, 24000 + (getpid() % 400) * 2, (int)getpid());
+	write_file("h.conf", text, 0644);
+	snprintf(dir, sizeof(dir), "/run/lockstep/bundle-%d", (int)getpid());
+	mkdir("/run/lockstep", 0755);
+	mkdir(dir, 0755);
+}
+
+static const char *step_out(int step)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/results/t/nodes/%s1/step-%d.out", tmpdir, prefix, step);
+	return read_text(path);
+}
+
+START_TEST(test_hackbench_and_sysbench_in_busybox_guest)
+{
+	write_hconf();
+	write_file("g.conf",
+		   "MMTESTS='hb sb maps'\n"
+		   "HARNESS_BINARIES='hackbench sysbench /usr/bin/cat'\n"
+		   "COMMAND_HB='hackbench -g 1 -l 50'\n"
+		   "COMMAND_SB='sysbench cpu --events=200 --time=0 run'\n"
+		   /* by its path: busybox sh runs its own applet for a bare "cat",
+		    * whatever PATH says */
+		   "COMMAND_MAPS='/run/lockstep/bin/cat /proc/self/maps'\n", 0644);
+	int code = hostd_test_run(NULL, state_args);
+	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
+
+	json_object *m = manifest();
+	ck_assert_str_eq(jstr(m, "status"), "complete");
+	json_object *p = json_object_array_get_idx(json_object_object_get(m, "participants"), 0);
+	json_object *h = json_object_object_get(p, "harness");
+	ck_assert_ptr_nonnull(h);
+	/* the agent and both programs with their libraries: megabytes */
+	ck_assert_int_gt(jint(h, "bytes"), 4 << 20);
+	fprintf(stderr, "harness pushed: %s\n", json_object_to_json_string(h));
+	json_object_put(m);
+
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	char node[96];
+	snprintf(node, sizeof(node), "%s1", prefix);
+	for (int step = 1; step <= 3; step++)
+		ck_assert_int_eq(count_sample(s, n, node, step, "elapsed"), 1);
+	free_ndjson(s, n);
+
+	/* the raw output came back: the programs ran, not a shell's complaint */
+	const char *out = step_out(1);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_msg(strstr(out, "Time:"), "hackbench printed: %s", out);
+	out = step_out(2);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_msg(strstr(out, "events per second"), "sysbench printed: %s", out);
+
+	/* The pushed cat (coreutils, glibc) maps only the pushed loader and
+	 * libraries: the guest's own /lib (dropbear's libc) is never used. */
+	out = step_out(3);
+	ck_assert_ptr_nonnull(out);
+	char *maps = strdup(out);
+	int mapped = 0;
+	for (char *save, *line = strtok_r(maps, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *path = strchr(line, '/');
+		if (!path)
+			continue;
+		mapped++;
+		ck_assert_msg(!strncmp(path, "/run/lockstep/", 14), "mapped in the guest: %s", line);
+	}
+	ck_assert_int_ge(mapped, 3);
+	ck_assert_ptr_nonnull(strstr(out, "/run/lockstep/lib/libc.so.6"));
+	free(maps);
+}
+END_TEST
+
+/* A binary this host does not have stops the run before any guest starts,
+ * naming it. */
+START_TEST(test_missing_binary_before_boot)
+{
+	write_hconf();
+	write_file("g.conf", "MMTESTS=x\nHARNESS_BINARIES='hackbench lockstep-not-on-host'\n"
+			     "COMMAND_X=true\n", 0644);
+	int code = hostd_test_run(NULL, state_args);
+	ck_assert_int_ne(code, 0);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+	const char *err = read_text(path);
+	ck_assert_ptr_nonnull(err);
+	ck_assert_msg(strstr(err, "lockstep-not-on-host: not found on this host"), "%s", err);
+	ck_assert_msg(strstr(err, "g.conf:2"), "%s", err);
+	virConnectPtr c = virConnectOpen("qemu:///system");
+	ck_assert_ptr_nonnull(c);
+	char name[96];
+	snprintf(name, sizeof(name), "%s1", prefix);
+	virDomainPtr d = virDomainLookupByName(c, name);
+	ck_assert_ptr_null(d);
+	virConnectClose(c);
+}
+END_TEST
+
+static void skip_unless_possible(void)
+{
+	if (geteuid() != 0 || access(DEMO_KERNEL, R_OK) != 0 ||
+	    access("/usr/bin/hackbench", X_OK) != 0 || access("/usr/bin/sysbench", X_OK) != 0) {
+		fprintf(stderr, "needs root, the demo guest (vm-templates/build-demo-guest), "
+				"rt-tests and sysbench\n");
+		exit(77);
+	}
+}
+
+int main(void)
+{
+	skip_unless_possible();
+	Suite *s = suite_create("hostd-bundle");
+	TCase *tc = tcase_create("busybox-guest");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 900);
+	tcase_add_test(tc, test_missing_binary_before_boot);
+	tcase_add_test(tc, test_hackbench_and_sysbench_in_busybox_guest);
+	suite_add_tcase(s, tc);
+	return hostd_test_main(s);
+}

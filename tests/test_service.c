@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * hostd --service end to end: the real hostd started as a service (no
+ * systemd: the test is the NOTIFY_SOCKET listener), the real hostctl as the
+ * client, local guests for the experiments.  Clients outside the group run
+ * as nobody in a forked child.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hostd_testlib.h"
+
+#define NOBODY 65534
+
+static char hostctl_path[512], sock[512];
+static char out[1 << 16]; /* the last hostctl's stdout */
+
+static void setup(void)
+{
+	hostd_test_setup();
+	snprintf(hostctl_path, sizeof(hostctl_path), "%s/hostctl/hostctl",
+		 getenv("LOCKSTEP_BUILD_ROOT"));
+	snprintf(sock, sizeof(sock), "%s/hostd.sock", tmpdir);
+	/* nobody must reach the socket and read the configs */
+	chmod(tmpdir, 0755);
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=2\nBARRIER_TIMEOUT=60\n", 0644);
+	write_file("g.conf", "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=2\nCPU_PROBE_UNITS=1000\n", 0644);
+	/* a run that lasts: 6 steps of a second each */
+	write_file("long.conf", "MMTESTS='nap'\nMMTEST_ITERATIONS=6\nCOMMAND_NAP='sleep 1'\n", 0644);
+	char path[600];
+	snprintf(path, sizeof(path), "%s/results", tmpdir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+}
+
+static void teardown(void)
+{
+	if (getenv("LOCKSTEP_KEEP_TMP"))
+		fprintf(stderr, "kept %s\n", tmpdir);
+	else
+		hostd_test_teardown();
+}
+
+/* A datagram socket for hostd's sd_notify messages. */
+static int notify_listener(char *path, size_t size)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(path, size, "%s/notify", tmpdir);
+	ck_assert_uint_lt(strlen(path), sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	unlink(path);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	/* a bound on a hang, not a timed assertion */
+	struct timeval tv = { .tv_sec = 60 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* Starts hostd --service and returns once it said READY=1. */
+static pid_t start_service(const char *group)
+{
+	char notify[512], state[512], err[512], settings[512];
+	int nfd = notify_listener(notify, sizeof(notify));
+	snprintf(state, sizeof(state), "%s/state", tmpdir);
+	snprintf(err, sizeof(err), "%s/stderr", tmpdir);
+	snprintf(settings, sizeof(settings), "%s/service.conf", tmpdir);
+	char results_root[600];
+	snprintf(results_root, sizeof(results_root), "RESULTS_ROOT=%s/results\n", tmpdir);
+	write_file("service.conf", results_root, 0644);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(err, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		dup2(fd, 2);
+		setenv("NOTIFY_SOCKET", notify, 1);
+		execl(hostd_path, hostd_path, "--service", "--socket", sock, "--state-dir", state,
+		      "--settings", settings, "--group", group, "--agent", agent_path, (char *)NULL);
+		_exit(127);
+	}
+	char msg[1024];
+	bool ready = false;
+	while (!ready) {
+		ssize_t n = recv(nfd, msg, sizeof(msg) - 1, 0);
+		ck_assert_msg(n > 0, "no READY=1 from hostd --service: %s", run_diagnosis());
+		msg[n] = '\0';
+		ready = strstr(msg, "READY=1") != NULL;
+	}
+	close(nfd);
+	return pid;
+}
+
+static void stop_service(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	ck_assert_int_eq(hostd_test_wait(pid), 0);
+}
+
+/* Runs hostctl CMD ... --socket SOCK as uid (0: as we are; else with
+ * group, -1 for none); stdout into out; its exit status. */
+static int hostctl_as(uid_t uid, gid_t group, const char *const *args)
+{
+	const char *argv[32] = { hostctl_path };
+	size_t n = 1;
+	for (size_t i = 0; args[i] && n < 29; i++)
+		argv[n++] = args[i];
+	argv[n++] = "--socket";
+	argv[n++] = sock;
+	argv[n] = NULL;
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char err[512];
+		snprintf(err, sizeof(err), "%s/hostctl.err", tmpdir);
+		int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+		dup2(fd, 2);
+		dup2(p[1], 1);
+		if (uid) {
+			gid_t g = group;
+			if (setgroups(group == (gid_t)-1 ? 0 : 1, &g) < 0 || setgid(NOBODY) < 0 ||
+			    setuid(uid) < 0)
+				_exit(126);
+		}
+		execv(hostctl_path, (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	size_t len = 0;
+	ssize_t k;
+	while ((k = read(p[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)k;
+	out[len] = '\0';
+	close(p[0]);
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+#define HOSTCTL(...) hostctl_as(0, 0, (const char *const[]){ __VA_ARGS__, NULL })
+
+static const char *hostctl_err(void)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/hostctl.err", tmpdir);
+	const char *t = read_text(path);
+	return t ? t : "";
+}
+
+/* Submits conf files from tmpdir; the id. */
+static long submit(const char *g, const char *run)
+{
+	char h[512], gp[512], res[512];
+	snprintf(h, sizeof(h), "%s/h.conf", tmpdir);
+	snprintf(gp, sizeof(gp), "%s/%s", tmpdir, g);
+	snprintf(res, sizeof(res), "%s/results", tmpdir);
+	int r = HOSTCTL("submit", "--host-config", h, "--guest-config", gp, "--results", res,
+			"--run-name", run);
+	ck_assert_msg(r == 0, "submit: %d: %s", r, hostctl_err());
+	return strtol(out, NULL, 10);
+}
+
+static int wait_exp(long id)
+{
+	char s[32];
+	snprintf(s, sizeof(s), "%ld", id);
+	return HOSTCTL("wait", s);
+}
+
+/* The experiment as hostctl status --json ID shows it (caller puts). */
+static json_object *exp_status(long id)
+{
+	char s[32];
+	snprintf(s, sizeof(s), "%ld", id);
+	ck_assert_int_eq(HOSTCTL("status", s, "--json"), 0);
+	json_object *o = json_tokener_parse(out);
+	ck_assert_msg(o, "status --json: %s", out);
+	json_object *e = json_object_get(
+		json_object_array_get_idx(json_object_object_get(o, "experiments"), 0));
+	json_object_put(o);
+	ck_assert_ptr_nonnull(e);
+	return e;
+}
+
+/* Until the run folder t holds a sample: the first step of the long run
+ * ended somewhere.  Polled, as the file is another process's. */
+static void wait_first_sample(void)
+{
+	char path[512];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/results/t/samples.ndjson", tmpdir);
+	for (int i = 0; i < 600 && (stat(path, &st) < 0 || st.st_size == 0); i++)
+		usleep(100 * 1000);
+	ck_assert_msg(stat(path, &st) == 0 && st.st_size > 0, "no sample in %s", path);
+}
+
+static json_object *run_manifest(const char *run)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/results/%s/manifest.json", tmpdir, run);
+	json_object *m = json_object_from_file(path);
+	ck_assert_msg(m, "no readable %s", path);
+	return m;
+}
+
+START_TEST(test_ready_queue_in_order)
+{
+	pid_t svc = start_service("users");
+	long a = submit("long.conf", "a"), b = submit("g.conf", "b");
+	ck_assert_int_eq(b, a + 1);
+	ck_assert_int_eq(wait_exp(b), 0);
+	json_object *ea = exp_status(a), *eb = exp_status(b);
+	ck_assert_str_eq(jstr(ea, "state"), "done");
+	ck_assert_str_eq(jstr(eb, "state"), "done");
+	/* the second started once the first had ended, not before */
+	ck_assert_int_le(jint(ea, "ended"), jint(eb, "started"));
+	ck_assert_int_ge(jint(ea, "ended"), jint(ea, "started"));
+	json_object *m = run_manifest("a");
+	ck_assert_str_eq(jstr(m, "status"), "complete");
+	ck_assert_int_eq(jint(m, "steps_released"), 6);
+	json_object_put(m);
+	m = run_manifest("b");
+	ck_assert_str_eq(jstr(m, "status"), "complete");
+	json_object_put(m);
+	json_object_put(ea);
+	json_object_put(eb);
+	/* the log has hostd's lines and the service's */
+	char id[32];
+	snprintf(id, sizeof(id), "%ld", a);
+	ck_assert_int_eq(HOSTCTL("logs", id), 0);
+	ck_assert_ptr_nonnull(strstr(out, "run a complete"));
+	ck_assert_ptr_nonnull(strstr(out, "experiment 1 done, exit code 0"));
+	stop_service(svc);
+}
+END_TEST
+
+START_TEST(test_wait_returns_exit_code)
+{
+	pid_t svc = start_service("users");
+	write_file("bad.conf", "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=many\n", 0644);
+	long bad = submit("bad.conf", "bad");
+	ck_assert_int_eq(wait_exp(bad), 1); /* hostd: a configuration error */
+	json_object *e = exp_status(bad);
+	ck_assert_str_eq(jstr(e, "state"), "failed");
+	json_object_put(e);
+	/* and an experiment's 0 after it, to tell the two apart */
+	ck_assert_int_eq(wait_exp(submit("g.conf", "good")), 0);
+	ck_assert_int_eq(HOSTCTL("wait", "999"), 4);
+	stop_service(svc);
+}
+END_TEST
+
+START_TEST(test_outsider_refused_member_served)
+{
+	struct group *users = getgrnam("users");
+	ck_assert_ptr_nonnull(users);
+	pid_t svc = start_service("users");
+	ck_assert_int_eq(hostctl_as(NOBODY, (gid_t)-1, (const char *const[]){ "list", NULL }), 1);
+	ck_assert_ptr_nonnull(strstr(hostctl_err(), "may not use this hostd service"));
+	ck_assert_ptr_nonnull(strstr(hostctl_err(), "group 'users'"));
+
+	/* a member: its run folder, in a folder of its own, ends up its own */
+	char res[512], h[512], g[512];
+	snprintf(res, sizeof(res), "%s/mine", tmpdir);
+	ck_assert_int_eq(mkdir(res, 0755), 0);
+	ck_assert_int_eq(chown(res, NOBODY, NOBODY), 0);
+	snprintf(h, sizeof(h), "%s/h.conf", tmpdir);
+	snprintf(g, sizeof(g), "%s/g.conf", tmpdir);
+	ck_assert_int_eq(hostctl_as(NOBODY, users->gr_gid,
+				    (const char *const[]){ "submit", "--host-config", h,
+							   "--guest-config", g, "--results", res,
+							   "--run-name", "n", NULL }),
+			 0);
+	long id = strtol(out, NULL, 10);
+	char ids[32];
+	snprintf(ids, sizeof(ids), "%ld", id);
+	ck_assert_int_eq(hostctl_as(NOBODY, users->gr_gid,
+				    (const char *const[]){ "wait", ids, NULL }), 0);
+	char path[600];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/n/samples.ndjson", res);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_uid, NOBODY);
+	/* root's folder is not nobody's to fill */
+	snprintf(res, sizeof(res), "%s/results", tmpdir);
+	ck_assert_int_eq(hostctl_as(NOBODY, users->gr_gid,
+				    (const char *const[]){ "submit", "--host-config", h,
+							   "--guest-config", g, "--results", tmpdir,
+							   NULL }),
+			 1);
+	ck_assert_ptr_nonnull(strstr(hostctl_err(), "not to nobody"));
+	stop_service(svc);
+
+	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+	ck_assert_ptr_nonnull(strstr(read_text(path), "refused a control connection from nobody"));
+}
+END_TEST
+
+START_TEST(test_sigkill_queue_survives)
+{
+	pid_t svc = start_service("users");
+	long first = submit("long.conf", "t");
+	long second = submit("g.conf", "two"), third = submit("g.conf", "three");
+	wait_first_sample();
+	kill(svc, SIGKILL);
+	hostd_test_wait_signal(svc);
+
+	svc = start_service("users");
+	ck_assert_int_eq(wait_exp(third), 0);
+	ck_assert_int_eq(wait_exp(second), 0);
+	json_object *e = exp_status(first);
+	ck_assert_str_eq(jstr(e, "state"), "interrupted");
+	ck_assert_int_eq(jint(e, "exit_code"), 2);
+	json_object_put(e);
+	/* its hostd got SIGTERM when the service died: partial results, said so */
+	json_object *m = run_manifest("t");
+	ck_assert_str_eq(jstr(m, "status"), "interrupted");
+	ck_assert_int_lt(jint(m, "steps_released"), 6);
+	json_object_put(m);
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	ck_assert_int_ge(count_sample(s, n, "guest-1", 1, "elapsed") +
+				 count_sample(s, n, "guest-2", 1, "elapsed"), 1);
+	free_ndjson(s, n);
+	/* and nothing ran twice */
+	m = run_manifest("two");
+	ck_assert_str_eq(jstr(m, "status"), "complete");
+	json_object_put(m);
+	stop_service(svc);
+}
+END_TEST
+
+START_TEST(test_cancel_running)
+{
+	pid_t svc = start_service("users");
+	long id = submit("long.conf", "t");
+	wait_first_sample();
+	char ids[32];
+	snprintf(ids, sizeof(ids), "%ld", id);
+	ck_assert_int_eq(HOSTCTL("status", ids), 0);
+	ck_assert_ptr_nonnull(strstr(out, "running, step "));
+	ck_assert_int_eq(HOSTCTL("cancel", ids), 0);
+	ck_assert_int_eq(wait_exp(id), 2);
+	json_object *e = exp_status(id);
+	ck_assert_str_eq(jstr(e, "state"), "cancelled");
+	ck_assert_ptr_nonnull(strstr(jstr(e, "reason"), "cancelled by root"));
+	json_object_put(e);
+	json_object *m = run_manifest("t");
+	ck_assert_str_eq(jstr(m, "status"), "interrupted");
+	json_object_put(m);
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	ck_assert_int_ge(count_sample(s, n, "guest-1", 1, "elapsed") +
+				 count_sample(s, n, "guest-2", 1, "elapsed"), 1);
+	free_ndjson(s, n);
+	/* a queued one goes at once, and an ended one cannot be cancelled */
+	ck_assert_int_eq(HOSTCTL("cancel", ids), 1);
+	ck_assert_ptr_nonnull(strstr(hostctl_err(), "has ended already"));
+	stop_service(svc);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("service");
+	TCase *tc = tcase_create("service");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_ready_queue_in_order);
+	tcase_add_test(tc, test_wait_returns_exit_code);
+	tcase_add_test(tc, test_outsider_refused_member_served);
+	tcase_add_test(tc, test_sigkill_queue_survives);
+	tcase_add_test(tc, test_cancel_running);
+	suite_add_tcase(s, tc);
+	return hostd_test_main(s);
+}
