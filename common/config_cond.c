@@ -8,12 +8,20 @@
  * same wherever it is read.  Everything else a shell would accept here is an
  * error naming its place.  The grammar and every message: docs/config.md.
  *
+ * bash's [[ TEST ]] is read too, because MMTests' hackbench configs clamp
+ * i386 with if [[ `uname -m` =~ i.86 ]]: the same tests, && || ! inside, a
+ * glob pattern after == = != (fnmatch(3)) and an extended regular
+ * expression after =~ (regcomp(3), unanchored, as bash).  `uname -m` is
+ * read from the fact MACHINE by config_parse.c, never run.
+ *
  * A branch that is not taken is read "dry": its syntax is checked like any
  * other line (a config that is wrong is wrong whatever the facts), but
  * nothing in it is assigned, warned about or evaluated.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +75,26 @@ static size_t next_tok(const struct config_lexer *lx, size_t pos)
 }
 
 static const char *const comparisons[] = { "-eq", "-ne", "-gt", "-ge", "-lt", "-le",
-					   "=",	  "==",	 "!=",	NULL };
+					   "=",	  "==",	 "!=",	"=~", NULL };
+#define OP_REGEX 9 /* =~, in [[ ]] only */
+
+/* The word that closes the test being read. */
+static const char *closer(const struct config_lexer *lx)
+{
+	return lx->dbl ? "]]" : "]";
+}
+
+/* After a word that stands alone: -a and -o in [ ], && and || in [[ ]]. */
+static bool ends_primary(const struct config_lexer *lx)
+{
+	const char *s = lx->s + lx->pos;
+
+	if (lx->pos == lx->len || word_at(lx, closer(lx)))
+		return true;
+	if (!lx->dbl)
+		return word_at(lx, "-a") || word_at(lx, "-o");
+	return lx->len - lx->pos >= 2 && (memcmp(s, "&&", 2) == 0 || memcmp(s, "||", 2) == 0);
+}
 
 static int comparison_at(const struct config_lexer *lx, size_t pos)
 {
@@ -86,11 +113,12 @@ static int operand(struct config_lexer *lx, const char *after, char **out)
 	int r;
 
 	config__skip_blanks(lx);
-	if (lx->pos == lx->len || tok_is(lx, lx->pos, "]"))
+	if (lx->pos == lx->len || tok_is(lx, lx->pos, closer(lx)))
 		return config__error(lx, lx->pos, "expected a word after %s, found %s", after,
 				     describe_tok(lx, lx->pos, buf, sizeof(buf)));
 	lx->out_len = 0;
-	r = config__parse_word(lx, "expected a word or ']' in the test");
+	r = config__parse_word(lx, lx->dbl ? "expected a word or ']]' in the test" :
+				   "expected a word or ']' in the test");
 	if (r < 0)
 		return r;
 	*out = xstrndup(lx->out ? lx->out : "", lx->out_len);
@@ -101,12 +129,160 @@ static int integer(struct config_lexer *lx, size_t pos, const char *v, const cha
 		   const char *op, int64_t *out)
 {
 	char shown[CONFIG_SHOW_SIZE];
+	const char *d = v + strspn(v, " \t+-");
 
+	config__show(v, shown, sizeof(shown));
+	/* bash's [[ ]] reads 010 as 8, [ ] as 10: neither guess is made */
+	if (lx->dbl && d[0] == '0' && isdigit((unsigned char)d[1]))
+		return config__error(lx, pos, "expected an integer without a leading 0 on the %s of "
+				     "%s, found %s: [[ ]] would read it as octal", side, op, shown);
 	if (config__parse_int(v, out))
 		return 0;
-	config__show(v, shown, sizeof(shown));
 	return config__error(lx, pos, "expected an integer on the %s of %s, found %s", side, op,
 			     shown);
+}
+
+/* Where the bracket expression starting at p[i] == '[' ends (its ']'). */
+static size_t bracket_end(const char *p, size_t i)
+{
+	size_t j = i + 1;
+
+	j += p[j] == '^';
+	j += p[j] == ']';
+	while (p[j] && p[j] != ']') {
+		const char *close;
+
+		if (p[j] == '[' && p[j + 1] && strchr(":.=", p[j + 1])) {
+			char end[3] = { p[j + 1], ']', 0 };
+
+			close = strstr(p + j + 2, end);
+			j = close ? (size_t)(close - p) + 2 : strlen(p);
+			continue;
+		}
+		j++;
+	}
+	return p[j] ? j : strlen(p) - 1;
+}
+
+/* Decimal digits at p[j], capped (a bigger count is refused anyway). */
+static size_t count_at(const char *p, size_t j, size_t *v)
+{
+	for (*v = 0; isdigit((unsigned char)p[j]); j++)
+		*v = *v < 100000 ? *v * 10 + (size_t)(p[j] - '0') : *v;
+	return j;
+}
+
+/* {m}, {m,} or {m,n} at p[*i]: how many copies regcomp makes (*i then at
+ * the '}'), or 0 when it is no interval. */
+static size_t interval(const char *p, size_t *i)
+{
+	size_t j = *i + 1, lo, hi;
+
+	if (!isdigit((unsigned char)p[j]))
+		return 0;
+	j = count_at(p, j, &lo);
+	hi = lo;
+	if (p[j] == ',' && isdigit((unsigned char)p[j + 1]))
+		j = count_at(p, j + 1, &hi);
+	else if (p[j] == ',')
+		hi = lo + 1, j++; /* {m,}: m copies and a star */
+	if (p[j] != '}')
+		return 0;
+	*i = j;
+	return hi > lo ? hi : lo > 0 ? lo : 1;
+}
+
+/*
+ * What regcomp(3) would build from p, bounded.  glibc copies what {m,n}
+ * repeats once per repetition, so (a{100}){100} is ten thousand atoms and
+ * a line of such groups takes gigabytes; back-references (a glibc
+ * extension to ERE) can take exponential time.
+ */
+static int regex_check(struct config_lexer *lx, size_t pos, const char *p)
+{
+	size_t group[CONFIG_REGEX_MAX + 2] = { 0 }, depth = 0, last = 0, total = 0, n = strlen(p);
+	char shown[CONFIG_SHOW_SIZE];
+
+	if (n > CONFIG_REGEX_MAX)
+		return config__error(lx, pos, "expected a regular expression of at most %d bytes "
+				     "after =~", CONFIG_REGEX_MAX);
+	for (size_t i = 0; i < n; i++) {
+		size_t copies = 1, add = 1;
+
+		if (p[i] == '\\' && p[i + 1] >= '1' && p[i + 1] <= '9')
+			return config__error(lx, pos, "expected an extended regular expression after "
+					     "=~, found the back-reference '\\%c': back-references "
+					     "are not supported", p[i + 1]);
+		if (p[i] == '\\') {
+			i += p[i + 1] != '\0';
+		} else if (p[i] == '[') {
+			i = bracket_end(p, i);
+		} else if (p[i] == '(') {
+			group[++depth] = 0; /* depth <= n: the array has room */
+			add = last = 0;
+		} else if (p[i] == ')' && depth > 0) {
+			last = group[depth--];
+			group[depth] += last;
+			add = 0;
+		} else if (p[i] == '|') {
+			add = last = 0;
+		} else if (p[i] == '*' || p[i] == '?') {
+			add = 0;
+		} else if (p[i] == '+') {
+			copies = 2; /* a+ is built as aa* */
+		} else if (p[i] == '{' && last > 0) {
+			copies = interval(p, &i);
+			add = copies == 0;
+		}
+		if (copies > 1) {
+			if (copies > CONFIG_REGEX_ATOMS_MAX)
+				add = CONFIG_REGEX_ATOMS_MAX + 1;
+			else
+				add = last * (copies - 1);
+			last *= copies;
+		} else if (add) {
+			last = 1;
+		}
+		group[depth] += add;
+		total += add;
+		if (total > CONFIG_REGEX_ATOMS_MAX) {
+			config__show(p, shown, sizeof(shown));
+			return config__error(lx, pos, "expected a smaller regular expression after =~, "
+					     "found %s: with what {m,n} repeats counted so often, it "
+					     "has more than %d atoms", shown, CONFIG_REGEX_ATOMS_MAX);
+		}
+	}
+	return 0;
+}
+
+/* [[ A =~ ERE ]]: unanchored, as bash. */
+static int regex_match(struct config_lexer *lx, size_t lpos, const char *a, size_t rpos,
+		       const char *ere, bool *res)
+{
+	char shown[CONFIG_SHOW_SIZE], why[128];
+	regex_t re;
+	int r;
+
+	if (strlen(a) > CONFIG_MATCH_MAX)
+		return config__error(lx, lpos, "expected at most %d bytes on the left of =~, found "
+				     "%zu", CONFIG_MATCH_MAX, strlen(a));
+	r = regex_check(lx, rpos, ere);
+	if (r < 0)
+		return r;
+	r = regcomp(&re, ere, REG_EXTENDED | REG_NOSUB);
+	if (r != 0) {
+		regerror(r, &re, why, sizeof(why));
+		config__show(ere, shown, sizeof(shown));
+		return config__error(lx, rpos, "expected an extended regular expression after =~, "
+				     "found %s: %s", shown, why);
+	}
+	r = regexec(&re, a, 0, NULL, 0);
+	regfree(&re);
+	if (r != 0 && r != REG_NOMATCH)
+		return config__error(lx, rpos, "expected a regular expression that can be matched "
+				     "within the memory it may take, after =~");
+	*res = r == 0;
+	return 0;
 }
 
 static int compare(struct config_lexer *lx, size_t lpos, const char *a, int op, size_t rpos,
@@ -118,8 +294,13 @@ static int compare(struct config_lexer *lx, size_t lpos, const char *a, int op, 
 
 	if (lx->dry) /* not evaluated: "" -gt 1 in a branch not taken is no error */
 		return 0;
+	if (op == OP_REGEX)
+		return regex_match(lx, lpos, a, rpos, b, res);
 	if (name[0] != '-') {
-		*res = (strcmp(a, b) == 0) == (name[0] != '!');
+		/* in [[ ]] the right side is a pattern, as in bash */
+		bool same = lx->dbl ? fnmatch(b, a, 0) == 0 : strcmp(a, b) == 0;
+
+		*res = same == (name[0] != '!');
 		return 0;
 	}
 	r = integer(lx, lpos, a, "left", name, &x);
@@ -139,17 +320,25 @@ static int compare(struct config_lexer *lx, size_t lpos, const char *a, int op, 
 /* A word where a comparison should be. */
 static int bad_comparison(struct config_lexer *lx, size_t at)
 {
+	const char *ops = lx->dbl ? COMPARISONS " =~ or ']]'" : COMPARISONS " or ']'";
 	char buf[48];
 
 	if (tok_is(lx, at, "=~"))
-		return config__error(lx, at, "expected one of " COMPARISONS " or ']', found '=~': "
-				     "regular expressions are not supported");
+		return config__error(lx, at, "expected one of %s, found '=~': a regular expression "
+				     "is matched in [[ ]]: if [[ $A =~ ERE ]]", ops);
+	if (lx->dbl && (tok_is(lx, at, "-a") || tok_is(lx, at, "-o")))
+		return config__error(lx, at, "expected one of %s, found '%.2s': inside [[ ]] write "
+				     "%s", ops, lx->s + at, lx->s[at + 1] == 'a' ? "&&" : "||");
 	if (lx->s[at] == '<' || lx->s[at] == '>')
-		return config__error(lx, at, "expected one of " COMPARISONS " or ']', found '%c': "
-				     "strings are not ordered, and in [ ] it would redirect", lx->s[at]);
+		return config__error(lx, at, "expected one of %s, found '%c': strings are not "
+				     "ordered%s", ops, lx->s[at],
+				     lx->dbl ? "" : ", and in [ ] it would redirect");
 	if (tok_is(lx, at, "-nt") || tok_is(lx, at, "-ot") || tok_is(lx, at, "-ef"))
-		return config__error(lx, at, "expected one of " COMPARISONS " or ']', found '%.3s': "
-				     "lockstep does not look at files", lx->s + at);
+		return config__error(lx, at, "expected one of %s, found '%.3s': lockstep does not "
+				     "look at files", ops, lx->s + at);
+	if (lx->dbl)
+		return config__error(lx, at, "expected one of " COMPARISONS " =~, &&, || or ']]' "
+				     "after the word, found %s", describe_tok(lx, at, buf, sizeof(buf)));
 	return config__error(lx, at, "expected one of " COMPARISONS ", -a, -o or ']' after the "
 			     "word, found %s", describe_tok(lx, at, buf, sizeof(buf)));
 }
@@ -177,7 +366,7 @@ static int primary(struct config_lexer *lx, bool *res)
 	char *a = NULL, *b = NULL, buf[48];
 	int op, r;
 
-	if (at == lx->len || tok_is(lx, at, "]"))
+	if (at == lx->len || tok_is(lx, at, closer(lx)))
 		return config__error(lx, at, "expected a test, found %s",
 				     describe_tok(lx, at, buf, sizeof(buf)));
 	if (lx->s[at] == '(' || (lx->s[at] == '\\' && at + 1 < lx->len && lx->s[at + 1] == '('))
@@ -195,24 +384,29 @@ static int primary(struct config_lexer *lx, bool *res)
 		free(a);
 		return r;
 	}
-	r = operand(lx, "'['", &a);
+	r = operand(lx, lx->dbl ? "'[['" : "'['", &a);
 	if (r < 0)
 		return r;
 	config__skip_blanks(lx);
-	if (lx->pos == lx->len || word_at(lx, "]") || word_at(lx, "-a") || word_at(lx, "-o")) {
+	if (ends_primary(lx)) {
 		*res = a[0] != '\0';
 		free(a);
 		return 0;
 	}
 	op = comparison_at(lx, lx->pos);
-	if (op < 0) {
+	if (op < 0 || (op == OP_REGEX && !lx->dbl)) {
 		free(a);
 		return bad_comparison(lx, lx->pos);
 	}
 	lx->pos += strlen(comparisons[op]);
 	config__skip_blanks(lx);
 	rpos = lx->pos;
+	if (lx->dbl && op == OP_REGEX)
+		lx->word = CONFIG_WORD_REGEX;
+	else if (lx->dbl && comparisons[op][0] != '-')
+		lx->word = CONFIG_WORD_GLOB;
 	r = operand(lx, comparisons[op], &b);
+	lx->word = CONFIG_WORD_VALUE;
 	if (r == 0)
 		r = compare(lx, at, a, op, rpos, b, res);
 	free(a);
@@ -286,7 +480,38 @@ static int and_side(struct config_lexer *lx, bool *res, const char *after)
 	return chain(lx, res, after, neg_side, "-a", NULL);
 }
 
-/* [ TEST ]: the words between brackets. */
+static int dbl_and_side(struct config_lexer *lx, bool *res, const char *after)
+{
+	return chain(lx, res, after, neg_side, "&&", NULL);
+}
+
+/* [[ TEST ]]: && over !, || over &&, as in bash. */
+static int double_bracket(struct config_lexer *lx, bool *res)
+{
+	size_t at = lx->pos;
+	char buf[48];
+	int r;
+
+	lx->pos += 2;
+	lx->dbl = true;
+	r = chain(lx, res, NULL, dbl_and_side, NULL, "||");
+	lx->dbl = false;
+	if (r < 0)
+		return r;
+	config__skip_blanks(lx);
+	if (word_at(lx, "-a") || word_at(lx, "-o"))
+		return config__error(lx, lx->pos, "expected &&, || or ']]' after the test, found "
+				     "'%.2s': inside [[ ]] write %s", lx->s + lx->pos,
+				     lx->s[lx->pos + 1] == 'a' ? "&&" : "||");
+	if (!word_at(lx, "]]"))
+		return config__error(lx, lx->pos, "expected ']]' to close the '[[' at column %d, "
+				     "found %s", config__column(lx, at),
+				     describe_tok(lx, lx->pos, buf, sizeof(buf)));
+	lx->pos += 2;
+	return 0;
+}
+
+/* [ TEST ] or [[ TEST ]]: the words between brackets. */
 static int bracket(struct config_lexer *lx, bool *res, const char *after)
 {
 	size_t at;
@@ -295,11 +520,9 @@ static int bracket(struct config_lexer *lx, bool *res, const char *after)
 
 	config__skip_blanks(lx);
 	at = lx->pos;
+	if (word_at(lx, "[["))
+		return double_bracket(lx, res);
 	if (!word_at(lx, "[")) {
-		if (lx->len - at >= 2 && memcmp(lx->s + at, "[[", 2) == 0)
-			return config__error(lx, at, "expected '[' after %s, found '[[': bash's [[ ]] "
-					     "is not supported (its == matches patterns); write "
-					     "[ ] with " COMPARISONS ", -z or -n", after);
 		if (at < lx->len && (lx->s[at] == '`' || (lx->s[at] == '$' && at + 1 < lx->len &&
 							   lx->s[at + 1] == '(')))
 			return config__error(lx, at, "expected '[' after %s, found command "

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "monitor.h"
+#include "procmon.h"
 #include "session.h"
 
 struct sampler {

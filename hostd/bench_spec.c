@@ -191,6 +191,11 @@ static int load_fields(struct bench_spec *s, struct config_diag *d)
 	}
 	s->nmetrics = n;
 	free_words(words, n);
+	if (n != 1 && strcmp(s->parser, "pattern") == 0) {
+		config_diag_at(d, s->cfg, "BENCH_METRICS", s->path,
+			       "the pattern parser reads one number: BENCH_METRICS names exactly one metric");
+		return -EINVAL;
+	}
 	return load_lists(s, d);
 }
 

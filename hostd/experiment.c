@@ -209,6 +209,26 @@ static int load_plans(struct experiment *e, const struct config *h, const char *
 	return 0;
 }
 
+/* The binaries the guests' benchmark steps need go with the harness. */
+static int add_spec_binaries(struct experiment *e, const struct config *g, const char *path,
+			     struct config_diag *d)
+{
+	bool added = false;
+	if (e->guest_kind != GUEST_KIND_LIBVIRT)
+		return 0;
+	for (size_t i = 0; i < e->guest_count; i++) {
+		const struct node_plan *p = e->node_plan[i];
+		for (uint32_t k = 0; k < p->nsteps; k++) {
+			const struct bench_spec *spec = p->info[k].spec;
+			for (size_t b = 0; spec && b < spec->nbinaries; b++) {
+				bundle_settings_add(e, spec->binaries[b]);
+				added = true;
+			}
+		}
+	}
+	return added ? bundle_settings_resolve(e, g, path, d) : 0;
+}
+
 int experiment_load(const char *host_config, const char *guest_config,
 		    const char *default_template, struct experiment *exp, struct config **hconf_out,
 		    struct config **gconf_out, struct config_diag *diag)
@@ -237,6 +257,8 @@ int experiment_load(const char *host_config, const char *guest_config,
 		r = monitor_settings_load(g, &exp->guest_mon, diag);
 	if (r == 0)
 		r = bundle_settings_load(g, guest_config, exp, diag);
+	if (r == 0)
+		r = add_spec_binaries(exp, g, guest_config, diag);
 	if (r < 0) {
 		experiment_fini(exp);
 		config_free(h);

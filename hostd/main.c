@@ -250,7 +250,15 @@ int main(int argc, char **argv)
 		return RUN_EXIT_USAGE;
 	}
 	print_warnings(h);
-	print_warnings(g);
+	/* each g.conf's warnings once, as read for the first node that uses it
+	 * (g itself is the same file read with the host's facts) */
+	for (size_t k = 0; k < exp.nplans; k++) {
+		bool seen = false;
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = strcmp(exp.plans[j].gconf_path, exp.plans[k].gconf_path) == 0;
+		if (!seen)
+			print_warnings(exp.plans[k].gconf);
+	}
 	int st = exp.guest_kind == GUEST_KIND_LIBVIRT ? harness_elf_is_static(o.guest_agent_path) : 1;
 	if (st <= 0) {
 		log_error("the agent for guests %s %s: a guest may have no libc of ours; use a "

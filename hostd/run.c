@@ -293,6 +293,7 @@ static void release(struct run *r)
 	if (boosted)
 		rtprio_restore(&r->rtprio);
 	monitor_ext_step_start(r->ext, k);
+	host_proc_step_start(r->hproc, k);
 	r->rec.go_first_ns = first;
 	r->rec.go_last_ns = last;
 	barrier_released(r->barrier, last);
@@ -465,6 +466,18 @@ static bool step_matches(struct run *r, struct participant *p, const struct prot
 	return false;
 }
 
+/* For the host's own /proc a step ends when its last participant is done. */
+static void host_proc_check_end(struct run *r, uint32_t step)
+{
+	for (size_t i = 0; r->hproc && i < r->n; i++) {
+		const struct participant *q = &r->p[i];
+		if (barrier_in_run(r->barrier, i) && !q->failed && q->running_step == step &&
+		    !q->done)
+			return;
+	}
+	host_proc_step_end(r->hproc, step);
+}
+
 static void on_done(struct run *r, struct participant *p, const struct proto_msg *m)
 {
 	p->done = true;
@@ -472,6 +485,7 @@ static void on_done(struct run *r, struct participant *p, const struct proto_msg
 	const struct proto_step *st = &r->exp->node_plan[p->guest_index]->steps[m->u.done.step - 1];
 	r->samples_written += monitor_store_step_done(r->mon, p->node.name, m->u.done.step,
 						      st->benchmark, st->iteration);
+	host_proc_check_end(r, m->u.done.step);
 	run_bench_done(r, p, m->u.done.step, m->u.done.exit_status);
 	if (m->u.done.exit_status != 0) {
 		char what[128];
@@ -673,10 +687,29 @@ static void start_host_monitor(struct run *r)
 	host_monitor_start(r->hmon);
 }
 
+static void host_proc_step_done(void *ctx, uint32_t step)
+{
+	struct run *r = ctx;
+	const struct plan_step *st = &r->exp->steps[step - 1];
+	r->samples_written += monitor_store_step_done(r->mon, "host", step, st->benchmark,
+						      st->iteration);
+}
+
+/* The host's own /proc, sampled by hostd when no agent of its own does. */
+static void start_host_proc(struct run *r)
+{
+	if (!r->exp->host_mon.interval_ms || r->exp->host_runs_benchmarks)
+		return;
+	r->hproc = host_proc_new(r->loop, r->mon, "host", "", r->exp->host_mon.interval_ms,
+				 host_proc_step_done, r);
+	host_proc_start(r->hproc);
+}
+
 void run_launched(struct run *r)
 {
 	r->launch_done = true;
 	start_host_monitor(r);
+	start_host_proc(r);
 	/* the first barrier counts from here, not from the first boot */
 	barrier_restart_clock(r->barrier, clock_mono_ns());
 	arm_deadline(r);
@@ -716,6 +749,8 @@ static void finish(struct run *r, enum run_status st, const char *reason)
 	run_manifest_write(r);
 	host_monitor_close(r->hmon, NULL, NULL);
 	r->hmon = NULL;
+	host_proc_close(r->hproc, NULL, NULL);
+	r->hproc = NULL;
 	monitor_ext_close(r->ext, NULL, NULL);
 	r->ext = NULL;
 	run_launch_stop_all(r);

@@ -96,6 +96,12 @@ static void write_metric(struct run *r, struct participant *p, uint32_t step,
 	run_write_sample(r, p, &m);
 }
 
+/* The pattern parser reads one number, "value": the spec names it. */
+static const char *metric_in_parse(const struct bench_spec *spec, size_t i)
+{
+	return strcmp(spec->parser, "pattern") == 0 ? "value" : spec->metrics[i].name;
+}
+
 /* Every declared metric must be in the parse, or the step has failed: a
  * spec that promises lat_p99 and an output without it is not a result. */
 static void parse_and_write(struct run *r, struct participant *p, uint32_t step,
@@ -108,7 +114,7 @@ static void parse_and_write(struct run *r, struct participant *p, uint32_t step,
 			    spec->parser_arg, m, why, sizeof(why));
 	if (e == 0) {
 		for (size_t i = 0; i < spec->nmetrics && e == 0; i++) {
-			const struct bench_metric *got = bench_metrics_get(m, spec->metrics[i].name);
+			const struct bench_metric *got = bench_metrics_get(m, metric_in_parse(spec, i));
 			if (!got || !isfinite(got->value)) {
 				snprintf(why, sizeof(why), "the %s parser found no %s in the output",
 					 spec->parser, spec->metrics[i].name);
@@ -119,7 +125,7 @@ static void parse_and_write(struct run *r, struct participant *p, uint32_t step,
 	if (e == 0) {
 		for (size_t i = 0; i < spec->nmetrics; i++)
 			write_metric(r, p, step, &spec->metrics[i],
-				     bench_metrics_get(m, spec->metrics[i].name)->value);
+				     bench_metrics_get(m, metric_in_parse(spec, i))->value);
 	} else {
 		char reason[700];
 		snprintf(reason, sizeof(reason), "output not recognised by the %s parser: %s",

@@ -127,11 +127,12 @@ static json_object *settings(const struct experiment *e)
 	return o;
 }
 
-static json_object *plan(const struct experiment *e)
+static json_object *plan(const struct node_plan *p)
 {
 	json_object *a = json_object_new_array();
-	for (uint32_t i = 0; i < e->nsteps; i++) {
-		const struct proto_step *s = &e->steps[i];
+	for (uint32_t i = 0; i < p->nsteps; i++) {
+		const struct proto_step *s = &p->steps[i];
+		char variant[96];
 		json_object *o = json_object_new_object();
 		json_object_object_add(o, "step", json_object_new_int64(s->index));
 		json_object_object_add(o, "benchmark", json_object_new_string(s->benchmark));
@@ -143,6 +144,28 @@ static json_object *plan(const struct experiment *e)
 			json_object_object_add(o, "kind", json_object_new_string("command"));
 			json_object_object_add(o, "command", json_object_new_string(s->command));
 		}
+		if (*plan_step_variant(p, s->index, variant, sizeof(variant)))
+			json_object_object_add(o, "variant", json_object_new_string(variant));
+		if (p->info[i].warmup)
+			json_object_object_add(o, "warmup", json_object_new_boolean(true));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/* When nodes run different plans: each plan once, with its nodes. */
+static json_object *node_plans(const struct run *r)
+{
+	const struct experiment *e = r->exp;
+	json_object *a = json_object_new_array();
+	for (size_t k = 0; k < e->nplans; k++) {
+		json_object *o = json_object_new_object(), *nodes = json_object_new_array();
+		json_object_object_add(o, "g_conf", json_object_new_string(e->plans[k].gconf_path));
+		for (size_t i = 0; i < r->n; i++)
+			if (e->node_plan[i] == &e->plans[k])
+				json_object_array_add(nodes, json_object_new_string(r->p[i].node.name));
+		json_object_object_add(o, "nodes", nodes);
+		json_object_object_add(o, "plan", plan(&e->plans[k]));
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -203,7 +226,9 @@ void run_manifest_write(struct run *r)
 	if (r->libvirt_info)
 		json_object_object_add(m, "libvirt", json_object_get(r->libvirt_info));
 	json_object_object_add(m, "participants", participants(r));
-	json_object_object_add(m, "plan", plan(r->exp));
+	json_object_object_add(m, "plan", plan(r->exp->node_plan[0]));
+	if (r->exp->nplans > 1)
+		json_object_object_add(m, "node_plans", node_plans(r));
 	json_object_object_add(m, "steps_released",
 			       json_object_new_int64(barrier_step(r->barrier) > r->exp->nsteps
 							     ? r->exp->nsteps

@@ -14,6 +14,7 @@
 #include "experiment.h"
 #include "harness.h"
 #include "host_monitor.h"
+#include "host_proc.h"
 #include "hoststate.h"
 #include "local_guest.h"
 #include "monitor_ext.h"
@@ -124,6 +125,7 @@ struct run {
 	struct monitor_store *mon;   /* monitor samples, per node */
 	struct host_monitor *hmon;   /* libvirt's vCPU stats of the guests */
 	struct monitor_ext *ext;     /* external monitors on the host */
+	struct host_proc *hproc;     /* the host's /proc, when no agent runs there */
 	struct hoststate *hoststate; /* what to put back at the end */
 	struct sysfacts facts;
 	char name[PROTO_NAME_MAX];

@@ -8,18 +8,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <json-c/json.h>
+#include <libvirt/libvirt-qemu.h>
 #include <libvirt/virterror.h>
 
 #include "clock.h"
 #include "xalloc.h"
 
 /* What libvirt's thread hands to the loop. */
+enum qkind { Q_LIFECYCLE, Q_CLOSED, Q_PORT };
 struct qevent {
 	struct qevent *next;
-	bool closed; /* else a lifecycle event */
+	enum qkind kind;
+	bool closed; /* kind == Q_CLOSED */
+	bool open;   /* Q_PORT: the guest opened the port (else closed it) */
 	int event, detail, reason;
 	int64_t received_ns;
-	char domain[]; /* or, when closed, the sentence */
+	/* the domain's name (Q_PORT: then a NUL and the port's alias), or,
+	 * when closed, the sentence */
+	char domain[];
 };
 
 struct virt_conn {
@@ -30,7 +37,23 @@ struct virt_conn {
 	void *data;
 	bool keepalive, lost;
 	int lifecycle_id; /* -1 when not subscribed */
+	int port_id;      /* VSERPORT_CHANGE monitor events; -1 when none */
 	bool close_cb_registered;
+
+	/* reconnecting after a close (the loop's; the job writes fresh_*) */
+	double reconnect_max_s;
+	unsigned generation, attempt;
+	int64_t lost_ns;
+	uint64_t delay_ms;
+	uv_timer_t rtimer;
+	uv_work_t rwork;
+	bool rbusy, old_unsubscribed, teardown_pending;
+	int handles; /* libuv handles still to close */
+	virConnectPtr fresh;
+	int fresh_lc, fresh_port;
+	char rerr[512];
+	virConnectPtr *dead; /* closed connections, released at the end */
+	size_t ndead;
 
 	pthread_t thread;
 	bool thread_started;
@@ -108,11 +131,38 @@ static void push_closed(struct virt_conn *c, int reason, const char *why)
 {
 	size_t n = strlen(why) + 1;
 	struct qevent *q = xcalloc(1, sizeof(*q) + n);
+	q->kind = Q_CLOSED;
 	q->closed = true;
 	q->reason = reason;
 	q->received_ns = clock_mono_ns();
 	memcpy(q->domain, why, n);
 	enqueue(c, q);
+}
+
+/* QEMU's VSERPORT_CHANGE: {"id": "channel0", "open": false} */
+static void port_cb(virConnectPtr conn, virDomainPtr dom, const char *event, long long seconds,
+		    unsigned int micros, const char *details, void *opaque)
+{
+	(void)conn;
+	(void)event;
+	(void)seconds;
+	(void)micros;
+	json_object *o = details ? json_tokener_parse(details) : NULL, *id, *open;
+	const char *name = virDomainGetName(dom);
+	if (o && name && json_object_object_get_ex(o, "id", &id) &&
+	    json_object_is_type(id, json_type_string) &&
+	    json_object_object_get_ex(o, "open", &open)) {
+		const char *alias = json_object_get_string(id);
+		size_t n = strlen(name) + 1, m = strlen(alias) + 1;
+		struct qevent *q = xcalloc(1, sizeof(*q) + n + m);
+		q->kind = Q_PORT;
+		q->open = json_object_get_boolean(open);
+		q->received_ns = clock_mono_ns();
+		memcpy(q->domain, name, n);
+		memcpy(q->domain + n, alias, m);
+		enqueue(opaque, q);
+	}
+	json_object_put(o);
 }
 
 static void close_cb(virConnectPtr conn, int reason, void *opaque)
@@ -182,6 +232,20 @@ static void dispatch_lifecycle(struct virt_conn *c, const struct qevent *q)
 		c->ops->lifecycle(c, &ev);
 }
 
+static void dispatch_port(struct virt_conn *c, const struct qevent *q)
+{
+	const char *alias = q->domain + strlen(q->domain) + 1;
+	c->dispatching = true;
+	for (struct virt_watch *w = c->watches; w && !c->closing; w = c->next_watch) {
+		c->next_watch = w->next;
+		if (w->port && strcmp(w->domain, q->domain) == 0)
+			w->port(w, alias, q->open, q->received_ns);
+	}
+	c->dispatching = false;
+}
+
+static void reconnect_begin(struct virt_conn *c, int reason);
+
 static void async_cb(uv_async_t *a)
 {
 	struct virt_conn *c = a->data;
@@ -204,6 +268,10 @@ static void async_cb(uv_async_t *a)
 			c->lost = true;
 			if (c->ops && c->ops->closed)
 				c->ops->closed(c, q->reason, q->domain);
+			if (!c->closing)
+				reconnect_begin(c, q->reason);
+		} else if (q->kind == Q_PORT) {
+			dispatch_port(c, q);
 		} else {
 			dispatch_lifecycle(c, q);
 		}

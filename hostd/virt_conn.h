@@ -11,7 +11,16 @@
  * The connection has keepalive (5 s interval, 3 missed answers: a dead
  * libvirtd is noticed within about 20 s) and a close callback: when libvirt
  * closes the connection (libvirtd stopped, keepalive timeout, I/O error),
- * ops->closed runs on the loop with the reason.
+ * ops->closed runs on the loop with the reason.  With virt_conn_set_reconnect
+ * it then opens a new connection with back-off (0.5 s doubling to 8 s, for
+ * at most the given time), registers the same callbacks on it, and says so
+ * through ops->reconnect; watches carry over.  The old connection is kept
+ * (dead) until virt_conn_close: a job in the thread pool may still hold it
+ * or a domain of it.
+ *
+ * QEMU's VSERPORT_CHANGE events (a guest opened or closed a virtio-serial
+ * port) come through libvirt-qemu's monitor events where the driver has
+ * them (qemu://); watches with a port callback get them.
  *
  * virConnectPtr is thread-safe: blocking libvirt calls on it (creating a
  * domain, reading its XML) run as uv_queue_work jobs (virt_guest.c) while
@@ -37,6 +46,9 @@
 /* Events waiting for the loop beyond this are counted, not kept: a loop
  * that stopped listening must not make the event thread grow memory. */
 #define VIRT_EVENT_QUEUE_MAX 4096
+/* Reconnecting: the first try after this, doubling up to the max. */
+#define VIRT_RECONNECT_FIRST_MS 500
+#define VIRT_RECONNECT_STEP_MAX_MS 8000
 
 struct virt_conn;
 
@@ -59,6 +71,12 @@ struct virt_conn_ops {
 	void (*closed)(struct virt_conn *c, int reason, const char *why);
 	/* events were lost because the loop did not take them in time */
 	void (*overflow)(struct virt_conn *c, uint64_t lost);
+	/* after closed, with virt_conn_set_reconnect: status 0 when a new
+	 * connection is up (attempt: how many tries it took); -EAGAIN when
+	 * try number attempt failed with why and the next comes in next_s;
+	 * -ETIMEDOUT when it gave up (why: the last error).  May be NULL. */
+	void (*reconnect)(struct virt_conn *c, int status, unsigned attempt, double next_s,
+			  const char *why);
 };
 
 /*
@@ -84,7 +102,11 @@ uv_loop_t *virt_conn_loop(const struct virt_conn *c);
 void *virt_conn_data(const struct virt_conn *c);
 const char *virt_conn_uri(const struct virt_conn *c); /* the URI libvirt reports */
 bool virt_conn_keepalive(const struct virt_conn *c);
-bool virt_conn_lost(const struct virt_conn *c); /* the close callback ran */
+bool virt_conn_lost(const struct virt_conn *c); /* closed, not (yet) reconnected */
+/* After a close, reconnect for at most max_s seconds (0: never, the default). */
+void virt_conn_set_reconnect(struct virt_conn *c, double max_s);
+/* How many times a new connection replaced a closed one. */
+unsigned virt_conn_generation(const struct virt_conn *c);
 
 /*
  * A watch: events of one domain, delivered on the loop before ops->lifecycle.
@@ -94,6 +116,9 @@ bool virt_conn_lost(const struct virt_conn *c); /* the close callback ran */
 struct virt_watch {
 	const char *domain;
 	void (*cb)(struct virt_watch *w, const struct virt_lifecycle *ev);
+	/* QEMU says the guest opened or closed the virtio-serial port whose
+	 * device alias is alias (e.g. "channel0"); may be NULL */
+	void (*port)(struct virt_watch *w, const char *alias, bool open, int64_t received_ns);
 	void *data;
 	struct virt_watch *next; /* private */
 };

@@ -2,7 +2,8 @@
 /*
  * if [ TEST ]; then ... elif ... else ... fi in configs (common/config_cond.c):
  * every operator both ways, nesting, the one-line form, branches not taken,
- * every construct that is refused with its place, MMTests-shaped scheduler
+ * every construct that is refused with its place, bash's [[ ]] with glob and
+ * regex matches and `uname -m` read from the fact MACHINE, MMTests-shaped scheduler
  * configs (tests/data/mmtests/) and the ignored-settings warning.
  */
 #include <check.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "config.h"
 #include "config_testlib.h"
@@ -234,7 +236,8 @@ START_TEST(test_refused_tests)
 		 "strings, found '-t': only -z, -n and -eq -ne -gt -ge -lt -le = == != are "
 		 "supported");
 	load_err("if [ a =~ b ]; then A=1; fi\n", "t.conf:1:8: expected one of -eq -ne -gt -ge "
-		 "-lt -le = == != or ']', found '=~': regular expressions are not supported");
+		 "-lt -le = == != or ']', found '=~': a regular expression is matched in [[ ]]: "
+		 "if [[ $A =~ ERE ]]");
 	load_err("if [ a \\< b ]; then A=1; fi\n", "t.conf:1:8: expected one of -eq -ne -gt -ge "
 		 "-lt -le = == !=, -a, -o or ']' after the word, found '\\<'");
 	load_err("if [ a < b ]; then A=1; fi\n", "t.conf:1:8: expected one of -eq -ne -gt -ge "
@@ -256,10 +259,10 @@ START_TEST(test_refused_tests)
 		 "found 'then'");
 	load_err("if [ 1 -eq 1\n", "t.conf:1:13: expected ']' to close the '[' at column 4, "
 		 "found the end of the line");
-	load_err("if [ `uname -m` = x86_64 ]; then A=1; fi\n", "t.conf:1:6: expected a value, "
+	load_err("if [ `uname -r` = 6.1 ]; then A=1; fi\n", "t.conf:1:6: expected a value, "
 		 "found command substitution '`': lockstep never runs commands; write the value "
 		 "itself");
-	load_err("if [ \"$(uname -m)\" = x86_64 ]; then A=1; fi\n", "t.conf:1:7: expected a "
+	load_err("if [ \"$(hostname)\" = x ]; then A=1; fi\n", "t.conf:1:7: expected a "
 		 "value, found command substitution '$(': lockstep never runs commands; write the "
 		 "value itself");
 }
@@ -267,11 +270,6 @@ END_TEST
 
 START_TEST(test_refused_conditions)
 {
-	/* MMTests' own i386 clamp in config-scheduler-hackbench: */
-	load_err("if [[ `uname -m` =~ i.86 ]]; then\n\texport HACKBENCH_MAX_GROUPS=128\nfi\n",
-		 "t.conf:1:4: expected '[' after 'if', found '[[': bash's [[ ]] is not supported "
-		 "(its == matches patterns); write [ ] with -eq -ne -gt -ge -lt -le = == !=, -z or "
-		 "-n");
 	load_err("if test 1 -eq 1; then A=1; fi\n", "t.conf:1:4: expected '[' after 'if', found "
 		 "the command 'test': lockstep never runs commands; a test compares numbers and "
 		 "strings only");
@@ -329,6 +327,200 @@ START_TEST(test_refused_conditions)
 }
 END_TEST
 
+/* `uname -m` and $(uname -m) are read from the fact MACHINE, never run. */
+START_TEST(test_machine)
+{
+	struct utsname u;
+
+	ck_assert_int_eq(uname(&u), 0);
+	load_ok("A=`uname -m`\nB=$( uname  -m )\nC=\"on `uname -m`\"\nD=$MACHINE\n");
+	value_is("A", u.machine);
+	value_is("B", u.machine);
+	value_is("D", u.machine);
+	ck_assert_str_eq(config_get(cfg, "C") + 3, u.machine);
+	config_set_fact(cfg, "MACHINE", "i686");
+	load_ok("MACHINE=mine\nE=`uname -m`/$MACHINE\n");
+	value_is("E", "i686/mine"); /* a file's MACHINE is not what uname says */
+	ck_assert_uint_eq(nwarnings(), 0);
+}
+END_TEST
+
+/* MMTests' own line, as in config-scheduler-hackbench and -unbound. */
+START_TEST(test_mmtests_uname_line)
+{
+	static const char *const line =
+		"G=32\nif [[ `uname -m` =~ i.86 ]]; then export G=128; fi\n";
+	static const struct {
+		const char *machine, *g;
+	} cases[] = { { "x86_64", "32" }, { "i686", "128" }, { "i386", "128" },
+		      { "aarch64", "32" }, { "xi586y", "128" } };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		config_set_fact(cfg, "MACHINE", cases[i].machine);
+		load_ok(line);
+		value_is("G", cases[i].g);
+	}
+	load_ok("if [[ $(uname -m) =~ ^(i.86|x86_64)$ ]]; then H=x86; else H=other; fi\n");
+	value_is("H", "other"); /* xi586y */
+}
+END_TEST
+
+START_TEST(test_dbl_tests)
+{
+	static const struct {
+		const char *test;
+		bool res;
+	} cases[] = {
+		{ "[[ 3 -gt 2 ]]", true },	      { "[[ $NUMCPUS -eq 8 ]]", true },
+		{ "[[ -z $EMPTY ]]", true },	      { "[[ -n \"\" ]]", false },
+		{ "[[ x ]]", true },		      { "[[ $EMPTY ]]", false },
+		{ "[[ a == a && b == b ]]", true },   { "[[ a == a && b == c ]]", false },
+		{ "[[ a == b || b == b ]]", true },   { "[[ ! a == b ]]", true },
+		{ "[[ ! a == a || ! b == c ]]", true },
+		/* && binds tighter than ||, as in bash */
+		{ "[[ a == a || b == c && c == d ]]", true },
+		{ "[[ a == b ]] || [[ 1 -eq 1 ]] && [ x = x ]", true },
+		{ "[[ -n \"$EMPTY\" && $EMPTY -gt 4 ]]", false },
+		{ "[[ ] == ] ]]", true },
+	};
+
+	load_ok("EMPTY=\n");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cond_is(cases[i].test, cases[i].res);
+	ck_assert_uint_eq(nwarnings(), 0);
+}
+END_TEST
+
+/* == = != in [[ ]]: the right side is a glob, except where quoted. */
+START_TEST(test_glob)
+{
+	static const struct {
+		const char *test;
+		bool res;
+	} cases[] = {
+		{ "[[ abc == a* ]]", true },	     { "[[ abc == b* ]]", false },
+		{ "[[ abc = *c ]]", true },	     { "[[ abc != a?d ]]", true },
+		{ "[[ abc != a?c ]]", false },	     { "[[ b == [abc] ]]", true },
+		{ "[[ x86_64 == x86_* ]]", true },   { "[[ a/b == a*b ]]", true },
+		{ "[[ abc == \"a*\" ]]", false },    { "[[ 'a*' == \"a*\" ]]", true },
+		{ "[[ abc == 'a'* ]]", true },	     { "[[ abc == a\\* ]]", false },
+		{ "[[ a* == a\\* ]]", true },	     { "[[ abc == $P ]]", true },
+		{ "[[ abc == \"$P\" ]]", false },    { "[[ $P == \"$P\" ]]", true },
+		{ "[[ a*c == $P ]]", true },	     { "[ abc = a* ]", false },
+		{ "[[ \"[x]\" == '[x]' ]]", true },  { "[[ x == '[x]' ]]", false },
+	};
+
+	load_ok("P=\"a*\"\n");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cond_is(cases[i].test, cases[i].res);
+}
+END_TEST
+
+/* =~: POSIX extended, unanchored, quoted parts literal, as in bash. */
+START_TEST(test_regex)
+{
+	static const struct {
+		const char *test;
+		bool res;
+	} cases[] = {
+		{ "[[ i686 =~ i.86 ]]", true },		{ "[[ x86_64 =~ i.86 ]]", false },
+		{ "[[ xi386y =~ i.86 ]]", true },	{ "[[ xi386y =~ ^i.86$ ]]", false },
+		{ "[[ i386 =~ ^(i386|i686)$ ]]", true }, { "[[ x =~ ^(i386|i686)$ ]]", false },
+		{ "[[ i386 =~ \"i.86\" ]]", false },	{ "[[ i.86 =~ \"i.86\" ]]", true },
+		{ "[[ a.b =~ a\\.b ]]", true },	{ "[[ axb =~ a\\.b ]]", false },
+		{ "[[ x86_64 =~ $RE ]]", true },	{ "[[ x86_64 =~ \"$RE\" ]]", false },
+		{ "[[ ^x86 =~ \"$RE\" ]]", true },	{ "[[ aaa =~ a{2,3} ]]", true },
+		{ "[[ 12 =~ ^[[:digit:]]+$ ]]", true }, { "[[ 1a =~ ^[0-9]+$ ]]", false },
+		{ "[[ ab =~ 'a'b$ ]]", true },		{ "[[ ab =~ a'$' ]]", false },
+		{ "[[ x86_64 =~ 64 && $NUMCPUS -gt 4 ]]", true },
+	};
+
+	load_ok("RE=^x86\n");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cond_is(cases[i].test, cases[i].res);
+	ck_assert_uint_eq(nwarnings(), 0);
+	/* Not evaluated where not taken, like the integers of -gt. */
+	load_ok("if [ 1 = 2 ]; then\n  if [[ a =~ ( ]]; then A=1; fi\nfi\n");
+}
+END_TEST
+
+START_TEST(test_dbl_errors)
+{
+	char text[5100];
+
+	load_err("if [[ a =~ i.8(6 ]]; then A=1; fi\n", "t.conf:1:12: expected an extended "
+		 "regular expression after =~, found \"i.8(6\": Unmatched ( or \\(");
+	load_err("if [[ a =~ a{2,1} ]]; then A=1; fi\n", "t.conf:1:12: expected an extended "
+		 "regular expression after =~, found \"a{2,1}\": Invalid content of \\{\\}");
+	load_err("R='[a'\nif [[ a =~ x$R ]]; then A=1; fi\n", "t.conf:2:12: expected an extended "
+		 "regular expression after =~, found \"x[a\": Unmatched [, [^, [:, [., or [=");
+	load_err("R='(a)\\1'\nif [[ aa =~ $R ]]; then A=1; fi\n", "t.conf:2:13: expected an extended "
+		 "regular expression after =~, found the back-reference '\\1': back-references are "
+		 "not supported");
+	load_err("if [[ a =~ (a{100}){100} ]]; then A=1; fi\n", "t.conf:1:12: expected a smaller "
+		 "regular expression after =~, found \"(a{100}){100}\": with what {m,n} repeats "
+		 "counted so often, it has more than 1000 atoms");
+	load_err("if [[ a =~ a{1001} ]]; then A=1; fi\n", "t.conf:1:12: expected a smaller "
+		 "regular expression after =~, found \"a{1001}\": with what {m,n} repeats counted "
+		 "so often, it has more than 1000 atoms");
+	snprintf(text, sizeof(text), "if [[ a =~ %0300d ]]; then A=1; fi\n", 0);
+	load_err(text, "t.conf:1:12: expected a regular expression of at most 256 bytes after =~");
+	snprintf(text, sizeof(text), "A=%05000d\nif [[ $A =~ x ]]; then B=1; fi\n", 0);
+	load_err(text, "t.conf:2:7: expected at most 4096 bytes on the left of =~, found 5000");
+	load_err("if [[ 010 -eq 8 ]]; then A=1; fi\n", "t.conf:1:7: expected an integer without "
+		 "a leading 0 on the left of -eq, found \"010\": [[ ]] would read it as octal");
+	load_err("if [[ a = a -a b = b ]]; then A=1; fi\n", "t.conf:1:13: expected &&, || or "
+		 "']]' after the test, found '-a': inside [[ ]] write &&");
+	load_err("if [[ a -o b ]]; then A=1; fi\n", "t.conf:1:9: expected one of -eq -ne -gt -ge "
+		 "-lt -le = == != =~ or ']]', found '-o': inside [[ ]] write ||");
+	load_err("if [[ a < b ]]; then A=1; fi\n", "t.conf:1:9: expected one of -eq -ne -gt -ge "
+		 "-lt -le = == != =~ or ']]', found '<': strings are not ordered");
+	load_err("if [[ a b ]]; then A=1; fi\n", "t.conf:1:9: expected one of -eq -ne -gt -ge -lt "
+		 "-le = == != =~, &&, || or ']]' after the word, found 'b'");
+	load_err("if [[ a = a ]; then A=1; fi\n", "t.conf:1:13: expected ']]' to close the '[[' at "
+		 "column 4, found ']'");
+	load_err("if [[ ]]; then A=1; fi\n", "t.conf:1:7: expected a test, found ']]'");
+	load_err("if [[ a = ]]; then A=1; fi\n", "t.conf:1:11: expected a word after =, found "
+		 "']]'");
+	load_err("if [[ a == b; then A=1; fi\n", "t.conf:1:13: expected a word or ']]' in the "
+		 "test, found ';': a config holds one assignment per line and lockstep never runs "
+		 "commands (quote it if it belongs to the value)");
+	load_err("if [[ ( a = b ) ]]; then A=1; fi\n", "t.conf:1:7: expected a test, found '(': "
+		 "parentheses in tests are not supported; use several if blocks");
+	load_err("if [[ -f /etc/passwd ]]; then A=1; fi\n", "t.conf:1:7: expected a test of "
+		 "numbers or strings, found the file test '-f': lockstep does not look at files, "
+		 "so that a config means the same wherever it is read");
+}
+END_TEST
+
+/* Only `uname -m` is recognised: every other substitution stays an error. */
+START_TEST(test_other_substitutions)
+{
+	static const char *const refused[][2] = {
+		{ "A=`uname -r`\n", "t.conf:1:3: expected a value, found command substitution '`'" },
+		{ "A=$(uname -r)\n", "t.conf:1:3: expected a value, found command substitution '$('" },
+		{ "A=$(uname)\n", "t.conf:1:3: expected a value, found command substitution '$('" },
+		{ "A=`uname -m -r`\n", "t.conf:1:3: expected a value, found command substitution '`'" },
+		{ "A=`uname -m\n", "t.conf:1:3: expected a value, found command substitution '`'" },
+		{ "A=$(uname -m`\n", "t.conf:1:3: expected a value, found command substitution '$('" },
+		{ "A=`unamex -m`\n", "t.conf:1:3: expected a value, found command substitution '`'" },
+		{ "A=$(uname -mm)\n", "t.conf:1:3: expected a value, found command substitution '$('" },
+		{ "A=\"$(hostname)\"\n", "t.conf:1:4: expected a value, found command substitution '$('" },
+		{ "if [[ `hostname` == x ]]; then A=1; fi\n",
+		  "t.conf:1:7: expected a value, found command substitution '`'" },
+		{ "if [[ x =~ $(uname -a) ]]; then A=1; fi\n",
+		  "t.conf:1:12: expected a value, found command substitution '$('" },
+	};
+	char expect[256];
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		snprintf(expect, sizeof(expect), "%s: lockstep never runs commands; write the value "
+			 "itself", refused[i][1]);
+		load_err(refused[i][0], expect);
+	}
+}
+END_TEST
+
 /* An if still open at the end of the file names the line of the if. */
 START_TEST(test_unterminated)
 {
@@ -373,7 +565,8 @@ static struct config *node(int cpus, int nodes)
 	return c;
 }
 
-static struct config *load_mmtests(const char *name, int cpus, int nodes)
+/* machine: the fact MACHINE (`uname -m`), or NULL for this machine's. */
+static struct config *load_mmtests_on(const char *name, int cpus, int nodes, const char *machine)
 {
 	struct config *c = node(cpus, nodes);
 	struct config_diag err = { 0 };
@@ -382,12 +575,19 @@ static struct config *load_mmtests(const char *name, int cpus, int nodes)
 	char path[1024], msg[1024];
 	int r;
 
+	if (machine)
+		config_set_fact(c, "MACHINE", machine);
 	snprintf(path, sizeof(path), "%s/tests/data/mmtests/%s", root ? root : "..", name);
 	r = config_load_file(c, path, &err);
 	config_diag_format(&err, msg, sizeof(msg));
 	ck_assert_msg(r == 0, "%s: %s", name, msg);
 	ck_assert_uint_eq(config_warnings(c, &w), 0);
 	return c;
+}
+
+static struct config *load_mmtests(const char *name, int cpus, int nodes)
+{
+	return load_mmtests_on(name, cpus, nodes, "x86_64");
 }
 
 static void expect(struct config *c, const char *name, const char *value)
@@ -416,7 +616,13 @@ START_TEST(test_mmtests_hackbench)
 		       "hackbench-thread-pipes hackbench-thread-sockets");
 		expect(c, "MONITORS_GZIP", "proc-vmstat mpstat");
 		config_free(c);
+		/* MMTests' i386 clamp: [[ `uname -m` =~ i.86 ]] */
+		c = load_mmtests_on("config-scheduler-hackbench", cases[i].cpus, 1, "i686");
+		expect(c, "HACKBENCH_MAX_GROUPS", "128");
+		config_free(c);
 	}
+	/* ... and with this machine's own uname(2), whatever it is. */
+	config_free(load_mmtests_on("config-scheduler-hackbench", 8, 1, NULL));
 }
 END_TEST
 
@@ -530,7 +736,8 @@ int main(void)
 {
 	Suite *s = suite_create("config-cond");
 	TCase *ops = tcase_create("tests"), *blocks = tcase_create("blocks"),
-	      *errors = tcase_create("errors"), *mmtests = tcase_create("mmtests");
+	      *errors = tcase_create("errors"), *mmtests = tcase_create("mmtests"),
+	      *dbl = tcase_create("double-bracket");
 	SRunner *sr;
 	int failed;
 
@@ -547,6 +754,14 @@ int main(void)
 	tcase_add_test(errors, test_refused_tests);
 	tcase_add_test(errors, test_refused_conditions);
 	tcase_add_test(errors, test_unterminated);
+	tcase_add_checked_fixture(dbl, setup, teardown);
+	tcase_add_test(dbl, test_machine);
+	tcase_add_test(dbl, test_mmtests_uname_line);
+	tcase_add_test(dbl, test_dbl_tests);
+	tcase_add_test(dbl, test_glob);
+	tcase_add_test(dbl, test_regex);
+	tcase_add_test(dbl, test_dbl_errors);
+	tcase_add_test(dbl, test_other_substitutions);
 	tcase_add_checked_fixture(mmtests, setup, teardown);
 	tcase_add_test(mmtests, test_facts);
 	tcase_add_test(mmtests, test_mmtests_hackbench);
@@ -557,6 +772,7 @@ int main(void)
 	suite_add_tcase(s, ops);
 	suite_add_tcase(s, blocks);
 	suite_add_tcase(s, errors);
+	suite_add_tcase(s, dbl);
 	suite_add_tcase(s, mmtests);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

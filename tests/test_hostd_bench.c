@@ -139,6 +139,15 @@ START_TEST(test_noisy_neighbour)
 	json_object **b = read_ndjson("barriers.ndjson", &n);
 	ck_assert_uint_eq(n, 2);
 	free_ndjson(b, n);
+	/* the manifest says who ran which plan */
+	json_object *m = manifest(), *plans = json_object_object_get(m, "node_plans");
+	ck_assert_int_eq(json_object_array_length(plans), 2);
+	json_object *noisy = json_object_array_get_idx(plans, 0);
+	ck_assert_ptr_nonnull(strstr(jstr(noisy, "g_conf"), "noisy.conf"));
+	json_object *nodes = json_object_object_get(noisy, "nodes");
+	ck_assert_int_eq(json_object_array_length(nodes), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(nodes, 0)), "guest-1");
+	json_object_put(m);
 }
 END_TEST
 
@@ -169,6 +178,9 @@ static void write_specs(void)
 	write_file("specs/missing.bench", "BENCH_NAME=missing\nBENCH_COMMAND='echo Time: 0.5'\n"
 					   "BENCH_PARSER=hackbench\n"
 					   "BENCH_METRICS=\"time:s:lower lat:us:lower\"\n", 0644);
+	write_file("specs/pat.bench", "BENCH_NAME=pat\nBENCH_COMMAND='echo took 12.5 ms'\n"
+				       "BENCH_PARSER=pattern\nBENCH_PARSER_ARG='took {} ms'\n"
+				       "BENCH_METRICS=latency:ms:lower\n", 0644);
 	write_file("specs/endless.bench", "BENCH_NAME=endless\nBENCH_COMMAND='sleep 60'\n"
 					   "BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n", 0644);
 }
@@ -188,7 +200,7 @@ START_TEST(test_failures_are_records)
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 	write_specs();
 	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\n", 0644);
-	write_file("g.conf", "MMTESTS=\"garbled exits missing cpu-probe\"\nCPU_PROBE_UNITS=1000\n",
+	write_file("g.conf", "MMTESTS=\"garbled exits missing cpu-probe pat\"\nCPU_PROBE_UNITS=1000\n",
 		   0644);
 	ck_assert_msg(hostd_test_run(NULL, NULL) == 0, "%s", run_diagnosis());
 	size_t n;
@@ -200,6 +212,9 @@ START_TEST(test_failures_are_records)
 	ck_assert_int_eq(count_sample(s, n, "guest-1", 1, "time"), 0);
 	ck_assert_int_eq(count_sample(s, n, "guest-1", 3, "time"), 0); /* all or nothing */
 	ck_assert_int_eq(count_sample(s, n, "guest-1", 4, "ops_per_sec"), 1);
+	/* a one-number pattern, named by the spec */
+	ck_assert_int_eq(count_sample(s, n, "guest-1", 5, "latency"), 1);
+	ck_assert_ptr_null(failure_of(s, n, 5));
 	ck_assert_msg(strstr(jstr(f1, "reason"), "not recognised by the hackbench parser"), "%s",
 		      jstr(f1, "reason"));
 	ck_assert_int_eq(jint(f1, "exit_status"), 0);
@@ -239,6 +254,37 @@ START_TEST(test_timeout_is_a_record)
 }
 END_TEST
 
+/* One of MMTests' scheduler configs, as it is (two lines appended to keep
+ * the run short): its names, parameters and if-clamps are understood, its
+ * monitor settings taken or listed once as ignored. */
+START_TEST(test_mmtests_config_as_is)
+{
+	char path[512], g[16384];
+	snprintf(path, sizeof(path), "%s/tests/data/mmtests/config-scheduler-hackbench",
+		 getenv("LOCKSTEP_SOURCE_ROOT"));
+	const char *text = read_text(path);
+	ck_assert_ptr_nonnull(text);
+	snprintf(g, sizeof(g), "%s\nHACKBENCH_LOOPS=20\nHACKBENCH_MAX_GROUPS=2\n", text);
+	write_file("g.conf", g, 0644);
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=2\n", 0644);
+	ck_assert_msg(hostd_test_run(NULL, NULL) == 0, "%s", run_diagnosis());
+	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+	const char *err = read_text(path);
+	ck_assert_msg(strstr(err, "ignored MMTests settings") && strstr(err, "RUN_MONITOR"), "%s",
+		      err);
+	ck_assert_msg(!strstr(err, "unknown name HACKBENCH"), "%s", err);
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	/* 4 variants x groups 1, 2 x 3 iterations, on both guests */
+	static const char *const v[] = { "hackbench-process-pipes", "hackbench-process-sockets",
+					 "hackbench-thread-pipes", "hackbench-thread-sockets" };
+	for (int k = 0; k < 4; k++)
+		ck_assert_ptr_nonnull(find_sample(s, n, v[k], "time"));
+	ck_assert_int_eq(count_sample(s, n, "guest-2", 24, "time"), 1);
+	free_ndjson(s, n);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hostd-bench");
@@ -250,6 +296,7 @@ int main(void)
 	tcase_add_test(tc, test_step_counts_must_match);
 	tcase_add_test(tc, test_failures_are_records);
 	tcase_add_test(tc, test_timeout_is_a_record);
+	tcase_add_test(tc, test_mmtests_config_as_is);
 	suite_add_tcase(s, tc);
 	return hostd_test_main(s);
 }

@@ -138,6 +138,32 @@ START_TEST(test_hackbench_and_sysbench_in_busybox_guest)
 }
 END_TEST
 
+/* The same through benchmark specs: the specs name their binaries, hostd
+ * pushes them, and parses what they print into metrics. */
+START_TEST(test_specs_in_busybox_guest)
+{
+	write_hconf();
+	write_file("g.conf",
+		   "MMTESTS='hackbench-process-pipes sysbenchcpu'\n"
+		   "HACKBENCH_MAX_GROUPS=1\nHACKBENCH_LOOPS=50\nHACKBENCH_ITERATIONS=1\n"
+		   "SYSBENCHCPU_MAX_THREADS=1\nSYSBENCHCPU_EVENTS=200\nSYSBENCHCPU_ITERATIONS=1\n",
+		   0644);
+	int code = hostd_test_run(NULL, state_args);
+	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	char node[96];
+	snprintf(node, sizeof(node), "%s1", prefix);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(!json_object_object_get_ex(s[i], "failed", NULL), "%s",
+			      json_object_to_json_string(s[i]));
+	ck_assert_int_eq(count_sample(s, n, node, 1, "time"), 1);
+	ck_assert_int_eq(count_sample(s, n, node, 2, "events_per_sec"), 1);
+	ck_assert_int_eq(count_sample(s, n, node, 2, "lat_p99"), 1);
+	free_ndjson(s, n);
+}
+END_TEST
+
 /* A binary this host does not have stops the run before any guest starts,
  * naming it. */
 START_TEST(test_missing_binary_before_boot)
@@ -182,6 +208,7 @@ int main(void)
 	tcase_set_timeout(tc, 900);
 	tcase_add_test(tc, test_missing_binary_before_boot);
 	tcase_add_test(tc, test_hackbench_and_sysbench_in_busybox_guest);
+	tcase_add_test(tc, test_specs_in_busybox_guest);
 	suite_add_tcase(s, tc);
 	return hostd_test_main(s);
 }

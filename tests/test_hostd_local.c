@@ -238,6 +238,22 @@ START_TEST(test_config_error_names_line)
 }
 END_TEST
 
+/* 1000 barriers: the plan goes to the agents in parts */
+START_TEST(test_thousand_steps)
+{
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=2\n", 0644);
+	write_file("g.conf", "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=1000\nCPU_PROBE_UNITS=100\n", 0644);
+	ck_assert_msg(run_hostd(NULL) == 0, "%s", run_diagnosis());
+	json_object *m = manifest();
+	ck_assert_int_eq(jint(m, "steps_released"), 1000);
+	json_object_put(m);
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	ck_assert_uint_eq(n, 2 * 1000 * 2);
+	free_ndjson(s, n);
+}
+END_TEST
+
 START_TEST(test_interrupted_by_sigterm)
 {
 	write_file("h.conf", "GUEST_COUNT=2\n", 0644);
@@ -370,6 +386,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_16_guests_10_steps);
+	tcase_add_test(tc, test_thousand_steps);
 	tcase_add_test(tc, test_host_takes_part);
 	tcase_add_test(tc, test_killed_agent_continue);
 	tcase_add_test(tc, test_killed_agent_abort);

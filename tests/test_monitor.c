@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
-#include "monitor.h"
+#include "procmon.h"
 #include "proto.h"
 
 static char *fixture(const char *name)

@@ -450,6 +450,61 @@ START_TEST(test_plan_monitor_interval)
 }
 END_TEST
 
+/* A plan too long for one line goes as parts that put it back together;
+ * a short plan stays one line without "total"; a part outside its plan is
+ * refused. */
+START_TEST(test_plan_in_parts)
+{
+	struct proto_msg m = { .type = PROTO_PLAN, .version = PROTO_VERSION };
+	struct proto_buf b = { 0 };
+	struct rec r = { 0 };
+	const uint32_t n = 2000;
+
+	snprintf(m.u.plan.node, sizeof(m.u.plan.node), "guest-1");
+	m.u.plan.nsteps = n;
+	m.u.plan.steps = calloc(n, sizeof(*m.u.plan.steps));
+	for (uint32_t i = 0; i < n; i++) {
+		struct proto_step *st = &m.u.plan.steps[i];
+		st->index = i + 1;
+		st->iteration = 1;
+		snprintf(st->benchmark, sizeof(st->benchmark), "hackbench-process-pipes");
+		st->kind = PROTO_STEP_COMMAND;
+		snprintf(st->command, sizeof(st->command), "hackbench -g %u -l 1000 --pipe", i);
+	}
+	ck_assert_int_eq(proto_encode(&m, &b), -EINVAL); /* not in one line */
+	ck_assert_int_eq(proto_encode_plan(&m, &b), 0);
+	decode(b.data, b.len, &r);
+	ck_assert_uint_gt(r.n, 1);
+	uint32_t next = 1;
+	for (size_t i = 0; i < r.n; i++) {
+		const struct proto_msg *part = &r.e[i].msg;
+		ck_assert_int_eq(r.e[i].ev, PROTO_EV_MSG);
+		ck_assert_uint_eq(part->u.plan.total, n);
+		ck_assert_uint_eq(part->u.plan.steps[0].index, next);
+		for (uint32_t k = 0; k < part->u.plan.nsteps; k++)
+			ck_assert_str_eq(part->u.plan.steps[k].command,
+					 m.u.plan.steps[next - 1 + k].command);
+		next += part->u.plan.nsteps;
+	}
+	ck_assert_uint_eq(next, n + 1);
+	rec_free(&r);
+	proto_buf_free(&b);
+
+	m.u.plan.nsteps = 3; /* fits: one line, no "total" */
+	ck_assert_int_eq(proto_encode_plan(&m, &b), 0);
+	ck_assert_ptr_null(strstr(text(&b), "total"));
+	proto_buf_free(&b);
+	proto_msg_clear(&m);
+
+	r = decode_line("{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"total\":2,\"steps\":["
+			"{\"index\":2,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"cpu-probe\",\"units\":1},"
+			"{\"index\":3,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"cpu-probe\",\"units\":1}]}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
+	ck_assert_str_eq(r.e[0].detail, "plan: a part of 2 steps from step 2 does not fit in \"total\" 2");
+	rec_free(&r);
+}
+END_TEST
+
 /* The callback keeps the steps of a plan and the data of an output. */
 START_TEST(test_take_ownership)
 {
@@ -539,6 +594,7 @@ int main(void)
 	tcase_add_test(tc, test_duplicate_ready);
 	tcase_add_test(tc, test_take_ownership);
 	tcase_add_test(tc, test_plan_monitor_interval);
+	tcase_add_test(tc, test_plan_in_parts);
 	tcase_add_test(tc, test_name_valid);
 	tcase_add_test(tc, test_buf);
 	suite_add_tcase(s, tc);

@@ -2,8 +2,10 @@
 /*
  * Built-in monitors: /proc/stat per CPU, /proc/schedstat (run delay),
  * /proc/loadavg, /proc/pressure/cpu and chosen /proc/vmstat fields, read as
- * snapshots; two snapshots make one set of samples (rates over the interval
- * between them, or the value now for gauges).  No logging, no clocks: the
+ * snapshots, by the agent (guestagent/sampler.c) and by hostd for a host
+ * that runs no agent (hostd/host_proc.c); two snapshots make one set of
+ * samples (rates over the interval between them, or the value now for
+ * gauges).  No logging, no clocks: the
  * caller stamps snapshots and sends what mon_emit hands it.
  *
  * The parsers take what a kernel may give (fewer fields on old kernels,
@@ -12,8 +14,8 @@
  * refuses the whole file (-EINVAL), so that a garbled file never turns
  * into wrong numbers.
  */
-#ifndef GUESTAGENT_MONITOR_H
-#define GUESTAGENT_MONITOR_H
+#ifndef LOCKSTEP_PROCMON_H
+#define LOCKSTEP_PROCMON_H
 
 #include <stdbool.h>
 #include <stddef.h>
