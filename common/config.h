@@ -18,8 +18,9 @@
  * regular expressions (=~), with && || ! inside.  The only command
  * substitution is `uname -m` (or $(uname -m)): it is not run but stands for
  * the fact MACHINE, which config_new() sets from uname(2).  The environment
- * is not consulted: a config means the same thing wherever it runs.  An unset variable expands to "" (0 in arithmetic) and is
- * reported as a warning.
+ * is not consulted: a config means the same thing wherever it runs.  An
+ * unset variable expands to "" (0 in arithmetic) and is reported as a
+ * warning.
  *
  * A line it cannot read is an error "file:line:column: expected ...";
  * commands, substitutions, pipes, redirections, loops and file tests are

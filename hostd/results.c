@@ -16,12 +16,23 @@
 #include "proto.h"
 #include "xalloc.h"
 
-enum item_kind { ITEM_SAMPLE, ITEM_BARRIER, ITEM_OUTPUT, ITEM_MANIFEST };
+enum item_kind { ITEM_SAMPLE, ITEM_BARRIER, ITEM_OUTPUT, ITEM_MANIFEST, ITEM_MONITOR };
+
+/* Monitor files kept open by the writer; the least recently used is
+ * closed past this (a run has a handful of files per node). */
+#define RESULTS_MONITOR_FDS 64
+
+struct monitor_fd {
+	char *rel; /* nodes/<node>/monitors/<file>; NULL: free slot */
+	int fd;
+	bool dirty; /* written in this batch: to be synced */
+	uint64_t used;
+};
 
 struct item {
 	struct item *next;
 	enum item_kind kind;
-	char *rel; /* ITEM_OUTPUT: nodes/<node>/step-<k>.out */
+	char *rel; /* ITEM_OUTPUT: nodes/<node>/step-<k>.out; ITEM_MONITOR: its file */
 	char *data;
 	size_t len;
 };
@@ -33,6 +44,10 @@ struct results {
 	/* the last raw output file, kept open: outputs come in bursts */
 	int output_fd;
 	char *output_rel;
+	/* the writer's monitor files */
+	struct monitor_fd mfd[RESULTS_MONITOR_FDS];
+	uint64_t mfd_clock;
+	size_t monitor_queued; /* bytes of ITEM_MONITOR in the queue (under lock) */
 
 	pthread_t thread;
 	bool thread_started;
@@ -106,6 +121,77 @@ static int output_fd(struct results *r, const char *rel)
 	return r->output_fd;
 }
 
+static void monitor_fd_close(struct results *r, struct monitor_fd *m)
+{
+	if (m->dirty && fdatasync(m->fd) < 0)
+		note_error(r, -errno, m->rel);
+	close(m->fd);
+	free(m->rel);
+	memset(m, 0, sizeof(*m));
+}
+
+/* The open file of rel, opened (and the least recently used one closed)
+ * when needed; -errno when it cannot be opened. */
+static struct monitor_fd *monitor_fd(struct results *r, const char *rel, int *err)
+{
+	struct monitor_fd *free_slot = NULL, *lru = NULL;
+
+	for (size_t i = 0; i < RESULTS_MONITOR_FDS; i++) {
+		struct monitor_fd *m = &r->mfd[i];
+		if (!m->rel) {
+			free_slot = free_slot ? free_slot : m;
+			continue;
+		}
+		if (!strcmp(m->rel, rel)) {
+			m->used = ++r->mfd_clock;
+			return m;
+		}
+		if (!lru || m->used < lru->used)
+			lru = m;
+	}
+	if (!free_slot) {
+		monitor_fd_close(r, lru);
+		free_slot = lru;
+	}
+	int fd = open_append(r->dirfd, rel);
+	if (fd < 0) {
+		*err = fd;
+		return NULL;
+	}
+	free_slot->rel = xstrdup(rel);
+	free_slot->fd = fd;
+	free_slot->used = ++r->mfd_clock;
+	return free_slot;
+}
+
+static void write_monitor(struct results *r, const struct item *it, size_t *bytes)
+{
+	int e = 0;
+	struct monitor_fd *m = monitor_fd(r, it->rel, &e);
+
+	*bytes += it->len;
+	if (!m) {
+		note_error(r, e, it->rel);
+		return;
+	}
+	e = fileio_write_all(m->fd, it->data, it->len);
+	if (e < 0)
+		note_error(r, e, it->rel);
+	m->dirty = true;
+}
+
+static void sync_monitors(struct results *r)
+{
+	for (size_t i = 0; i < RESULTS_MONITOR_FDS; i++) {
+		struct monitor_fd *m = &r->mfd[i];
+		if (!m->rel || !m->dirty)
+			continue;
+		if (fdatasync(m->fd) < 0)
+			note_error(r, -errno, m->rel);
+		m->dirty = false;
+	}
+}
+
 static void write_manifest(struct results *r, const struct item *it)
 {
 	char *path = xasprintf("%s/manifest.json", r->path);
@@ -115,15 +201,20 @@ static void write_manifest(struct results *r, const struct item *it)
 		note_error(r, e, "manifest.json");
 }
 
-/* Writes one batch, then syncs each file it touched once. */
-static void write_batch(struct results *r, struct item *batch)
+/* Writes one batch, then syncs each file it touched once.  Returns the
+ * bytes of monitor data it took off the queue. */
+static size_t write_batch(struct results *r, struct item *batch)
 {
 	bool sync_samples = false, sync_barriers = false, sync_output = false;
 	struct item *manifest = NULL;
+	size_t monitor_bytes = 0;
 
 	for (struct item *it = batch; it; it = it->next) {
 		int fd = -1, e;
 		switch (it->kind) {
+		case ITEM_MONITOR:
+			write_monitor(r, it, &monitor_bytes);
+			continue;
 		case ITEM_SAMPLE:
 			fd = r->samples_fd;
 			sync_samples = true;
@@ -156,9 +247,11 @@ static void write_batch(struct results *r, struct item *batch)
 		note_error(r, -errno, "barriers.ndjson");
 	if (sync_output && r->output_fd >= 0 && fdatasync(r->output_fd) < 0)
 		note_error(r, -errno, r->output_rel);
+	sync_monitors(r);
 	/* after the records it describes, so it never claims more than is there */
 	if (manifest)
 		write_manifest(r, manifest);
+	return monitor_bytes;
 }
 
 static void *writer_main(void *arg)
@@ -178,7 +271,7 @@ static void *writer_main(void *arg)
 		r->busy = true;
 		pthread_mutex_unlock(&r->lock);
 
-		write_batch(r, batch);
+		size_t monitor_bytes = write_batch(r, batch);
 		while (batch) {
 			struct item *next = batch->next;
 			item_free(batch);
@@ -186,6 +279,7 @@ static void *writer_main(void *arg)
 		}
 
 		pthread_mutex_lock(&r->lock);
+		r->monitor_queued -= monitor_bytes;
 		r->busy = false;
 		pthread_cond_broadcast(&r->idle);
 	}
@@ -285,6 +379,9 @@ int results_close(struct results *r)
 		close(r->barriers_fd);
 	if (r->output_fd >= 0)
 		close(r->output_fd);
+	for (size_t i = 0; i < RESULTS_MONITOR_FDS; i++)
+		if (r->mfd[i].rel)
+			monitor_fd_close(r, &r->mfd[i]);
 	if (r->dirfd >= 0)
 		close(r->dirfd);
 	pthread_mutex_destroy(&r->lock);
@@ -352,6 +449,41 @@ int results_append_output(struct results *r, const char *node, uint32_t step, co
 	char *copy = xmalloc(len ? len : 1);
 	memcpy(copy, data, len);
 	enqueue(r, ITEM_OUTPUT, xasprintf("nodes/%s/step-%u.out", node, step), copy, len);
+	return 0;
+}
+
+int results_monitor_dir(struct results *r, const char *node)
+{
+	int ret = results_node_dir(r, node, NULL);
+	if (ret < 0)
+		return ret;
+	char *rel = xasprintf("nodes/%s/monitors", node);
+	struct stat st;
+	if (mkdirat(r->dirfd, rel, 0755) < 0 && errno != EEXIST)
+		ret = -errno;
+	else if (fstatat(r->dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		ret = -errno;
+	else if (!S_ISDIR(st.st_mode))
+		ret = -ENOTDIR;
+	free(rel);
+	return ret;
+}
+
+int results_append_monitor(struct results *r, const char *node, const char *file,
+			   const char *data, size_t len)
+{
+	if (!proto_name_valid(node) || !proto_name_valid(file))
+		return -EINVAL;
+	pthread_mutex_lock(&r->lock);
+	bool full = r->monitor_queued + len > RESULTS_MONITOR_QUEUED_MAX;
+	if (!full)
+		r->monitor_queued += len;
+	pthread_mutex_unlock(&r->lock);
+	if (full)
+		return -ENOBUFS;
+	char *copy = xmalloc(len ? len : 1);
+	memcpy(copy, data, len);
+	enqueue(r, ITEM_MONITOR, xasprintf("nodes/%s/monitors/%s", node, file), copy, len);
 	return 0;
 }
 

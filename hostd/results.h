@@ -43,6 +43,19 @@ int results_node_dir(struct results *r, const char *node, char **path_out);
 int results_append_output(struct results *r, const char *node, uint32_t step, const char *data,
 			  size_t len);
 void results_append_sample(struct results *r, json_object *record);
+
+/* Monitor data waiting for the writer at most; past it appends are
+ * refused (-ENOBUFS) until the disk catches up. */
+#define RESULTS_MONITOR_QUEUED_MAX (32u << 20)
+/* nodes/<node>/monitors/, made now (synchronously, once per node is
+ * enough); -ENOTDIR when it or nodes/<node> is not a real folder. */
+int results_monitor_dir(struct results *r, const char *node);
+/* Queued append to nodes/<node>/monitors/<file>, group-committed like
+ * samples.  file is a name the caller picks from a fixed set, never one a
+ * peer sends.  -EINVAL for a bad node or file name; -ENOBUFS while over
+ * RESULTS_MONITOR_QUEUED_MAX. */
+int results_append_monitor(struct results *r, const char *node, const char *file,
+			   const char *data, size_t len);
 void results_append_barrier(struct results *r, json_object *record);
 /* Queues manifest.json for an atomic rewrite (write, fsync, rename); when
  * several are queued only the newest is written. */

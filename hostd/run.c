@@ -690,7 +690,7 @@ static void start_host_monitor(struct run *r)
 static void host_proc_step_done(void *ctx, uint32_t step)
 {
 	struct run *r = ctx;
-	const struct plan_step *st = &r->exp->steps[step - 1];
+	const struct proto_step *st = &r->exp->steps[step - 1];
 	r->samples_written += monitor_store_step_done(r->mon, "host", step, st->benchmark,
 						      st->iteration);
 }

@@ -38,7 +38,6 @@ struct virt_conn {
 	bool keepalive, lost;
 	int lifecycle_id; /* -1 when not subscribed */
 	int port_id;      /* VSERPORT_CHANGE monitor events; -1 when none */
-	bool close_cb_registered;
 
 	/* reconnecting after a close (the loop's; the job writes fresh_*) */
 	double reconnect_max_s;
@@ -302,6 +301,164 @@ void virt_conn_watch_remove(struct virt_conn *c, struct virt_watch *w)
 	}
 }
 
+/* ---- subscriptions ---- */
+
+/* Keepalive, the close callback and the events, on conn (the first one or
+ * a new one after a close).  0, or -EIO with libvirt's message in err. */
+static int subscribe(struct virt_conn *c, virConnectPtr conn, bool *keepalive, int *lc_id,
+		     int *port_id, char *err, size_t errlen)
+{
+	const char *what = NULL;
+
+	*lc_id = *port_id = -1;
+	if (virConnectSetKeepAlive(conn, VIRT_KEEPALIVE_INTERVAL_S, VIRT_KEEPALIVE_COUNT) == 0)
+		*keepalive = true;
+	else if (virGetLastErrorCode() != VIR_ERR_NO_SUPPORT && virGetLastErrorCode() != VIR_ERR_OK)
+		what = "cannot set keepalive";
+	if (!what && virConnectRegisterCloseCallback(conn, close_cb, c, NULL) < 0)
+		what = "cannot register a close callback";
+	if (!what) {
+		*lc_id = virConnectDomainEventRegisterAny(conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+			VIR_DOMAIN_EVENT_CALLBACK(lifecycle_cb), c, NULL);
+		if (*lc_id < 0) {
+			what = "cannot subscribe to lifecycle events";
+			virConnectUnregisterCloseCallback(conn, close_cb);
+		}
+	}
+	if (what) {
+		snprintf(err, errlen, "libvirt %s: %s: %s", c->uri, what, virGetLastErrorMessage());
+		return -EIO;
+	}
+	/* QEMU's own events: only the qemu driver has them (not test:///);
+	 * without them an agent that dies is named at the barrier deadline */
+	*port_id = virConnectDomainQemuMonitorEventRegister(conn, NULL, "VSERPORT_CHANGE", port_cb,
+							    c, NULL, 0);
+	return 0;
+}
+
+static void unsubscribe(virConnectPtr conn, int lc_id, int port_id)
+{
+	if (port_id >= 0)
+		virConnectDomainQemuMonitorEventDeregister(conn, port_id);
+	if (lc_id >= 0)
+		virConnectDomainEventDeregisterAny(conn, lc_id);
+	virConnectUnregisterCloseCallback(conn, close_cb);
+}
+
+/* ---- reconnecting ---- */
+
+/* In libuv's thread pool: libvirtd may take seconds to answer while it
+ * starts up, and the loop must go on releasing barriers meanwhile. */
+static void reconnect_job(uv_work_t *w)
+{
+	struct virt_conn *c = w->data;
+	bool keepalive = false;
+
+	if (!c->old_unsubscribed) {
+		/* on a dead connection these fail at once; they free our side */
+		unsubscribe(c->conn, c->lifecycle_id, c->port_id);
+		c->old_unsubscribed = true;
+	}
+	c->fresh = virConnectOpen(c->uri);
+	if (!c->fresh) {
+		snprintf(c->rerr, sizeof(c->rerr), "%s", virGetLastErrorMessage());
+		return;
+	}
+	if (subscribe(c, c->fresh, &keepalive, &c->fresh_lc, &c->fresh_port, c->rerr,
+		      sizeof(c->rerr)) < 0) {
+		virConnectClose(c->fresh);
+		c->fresh = NULL;
+	}
+}
+
+static void keep_dead(struct virt_conn *c, virConnectPtr conn)
+{
+	c->dead = xrealloc(c->dead, (c->ndead + 1) * sizeof(*c->dead));
+	c->dead[c->ndead++] = conn;
+}
+
+static void teardown(struct virt_conn *c);
+static void rtimer_cb(uv_timer_t *t);
+
+static void reconnect_done(uv_work_t *w, int status)
+{
+	(void)status;
+	struct virt_conn *c = w->data;
+	double elapsed = (double)(clock_mono_ns() - c->lost_ns) / NSEC_PER_SEC;
+
+	c->rbusy = false;
+	if (c->teardown_pending) {
+		if (c->fresh)
+			keep_dead(c, c->fresh);
+		c->fresh = NULL;
+		teardown(c);
+		return;
+	}
+	if (c->fresh) {
+		pthread_mutex_lock(&c->lock);
+		keep_dead(c, c->conn);
+		c->conn = c->fresh;
+		pthread_mutex_unlock(&c->lock);
+		c->fresh = NULL;
+		c->lifecycle_id = c->fresh_lc;
+		c->port_id = c->fresh_port;
+		c->old_unsubscribed = false;
+		c->lost = false;
+		c->generation++;
+		if (c->ops && c->ops->reconnect)
+			c->ops->reconnect(c, 0, c->attempt, elapsed, NULL);
+		return;
+	}
+	c->delay_ms = c->delay_ms * 2 > VIRT_RECONNECT_STEP_MAX_MS ? VIRT_RECONNECT_STEP_MAX_MS
+								 : c->delay_ms * 2;
+	if (elapsed + (double)c->delay_ms / 1000 > c->reconnect_max_s) {
+		if (c->ops && c->ops->reconnect)
+			c->ops->reconnect(c, -ETIMEDOUT, c->attempt, 0, c->rerr);
+		return;
+	}
+	if (c->ops && c->ops->reconnect)
+		c->ops->reconnect(c, -EAGAIN, c->attempt, (double)c->delay_ms / 1000, c->rerr);
+	uv_timer_start(&c->rtimer, rtimer_cb, c->delay_ms, 0);
+}
+
+static void rtimer_cb(uv_timer_t *t)
+{
+	struct virt_conn *c = t->data;
+	if (c->closing || c->rbusy)
+		return;
+	c->attempt++;
+	c->rbusy = true;
+	c->rwork.data = c;
+	if (uv_queue_work(c->loop, &c->rwork, reconnect_job, reconnect_done) < 0)
+		c->rbusy = false;
+}
+
+static void reconnect_begin(struct virt_conn *c, int reason)
+{
+	/* a failed event loop has no events to give a new connection */
+	if (c->reconnect_max_s <= 0 || reason < 0 || c->rbusy)
+		return;
+	c->attempt = 0;
+	c->lost_ns = clock_mono_ns();
+	c->delay_ms = VIRT_RECONNECT_FIRST_MS;
+	uv_timer_start(&c->rtimer, rtimer_cb, c->delay_ms, 0);
+}
+
+void virt_conn_set_reconnect(struct virt_conn *c, double max_s)
+{
+	c->reconnect_max_s = max_s;
+}
+
+bool virt_conn_reconnecting(const struct virt_conn *c)
+{
+	return c->lost && (c->rbusy || uv_is_active((const uv_handle_t *)&c->rtimer));
+}
+
+unsigned virt_conn_generation(const struct virt_conn *c)
+{
+	return c->generation;
+}
+
 /* ---- open and close ---- */
 
 static int fail(struct virt_conn *c, char *err, size_t errlen, const char *what)
@@ -311,10 +468,13 @@ static int fail(struct virt_conn *c, char *err, size_t errlen, const char *what)
 	return -EIO;
 }
 
-static void async_closed(uv_handle_t *h)
+static void handle_closed(uv_handle_t *h)
 {
 	struct virt_conn *c = h->data;
+	if (--c->handles > 0)
+		return;
 	pthread_mutex_destroy(&c->lock);
+	free(c->dead);
 	free(c->uri);
 	free(c);
 }
@@ -322,16 +482,24 @@ static void async_closed(uv_handle_t *h)
 static void teardown(struct virt_conn *c)
 {
 	c->closing = true;
+	/* a reconnect in the thread pool cannot be stopped: its end comes back
+	 * here */
+	if (c->rbusy) {
+		c->teardown_pending = true;
+		return;
+	}
+	uv_timer_stop(&c->rtimer);
 	if (c->conn) {
-		if (c->lifecycle_id >= 0)
-			virConnectDomainEventDeregisterAny(c->conn, c->lifecycle_id);
-		if (c->close_cb_registered)
-			virConnectUnregisterCloseCallback(c->conn, close_cb);
+		if (!c->old_unsubscribed)
+			unsubscribe(c->conn, c->lifecycle_id, c->port_id);
 		/* while libvirt's thread still runs: the connection's handles and
 		 * timers are released by the loop's next turn */
 		virConnectClose(c->conn);
 		c->conn = NULL;
 	}
+	for (size_t i = 0; i < c->ndead; i++)
+		virConnectClose(c->dead[i]);
+	c->ndead = 0;
 	stop_thread(c);
 	for (struct qevent *q = c->head; q;) {
 		struct qevent *next = q->next;
@@ -340,7 +508,8 @@ static void teardown(struct virt_conn *c)
 	}
 	c->head = c->tail = NULL;
 	atomic_store(&in_use, false);
-	uv_close((uv_handle_t *)&c->async, async_closed);
+	uv_close((uv_handle_t *)&c->async, handle_closed);
+	uv_close((uv_handle_t *)&c->rtimer, handle_closed);
 }
 
 int virt_conn_open(uv_loop_t *loop, const char *uri, const struct virt_conn_ops *ops,
@@ -366,7 +535,7 @@ int virt_conn_open(uv_loop_t *loop, const char *uri, const struct virt_conn_ops 
 	c->loop = loop;
 	c->ops = ops;
 	c->data = data;
-	c->lifecycle_id = -1;
+	c->lifecycle_id = c->port_id = -1;
 	c->uri = xstrdup(uri ? uri : VIRT_URI_DEFAULT);
 	pthread_mutex_init(&c->lock, NULL);
 	r = uv_async_init(loop, &c->async, async_cb);
@@ -379,6 +548,9 @@ int virt_conn_open(uv_loop_t *loop, const char *uri, const struct virt_conn_ops 
 		return r;
 	}
 	c->async.data = c;
+	uv_timer_init(loop, &c->rtimer);
+	c->rtimer.data = c;
+	c->handles = 2;
 
 	/* the thread first: the remote driver needs a running loop */
 	r = pthread_create(&c->thread, NULL, event_thread, c);
@@ -396,23 +568,9 @@ int virt_conn_open(uv_loop_t *loop, const char *uri, const struct virt_conn_ops 
 		teardown(c);
 		return r;
 	}
-	if (virConnectSetKeepAlive(c->conn, VIRT_KEEPALIVE_INTERVAL_S, VIRT_KEEPALIVE_COUNT) == 0)
-		c->keepalive = true;
-	else if (virGetLastErrorCode() != VIR_ERR_NO_SUPPORT && virGetLastErrorCode() != VIR_ERR_OK) {
-		r = fail(c, err, errlen, "cannot set keepalive");
-		teardown(c);
-		return r;
-	}
-	if (virConnectRegisterCloseCallback(c->conn, close_cb, c, NULL) < 0) {
-		r = fail(c, err, errlen, "cannot register a close callback");
-		teardown(c);
-		return r;
-	}
-	c->close_cb_registered = true;
-	c->lifecycle_id = virConnectDomainEventRegisterAny(c->conn, NULL,
-		VIR_DOMAIN_EVENT_ID_LIFECYCLE, VIR_DOMAIN_EVENT_CALLBACK(lifecycle_cb), c, NULL);
-	if (c->lifecycle_id < 0) {
-		r = fail(c, err, errlen, "cannot subscribe to lifecycle events");
+	r = subscribe(c, c->conn, &c->keepalive, &c->lifecycle_id, &c->port_id, err, errlen);
+	if (r < 0) {
+		c->old_unsubscribed = true; /* nothing to undo */
 		teardown(c);
 		return r;
 	}
@@ -435,7 +593,11 @@ void virt_conn_close(struct virt_conn *c)
 
 virConnectPtr virt_conn_ptr(const struct virt_conn *c)
 {
-	return c->conn;
+	struct virt_conn *w = (struct virt_conn *)c; /* the lock only */
+	pthread_mutex_lock(&w->lock);
+	virConnectPtr p = c->conn;
+	pthread_mutex_unlock(&w->lock);
+	return p;
 }
 
 uv_loop_t *virt_conn_loop(const struct virt_conn *c)

@@ -105,6 +105,8 @@ bool virt_conn_keepalive(const struct virt_conn *c);
 bool virt_conn_lost(const struct virt_conn *c); /* closed, not (yet) reconnected */
 /* After a close, reconnect for at most max_s seconds (0: never, the default). */
 void virt_conn_set_reconnect(struct virt_conn *c, double max_s);
+/* Closed, and a reconnect is under way (the next try is due or running). */
+bool virt_conn_reconnecting(const struct virt_conn *c);
 /* How many times a new connection replaced a closed one. */
 unsigned virt_conn_generation(const struct virt_conn *c);
 

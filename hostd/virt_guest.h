@@ -14,6 +14,12 @@
  *   virt_guest_init -> virt_guest_start -> ops->ready (or ops->failed)
  *   ... ops->failed whenever the domain stops, shuts down or crashes
  *   virt_guest_stop -> ops->stopped -> virt_guest_fini
+ *
+ * When libvirt's connection closed and came back (or gave up coming back),
+ * the owner calls virt_guest_conn_changed: the guest looks its domain up
+ * again on the new connection (by UUID) and fails as lost when libvirtd
+ * destroyed it meanwhile; a stop asked for while the connection was down
+ * waits for it.
  */
 #ifndef LOCKSTEP_VIRT_GUEST_H
 #define LOCKSTEP_VIRT_GUEST_H
@@ -50,6 +56,10 @@ struct virt_guest_ops {
 	void (*failed)(struct virt_guest *g);
 	/* virt_guest_stop is done; error is non-empty when stopping had trouble */
 	void (*stopped)(struct virt_guest *g);
+	/* the domain was paused (suspended) or resumed: see paused; may be NULL */
+	void (*paused)(struct virt_guest *g);
+	/* QEMU says the guest opened or closed the agent's port; may be NULL */
+	void (*port)(struct virt_guest *g, bool open);
 };
 
 struct virt_guest {
@@ -67,6 +77,11 @@ struct virt_guest {
 	bool was_running;	/* existing and running before: left running */
 	bool started_by_us;	/* existing and off before: stopped at the end */
 	bool lost;		/* the domain stopped/shut down/crashed under us */
+	bool paused;		/* suspended (lifecycle event), not resumed yet */
+	int paused_detail;	/* virDomainEventSuspendedDetailType */
+	int64_t paused_ns;	/* CLOCK_MONOTONIC of the suspend event */
+	unsigned pauses;	/* how many times it was paused in the run */
+	char channel_alias[64];	/* the channel's device alias ("channel0"), "" if unknown */
 	char uuid[VIR_UUID_STRING_BUFLEN];
 	char domain_type[16];	/* from the live XML: "qemu" (TCG) or "kvm" */
 	char *channel_path;	/* host side of org.lockstep.agent.0 */
@@ -87,6 +102,7 @@ struct virt_guest {
 	int job, job_result;
 	int lost_event, lost_detail;
 	bool busy, stop_requested, shutdown_sent, down;
+	bool reattach_wanted, stop_deferred;
 	char *authkey_line;
 	char job_error[1024]; /* written by the job's thread only */
 	off_t console_offset;
@@ -108,6 +124,9 @@ int virt_guest_start(struct virt_guest *g);
  * GUEST_SHUTDOWN_TIMEOUT) an existing one that was off, leaves one that was
  * running.  ops->stopped follows, never from within this call. */
 void virt_guest_stop(struct virt_guest *g);
+/* libvirt's connection is back (or will not come back): look the domain up
+ * again, or go on with a stop that waited for it. */
+void virt_guest_conn_changed(struct virt_guest *g);
 /* Frees; only in NEW, STOPPED, or FAILED without a job in flight. */
 void virt_guest_fini(struct virt_guest *g);
 
