@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,7 +17,9 @@
 #include "aclock.h"
 #include "clock.h"
 #include "log.h"
+#include "monitor_ext.h"
 #include "proto.h"
+#include "ptp.h"
 #include "sampler.h"
 #include "session.h"
 #include "step.h"
@@ -60,8 +63,10 @@ struct agent {
 	size_t ncarry;
 	size_t forwarded;     /* output bytes of this step sent */
 	bool truncated;
+	struct ptp_clock ptp; /* the KVM PTP clock, when sess.ptp points to it */
 	struct sampler mon;   /* built-in monitors, while the plan asks */
 	uint32_t mon_asked;   /* the interval last asked of it (once, even if it failed) */
+	struct mext mext;     /* external monitors, as the host names them */
 };
 
 /* Big buffers off the stack; one agent per process. */
@@ -177,6 +182,7 @@ static void agent_step_finished(struct agent *a)
 	agent_step_results(a, status, &end);
 	/* the step's last interval, so that its samples cover all of it */
 	sampler_take(&a->mon, &a->sess, step, true);
+	mext_step_end(&a->mext, step);
 	step_run_close(&a->run);
 	a->running = false;
 	dropped = outq_take_dropped(&a->q);
@@ -317,6 +323,7 @@ static void agent_check_started(struct agent *a, bool ended)
 	sess_step_started(&a->sess, a->run.start_ns, a->run.late_ns);
 	/* After the start, not before: sampling must not delay it. */
 	sampler_take(&a->mon, &a->sess, 0, true);
+	mext_step_start(&a->mext, st->index, a->chan.fd);
 	log_info("step %" PRIu32 " started (%s, iteration %" PRIu32 ", %s), %" PRId64 " ns late",
 		 st->index, st->benchmark, st->iteration,
 		 st->kind == PROTO_STEP_CPU_PROBE ? "cpu-probe" : "command", a->run.late_ns);
@@ -342,6 +349,7 @@ static void agent_flush_blocking(struct agent *a)
 
 static void agent_leave(struct agent *a, int code, const char *bye_reason)
 {
+	mext_fini(&a->mext);
 	if (a->running) {
 		log_info("stopping step %" PRIu32, sess_current_step(&a->sess));
 		step_kill(&a->run, a->sigfd);
@@ -505,6 +513,8 @@ static void agent_signals(struct agent *a)
 		agent_leave(a, 0, term == SIGINT ? "agent interrupted" : "agent terminated");
 		return;
 	}
+	if (chld)
+		mext_reap(&a->mext);
 	if (chld && a->running && step_reap(&a->run))
 		agent_step_finished(a);
 	if (chld && a->prepared && step_reap(&a->run)) {
@@ -529,7 +539,7 @@ static int agent_poll_timeout(const struct agent *a)
 static void agent_loop(struct agent *a)
 {
 	while (!a->leaving) {
-		struct pollfd p[5] = {
+		struct pollfd p[5 + MEXT_NFDS] = {
 			{ .fd = a->sigfd, .events = POLLIN },
 			{ .fd = a->up ? a->chan.fd : -1, .events = POLLIN },
 			{ .fd = a->running ? a->run.out_fd : -1, .events = POLLIN },
@@ -537,9 +547,10 @@ static void agent_loop(struct agent *a)
 			{ .fd = a->running && !a->started ? a->run.report_fd : -1, .events = POLLIN },
 		};
 
+		mext_poll(&a->mext, p + 5);
 		if (outq_writable(&a->q))
 			p[1].events |= POLLOUT;
-		if (poll(p, 5, agent_poll_timeout(a)) < 0 && errno != EINTR) {
+		if (poll(p, 5 + MEXT_NFDS, agent_poll_timeout(a)) < 0 && errno != EINTR) {
 			log_error("poll: %s", strerror(errno));
 			agent_leave(a, 1, NULL);
 			break;
@@ -551,6 +562,8 @@ static void agent_loop(struct agent *a)
 			agent_check_started(a, false);
 		if (!a->leaving && p[2].revents && a->running && a->started)
 			agent_read_output(a, false);
+		if (!a->leaving)
+			mext_handle(&a->mext, p + 5);
 		if (!a->leaving && p[3].revents)
 			sampler_take(&a->mon, &a->sess, a->running ? sess_current_step(&a->sess) : 0,
 				     false);
@@ -579,6 +592,62 @@ static uint64_t agent_seed(void)
 	return (uint64_t)clock_real_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)clock_mono_ns();
 }
 
+/* A --sysfs-root that has a clocksource says which one this node reports
+ * (tests: a guest on jiffies or hpet, on a host that has tsc). */
+static void agent_clocksource_under_root(const char *root, char *cs, size_t len)
+{
+	char path[PATH_MAX], buf[PROTO_SHORT_MAX];
+	ssize_t n;
+	int fd;
+
+	if (!root || !*root)
+		return;
+	snprintf(path, sizeof(path), "%s/sys/devices/system/clocksource/clocksource0/"
+		 "current_clocksource", root);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	snprintf(cs, len, "%s", buf);
+}
+
+/* The KVM PTP clock, when the guest has one: its readings ride on pongs. */
+static void agent_ptp_open(struct agent *a, const struct agent_opts *o)
+{
+	char dev[PATH_MAX];
+	int r;
+
+	if (o->ptp_synthetic) {
+		ptp_open_synthetic(&a->ptp, o->ptp_synthetic_ns);
+		log_warn("using a synthetic KVM PTP clock (tests only): realtime %" PRId64
+			 " ns behind the host's", o->ptp_synthetic_ns);
+		a->sess.ptp = &a->ptp;
+		return;
+	}
+	if (o->no_ptp)
+		return;
+	r = ptp_find_kvm(o->root && *o->root ? o->root : "", dev, sizeof(dev));
+	if (r == -ENOENT) {
+		log_info("no KVM PTP clock (ptp_kvm); the host measures this clock by ping/pong");
+		return;
+	}
+	if (r == 0)
+		r = ptp_open(&a->ptp, dev);
+	if (r < 0) {
+		log_warn("cannot use the KVM PTP clock %s: %s; the host measures this clock by "
+			 "ping/pong", dev, r == -ENODEV ? "no such device node" : strerror(-r));
+		return;
+	}
+	log_info("KVM PTP clock %s (%s): pongs carry the host's time", dev,
+		 ptp_method_name(a->ptp.method));
+	a->sess.ptp = &a->ptp;
+}
+
 static void agent_identity(const struct agent_opts *o, struct sess_identity *id)
 {
 	struct sysfacts f;
@@ -593,6 +662,7 @@ static void agent_identity(const struct agent_opts *o, struct sess_identity *id)
 			 strerror(-r));
 	snprintf(id->boot_id, sizeof(id->boot_id), "%s", f.boot_id);
 	snprintf(id->clocksource, sizeof(id->clocksource), "%s", f.clocksource);
+	agent_clocksource_under_root(o->root, id->clocksource, sizeof(id->clocksource));
 	if (strcmp(id->clocksource, "tsc") && strcmp(id->clocksource, "kvm-clock"))
 		log_warn("clock source is '%s', not tsc or kvm-clock: start instants are coarse",
 			 id->clocksource);
@@ -636,9 +706,11 @@ int agent_run(const struct agent_opts *o)
 	agent_identity(o, &id);
 	outq_init(&a.q);
 	sess_init(&a.sess, &a.q, &id, agent_seed());
+	agent_ptp_open(&a, o);
 	proto_decoder_init(&a.dec);
 	step_run_init(&a.run);
 	sampler_init(&a.mon, o->proc_root);
+	mext_init(&a.mext, &a.sess);
 	a.chan.fd = -1;
 	if (o->channel_fd >= 0) {
 		a.chan.mode = ACHAN_FD;
@@ -656,10 +728,12 @@ int agent_run(const struct agent_opts *o)
 	agent_open(&a);
 	agent_loop(&a);
 	code = a.exit_code;
+	mext_fini(&a.mext);
 	sampler_fini(&a.mon);
 	achan_close(&a.chan);
 	proto_decoder_free(&a.dec);
 	sess_free(&a.sess);
+	ptp_close(a.sess.ptp);
 	outq_free(&a.q);
 	close(a.workdir_fd);
 	close(a.sigfd);

@@ -6,6 +6,7 @@
 #define GUESTAGENT_AGENT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct agent_opts {
 	const char *channel;  /* a path, or NULL */
@@ -14,6 +15,9 @@ struct agent_opts {
 	const char *node;     /* sent in hello */
 	const char *work_dir; /* where command steps run */
 	const char *proc_root; /* where the monitors find proc/: "" is / */
+	bool no_ptp;           /* never use a KVM PTP clock (ping/pong only) */
+	bool ptp_synthetic;    /* tests: the PTP test double, ptp_synthetic_ns behind */
+	int64_t ptp_synthetic_ns;
 };
 
 /* Runs until the host says bye, goes away for good or a signal comes.

@@ -12,6 +12,7 @@
 
 #include "achan.h"
 #include "aclock.h"
+#include "clock.h"
 #include "agent.h"
 #include "step.h"
 #include "log.h"
@@ -38,6 +39,11 @@ static void usage(FILE *f)
 		"  --clock-offset-ns N, --clock-drift-ppm P, --clock-jitter-ns J\n"
 		"                      tests only: report instants on a synthetic clock N ns\n"
 		"                      ahead, drifting P ppm, with +/-J ns of noise\n"
+		"  --no-ptp            do not use a KVM PTP clock (sys/class/ptp under the\n"
+		"                      --sysfs-root); the host measures the clock by ping/pong\n"
+		"  --ptp-synthetic-ns N  tests only: act as if a KVM PTP clock read this\n"
+		"                      system's CLOCK_REALTIME as the host's, the guest's\n"
+		"                      own realtime being N ns behind it\n"
 		"  -v, --verbose       log debug messages too\n"
 		"  -h, --help          show this help\n"
 		"  -V, --version       show the version\n");
@@ -80,6 +86,8 @@ int main(int argc, char **argv)
 		{ "clock-offset-ns", required_argument, NULL, 'O' },
 		{ "clock-drift-ppm", required_argument, NULL, 'D' },
 		{ "clock-jitter-ns", required_argument, NULL, 'J' },
+		{ "no-ptp", no_argument, NULL, 'N' },
+		{ "ptp-synthetic-ns", required_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -128,6 +136,21 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			synthetic = true;
+			break;
+		case 'N':
+			o.no_ptp = true;
+			break;
+		case 'S':
+			errno = 0;
+			o.ptp_synthetic_ns = strtoll(optarg, &end, 10);
+			/* a realtime that far behind would be before 1970 */
+			if (errno || end == optarg || *end || o.ptp_synthetic_ns < -NSEC_PER_SEC * 3600 ||
+			    o.ptp_synthetic_ns > NSEC_PER_SEC * 3600) {
+				fprintf(stderr, "guestagent: --ptp-synthetic-ns '%s' is not a number of "
+					"nanoseconds within an hour\n", optarg);
+				return 2;
+			}
+			o.ptp_synthetic = true;
 			break;
 		case 'R': {
 			long prio = strtol(optarg, &end, 10);

@@ -340,8 +340,39 @@ static void sess_pong(struct session *s, const struct proto_msg *ping, int64_t r
 	m.u.ping.seq = ping->u.ping.seq;
 	m.u.ping.t1 = ping->u.ping.t1;
 	m.u.ping.t2 = rx_ns;
+	/* between t2 and t3: hostd checks that the reading lies inside the
+	 * exchange it came with */
+	if (s->ptp) {
+		struct ptp_reading rd;
+		int r = ptp_read(s->ptp, &rd);
+
+		if (r == 0) {
+			m.u.ping.ptp_mono_ns = rd.mono_ns;
+			m.u.ping.ptp_real_ns = rd.real_ns;
+			m.u.ping.ptp_host_real_ns = rd.host_real_ns;
+			m.u.ping.ptp_window_ns = rd.window_ns;
+		} else if (s->ptp->failures == 1) {
+			log_warn("cannot read the KVM PTP clock %s: %s; pongs go without its "
+				 "reading while it fails (said once)", s->ptp->path, strerror(-r));
+		}
+	}
 	m.u.ping.t3 = aclock_now();
 	sess_send(s, &m, OUTQ_PRIO, false);
+}
+
+/* One of the host's external monitors; the set is re-sent whole after each
+ * hello, so an unchanged monitor changes nothing. */
+static void sess_monitor(struct session *s, const struct proto_msg *m)
+{
+	uint32_t i = m->u.monitor.index - 1; /* the decoder checked 1..count */
+
+	if (s->mon_count == m->u.monitor.count && !strcmp(s->mon_name[i], m->u.monitor.name) &&
+	    !strcmp(s->mon_command[i], m->u.monitor.command))
+		return;
+	s->mon_count = m->u.monitor.count;
+	snprintf(s->mon_name[i], sizeof(s->mon_name[i]), "%s", m->u.monitor.name);
+	snprintf(s->mon_command[i], sizeof(s->mon_command[i]), "%s", m->u.monitor.command);
+	s->mon_gen++;
 }
 
 static struct sess_action sess_deliver(struct session *s, struct proto_msg *m, int64_t rx_ns)
@@ -356,6 +387,9 @@ static struct sess_action sess_deliver(struct session *s, struct proto_msg *m, i
 		return sess_go(s, m);
 	case PROTO_PING:
 		sess_pong(s, m, rx_ns);
+		return none;
+	case PROTO_MONITOR:
+		sess_monitor(s, m);
 		return none;
 	case PROTO_BYE:
 		log_info("host said bye: %s", m->u.bye.reason);
@@ -466,6 +500,23 @@ void sess_step_done(struct session *s, int64_t mono_ns, int32_t exit_status)
 	sess_send(s, &m, OUTQ_KEEP, false);
 	s->cur++;
 	sess_enter_step(s);
+}
+
+void sess_monitor_output(struct session *s, uint32_t step, const char *monitor,
+			 const char *data, size_t len)
+{
+	struct proto_msg m = { .type = PROTO_MONITOR_OUTPUT };
+
+	m.u.monitor_output.step = step;
+	snprintf(m.u.monitor_output.monitor, sizeof(m.u.monitor_output.monitor), "%s", monitor);
+	m.u.monitor_output.data = (char *)data;
+	m.u.monitor_output.len = len;
+	sess_send(s, &m, OUTQ_DROP, false);
+}
+
+void sess_monitor_error(struct session *s, uint32_t step, const char *text)
+{
+	sess_error(s, step, "monitor", text);
 }
 
 void sess_bye(struct session *s, const char *reason)

@@ -17,6 +17,7 @@
 
 #include "outq.h"
 #include "proto.h"
+#include "ptp.h"
 
 /* A go more than this far ahead is refused: it would leave the agent deaf
  * for as long (it sleeps until the instant). */
@@ -52,6 +53,14 @@ struct session {
 	uint64_t nonce_seq;
 	bool sync_resent;         /* our pending sync was sent again already */
 	uint32_t monitor_interval_ms; /* the plan's; 0: monitors off */
+	/* external monitors, from the host's monitor messages: the set is
+	 * monitors 1..mon_count; mon_gen changes whenever it does */
+	char mon_name[PROTO_MONITORS_MAX][PROTO_NAME_MAX];
+	char mon_command[PROTO_MONITORS_MAX][PROTO_TEXT_MAX];
+	uint32_t mon_count;
+	uint32_t mon_gen;
+	/* the guest's KVM PTP clock, or NULL: each pong carries a reading */
+	struct ptp_clock *ptp;
 };
 
 enum sess_action_kind {
@@ -95,6 +104,14 @@ void sess_step_done(struct session *s, int64_t mono_ns, int32_t exit_status);
  * Dropped first when the host stops reading. */
 void sess_sample(struct session *s, uint32_t step, int64_t mono_ns, const char *metric,
 		 double value, const char *unit);
+
+/* A piece of an external monitor's output (valid UTF-8, at most
+ * PROTO_OUTPUT_MAX bytes) for step.  Dropped first, like samples. */
+void sess_monitor_output(struct session *s, uint32_t step, const char *monitor,
+			 const char *data, size_t len);
+/* Something about an external monitor the host should see (it dies, it
+ * cannot start); step 0 when not about one. */
+void sess_monitor_error(struct session *s, uint32_t step, const char *text);
 
 /* We are leaving (a signal): tell the host why. */
 void sess_bye(struct session *s, const char *reason);

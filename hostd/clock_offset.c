@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "clock_offset.h"
 
+#include <errno.h>
 #include <math.h>
+#include <string.h>
+#include <time.h>
 
 /* Exchanges whose delay is within this of the smallest are "good": the
  * rest were held up somewhere and would only add their asymmetry. */
@@ -21,7 +24,8 @@ static void estimate(struct clock_offset *c)
 			max_delay = c->ring[i].delay_ns;
 	}
 	c->max_delay_ns = max_delay;
-	double limit = (double)min_delay * GOOD_DELAY_FACTOR + GOOD_DELAY_SLACK_NS;
+	double limit = (double)min_delay * GOOD_DELAY_FACTOR +
+		       (double)(c->good_slack_ns ? c->good_slack_ns : GOOD_DELAY_SLACK_NS);
 
 	/* least squares over the good exchanges, relative to the newest one so
 	 * that the numbers stay small */
@@ -69,6 +73,19 @@ static void estimate(struct clock_offset *c)
 	c->bound_ns = worst_half + (int64_t)ceil(stray);
 }
 
+static void store(struct clock_offset *c, int64_t at_ns, int64_t offset_ns, int64_t delay_ns)
+{
+	struct clock_exchange *e = &c->ring[c->next];
+	e->offset_ns = offset_ns;
+	e->delay_ns = delay_ns;
+	e->at_ns = at_ns;
+	c->next = (c->next + 1) % CLOCK_OFFSET_WINDOW;
+	if (c->count < CLOCK_OFFSET_WINDOW)
+		c->count++;
+	c->samples++;
+	estimate(c);
+}
+
 bool clock_offset_add(struct clock_offset *c, int64_t t1, int64_t t2, int64_t t3, int64_t t4)
 {
 	if (t4 < t1 || t3 < t2)
@@ -77,15 +94,17 @@ bool clock_offset_add(struct clock_offset *c, int64_t t1, int64_t t2, int64_t t3
 	if (delay < 0)
 		return false; /* the guest claims it held the ping longer than the trip */
 	/* halves first: the sums of two instants could overflow */
-	struct clock_exchange *e = &c->ring[c->next];
-	e->offset_ns = (t2 - t1) / 2 + (t3 - t4) / 2;
-	e->delay_ns = delay;
-	e->at_ns = t1 + (t4 - t1) / 2;
-	c->next = (c->next + 1) % CLOCK_OFFSET_WINDOW;
-	if (c->count < CLOCK_OFFSET_WINDOW)
-		c->count++;
-	c->samples++;
-	estimate(c);
+	store(c, t1 + (t4 - t1) / 2, (t2 - t1) / 2 + (t3 - t4) / 2, delay);
+	return true;
+}
+
+bool clock_offset_add_sample(struct clock_offset *c, int64_t at_ns, int64_t offset_ns,
+			     int64_t bound_ns)
+{
+	/* the fit keeps delay/2 as a sample's bound */
+	if (bound_ns < 0 || bound_ns > INT64_MAX / 4)
+		return false;
+	store(c, at_ns, offset_ns, 2 * bound_ns);
 	return true;
 }
 
@@ -108,4 +127,60 @@ int64_t clock_offset_to_host(const struct clock_offset *c, int64_t guest_ns)
 int64_t clock_offset_to_guest(const struct clock_offset *c, int64_t host_ns)
 {
 	return host_ns + clock_offset_at(c, host_ns);
+}
+
+void clock_realmono_read(struct clock_realmono *out)
+{
+	struct timespec a, r, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	clock_gettime(CLOCK_REALTIME, &r);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	int64_t ma = a.tv_sec * 1000000000LL + a.tv_nsec, mb = b.tv_sec * 1000000000LL + b.tv_nsec;
+	out->diff_ns = r.tv_sec * 1000000000LL + r.tv_nsec - (ma + (mb - ma) / 2);
+	out->window_ns = mb - ma;
+}
+
+int clock_offset_from_ptp(const struct clock_ptp_reading *rd, const struct clock_realmono *before,
+			  const struct clock_realmono *after, int64_t t1, int64_t t4,
+			  struct clock_ptp_sample *out)
+{
+	/* The difference at the reading lies between the two samples, each
+	 * known within half its window: take the middle of the whole span. */
+	int64_t wb = (before->window_ns + 1) / 2, wa = (after->window_ns + 1) / 2;
+	int64_t lo = before->diff_ns - wb < after->diff_ns - wa ? before->diff_ns - wb
+								 : after->diff_ns - wa;
+	int64_t hi = before->diff_ns + wb > after->diff_ns + wa ? before->diff_ns + wb
+								 : after->diff_ns + wa;
+	int64_t diff = lo + (hi - lo) / 2;
+	int64_t host_mono, offset;
+	memset(out, 0, sizeof(*out));
+	if (rd->window_ns < 0 || before->window_ns < 0 || after->window_ns < 0 ||
+	    __builtin_sub_overflow(rd->host_real_ns, diff, &host_mono) ||
+	    __builtin_sub_overflow(rd->guest_ns, host_mono, &offset))
+		return -ERANGE;
+	out->at_ns = host_mono;
+	out->offset_ns = offset;
+	out->bound_ns = (rd->window_ns + 1) / 2 + (hi - lo + 1) / 2;
+	/* it was taken while the ping was out: anywhere else, the PHC does
+	 * not read this host's realtime (another host, a lie, a bug) */
+	if (host_mono < t1 - out->bound_ns || host_mono > t4 + out->bound_ns)
+		return -EDOM;
+	return 0;
+}
+
+enum clock_source_fitness clock_source_fitness(const char *name)
+{
+	static const char *const fit[] = { "tsc", "kvm-clock", "arch_sys_counter", NULL };
+	static const char *const slow[] = { "hpet", "acpi_pm", NULL };
+	static const char *const coarse[] = { "jiffies", "refined-jiffies", NULL };
+	for (int i = 0; fit[i]; i++)
+		if (!strcmp(name, fit[i]))
+			return CLOCK_SOURCE_FIT;
+	for (int i = 0; slow[i]; i++)
+		if (!strcmp(name, slow[i]))
+			return CLOCK_SOURCE_SLOW;
+	for (int i = 0; coarse[i]; i++)
+		if (!strcmp(name, coarse[i]))
+			return CLOCK_SOURCE_COARSE;
+	return CLOCK_SOURCE_UNKNOWN;
 }

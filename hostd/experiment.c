@@ -259,6 +259,8 @@ int experiment_load(const char *host_config, const char *guest_config,
 		r = bundle_settings_load(g, guest_config, exp, diag);
 	if (r == 0)
 		r = add_spec_binaries(exp, g, guest_config, diag);
+	if (r == 0)
+		r = monitor_settings_push(exp, g, guest_config, diag);
 	if (r < 0) {
 		experiment_fini(exp);
 		config_free(h);

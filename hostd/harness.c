@@ -94,6 +94,39 @@ static void work_cb(uv_work_t *w)
 	ssh_push_close(s);
 }
 
+static void fetch_cb(uv_work_t *w)
+{
+	struct harness_job *j = w->data;
+	struct ssh_push_session *s = NULL;
+	char *out = NULL, *dir = ssh_push_quote(j->remote_dir);
+	char *cmd = xasprintf("tail -c %d %s/agent.log", HARNESS_LOG_MAX, dir);
+	int status = 0, fd;
+
+	j->result = connect_with_retry(j, &s);
+	if (j->result == 0)
+		j->result = ssh_push_exec(s, cmd, &out, &status, j->error, sizeof(j->error));
+	if (j->result == 0 && status != 0)
+		j->result = -ENOENT; /* error says what tail said */
+	if (j->result == 0) {
+		fd = open(j->log_local_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+			  0644);
+		size_t len = strlen(out);
+		if (fd < 0 || write(fd, out, len) != (ssize_t)len) {
+			j->result = -errno;
+			snprintf(j->error, sizeof(j->error), "guest %s: cannot write its agent log to "
+				 "%s: %s", j->node, j->log_local_path, strerror(errno));
+		} else {
+			j->log_bytes = len;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	free(out);
+	free(cmd);
+	free(dir);
+	ssh_push_close(s);
+}
+
 static void after_cb(uv_work_t *w, int status)
 {
 	struct harness_job *j = w->data;
@@ -141,4 +174,14 @@ int harness_push_start(uv_loop_t *loop, struct harness_job *j)
 	j->agent_pid = 0;
 	j->work.data = j;
 	return uv_queue_work(loop, &j->work, work_cb, after_cb);
+}
+
+int harness_fetch_log_start(uv_loop_t *loop, struct harness_job *j)
+{
+	j->result = 0;
+	j->error[0] = '\0';
+	j->log_bytes = 0;
+	j->connect_timeout_ms = j->timeout_ms; /* up already: a refusal is an answer */
+	j->work.data = j;
+	return uv_queue_work(loop, &j->work, fetch_cb, after_cb);
 }

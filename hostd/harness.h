@@ -41,10 +41,18 @@ struct harness_job {
 	long agent_pid;
 	double connect_s;             /* until the SSH session was up */
 
+	/* harness_fetch_log_start: where the agent's log goes on the host */
+	const char *log_local_path;
+	uint64_t log_bytes;           /* what was written there */
+
 	void (*done)(struct harness_job *j);
 	void *data;
 	uv_work_t work; /* private */
 };
+
+/* The end of the agent's log that is fetched back: enough for its last
+ * steps, never a guest's whole disk. */
+#define HARNESS_LOG_MAX (256 * 1024)
 
 /* 1 when path is an ELF executable without a dynamic loader (PT_INTERP),
  * 0 when it has one, -errno when it cannot be read or is not ELF.  A guest
@@ -53,5 +61,11 @@ int harness_elf_is_static(const char *path);
 
 /* Queues the job; 0 or a libuv error. */
 int harness_push_start(uv_loop_t *loop, struct harness_job *j);
+
+/* Queues a job that connects as the push did (the same inputs; a refused
+ * connection is retried within timeout_ms) and copies the last HARNESS_LOG_MAX bytes of
+ * remote_dir/agent.log into log_local_path (created, never through a
+ * symlink).  done() gets result and error as for the push. */
+int harness_fetch_log_start(uv_loop_t *loop, struct harness_job *j);
 
 #endif

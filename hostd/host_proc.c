@@ -135,7 +135,9 @@ static void hp_job_done(uv_work_t *w, int status)
 	struct hp_edge e = hp->job;
 
 	hp->busy = false;
-	if (status == 0 && !hp->closing) {
+	/* also while closing: the last step's end edge comes just before
+	 * the run closes, and its summaries belong to the run */
+	if (status == 0) {
 		struct hp_emit em = { hp, e.stamp, 0 };
 
 		hp->cur ^= 1;
@@ -145,9 +147,9 @@ static void hp_job_done(uv_work_t *w, int status)
 			mon_emit(&hp->snap[hp->cur ^ 1], &hp->snap[hp->cur], hp_put, &em);
 		hp->have_prev = true;
 	}
-	if (e.ended && hp->step_done && !hp->closing)
+	if (e.ended && hp->step_done)
 		hp->step_done(hp->ctx, e.ended);
-	if (hp->nedges && !hp->closing) {
+	if (hp->nedges) {
 		e = hp->edges[0];
 		memmove(hp->edges, hp->edges + 1, (hp->nedges - 1) * sizeof(hp->edges[0]));
 		hp->nedges--;
@@ -236,8 +238,8 @@ void host_proc_close(struct host_proc *hp, void (*done)(void *ctx), void *ctx)
 			done(ctx);
 		return;
 	}
+	/* edges still waiting are sampled first (no new ones come) */
 	hp->closing = true;
-	hp->nedges = 0;
 	hp->done = done;
 	hp->done_ctx = ctx;
 	uv_close((uv_handle_t *)&hp->timer, hp_timer_closed);

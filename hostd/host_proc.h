@@ -40,8 +40,10 @@ void host_proc_step_start(struct host_proc *hp, uint32_t step);
 void host_proc_step_end(struct host_proc *hp, uint32_t step);
 /* The step the host's samples are stamped with now (0: none). */
 uint32_t host_proc_step(const struct host_proc *hp);
-/* Stops; frees hp once a job in flight came back, then calls done(ctx).
- * Accepts NULL (done called at once). */
+/* Stops the ticks; the edges already asked for are still sampled (their
+ * samples and step_done calls come after this returns, so the store must
+ * outlive the loop's run).  Frees hp once the last job came back, then
+ * calls done(ctx).  Accepts NULL (done called at once). */
 void host_proc_close(struct host_proc *hp, void (*done)(void *ctx), void *ctx);
 
 #endif

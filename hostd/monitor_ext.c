@@ -14,6 +14,8 @@
 #include "xalloc.h"
 
 #define MX_ARGS_MAX 160 /* trace-cmd: two per event */
+
+_Static_assert(MONITOR_EXT_COUNT <= PROTO_MONITORS_MAX, "a guest takes every kind at once");
 #define MX_DEFAULT_PERF_EVENTS "cpu-migrations,context-switches,task-clock"
 #define MX_DEFAULT_FTRACE_EVENTS "sched:sched_switch sched:sched_wakeup sched:sched_migrate_task"
 
@@ -141,21 +143,22 @@ static void mx_push(char **argv, int *n, ...)
 	argv[*n] = NULL;
 }
 
-/* The command line of a kind; its strings live in buf. */
-static void mx_argv(const struct monitor_ext *m, int kind, uint32_t step, char **argv,
-		    char *buf, size_t size)
+/* The command line of a kind; its strings live in buf.  dir: where
+ * trace-cmd's data goes. */
+static void mx_argv(const struct monitor_settings *s, const char *dir, int kind, uint32_t step,
+		    char **argv, char *buf, size_t size)
 {
 	/* sysstat and procps take whole seconds; top and perf what was asked */
-	unsigned secs = m->s.interval_ms >= 1500 ? (m->s.interval_ms + 500) / 1000 : 1;
-	unsigned ms = m->s.interval_ms >= 10 ? m->s.interval_ms : 1000;
+	unsigned secs = s->interval_ms >= 1500 ? (s->interval_ms + 500) / 1000 : 1;
+	unsigned ms = s->interval_ms >= 10 ? s->interval_ms : 1000;
 	char *interval = buf, *msecs = buf + 32, *dat = buf + 64, *events = buf + 512;
-	char *perf = (char *)(m->s.perf_events[0] ? m->s.perf_events : MX_DEFAULT_PERF_EVENTS);
+	char *perf = (char *)(s->perf_events[0] ? s->perf_events : MX_DEFAULT_PERF_EVENTS);
 	int n = 0;
 
 	snprintf(interval, 32, "%u", secs);
 	snprintf(msecs, 32, "%u", ms);
-	snprintf(dat, 448, "%s/trace-cmd-step-%u.dat", m->dir, step);
-	snprintf(events, size - 512, "%s", m->s.ftrace_events[0] ? m->s.ftrace_events :
+	snprintf(dat, 448, "%s/trace-cmd-step-%u.dat", dir, step);
+	snprintf(events, size - 512, "%s", s->ftrace_events[0] ? s->ftrace_events :
 		 MX_DEFAULT_FTRACE_EVENTS);
 	switch (kind) {
 	case MONITOR_EXT_VMSTAT:
@@ -191,7 +194,7 @@ static void mx_spawn(struct monitor_ext *m, int kind, uint32_t step)
 	char *argv[MX_ARGS_MAX], buf[2048], *log;
 	int fd, r;
 
-	mx_argv(m, kind, step, argv, buf, sizeof(buf));
+	mx_argv(&m->s, m->dir, kind, step, argv, buf, sizeof(buf));
 	log = xasprintf("%s/%s-step-%u.log", m->dir, monitor_ext_names[kind], step);
 	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0) {
@@ -278,6 +281,43 @@ void monitor_ext_close(struct monitor_ext *m, void (*done)(void *ctx), void *ctx
 	for (int k = 0; k < MONITOR_EXT_COUNT; k++)
 		mx_stop(m->cur[k]);
 	mx_maybe_done(m);
+}
+
+unsigned monitor_ext_guest_set(const struct monitor_settings *s, struct proto_msg *out,
+			       unsigned *skipped)
+{
+	char *argv[MX_ARGS_MAX], buf[2048];
+	unsigned n = 0, count = 0;
+
+	*skipped = 0;
+	for (int k = 0; k < MONITOR_EXT_COUNT; k++)
+		if ((s->external & (1u << k)) && k != MONITOR_EXT_TRACE_CMD)
+			count++;
+	for (int k = 0; k < MONITOR_EXT_COUNT; k++) {
+		struct proto_msg *m = &out[n];
+		size_t len = 0;
+
+		if (!(s->external & (1u << k)))
+			continue;
+		/* its data file would stay in the guest: output only travels */
+		if (k == MONITOR_EXT_TRACE_CMD) {
+			*skipped |= 1u << k;
+			continue;
+		}
+		mx_argv(s, "", k, 0, argv, buf, sizeof(buf));
+		memset(m, 0, sizeof(*m));
+		m->type = PROTO_MONITOR;
+		m->version = PROTO_VERSION;
+		m->u.monitor.index = ++n;
+		m->u.monitor.count = count;
+		snprintf(m->u.monitor.name, sizeof(m->u.monitor.name), "%s", monitor_ext_names[k]);
+		/* words never hold a space: event names are checked for it */
+		for (int i = 0; argv[i] && len < sizeof(m->u.monitor.command); i++)
+			len += (size_t)snprintf(m->u.monitor.command + len,
+						sizeof(m->u.monitor.command) - len, "%s%s",
+						i ? " " : "", argv[i]);
+	}
+	return n;
 }
 
 unsigned monitor_ext_running(const struct monitor_ext *m)

@@ -17,6 +17,7 @@
 #include <uv.h>
 
 #include "monitor_settings.h"
+#include "proto.h"
 
 #define MONITOR_EXT_KILL_MS 2000
 
@@ -39,6 +40,15 @@ void monitor_ext_step_end(struct monitor_ext *m, uint32_t step);
  * closed; done(ctx) is called then (on the loop).  Accepts NULL (done is
  * called at once). */
 void monitor_ext_close(struct monitor_ext *m, void (*done)(void *ctx), void *ctx);
+/*
+ * The monitors of s as a guest's agent runs them: one PROTO_MONITOR each
+ * in out[0..n) (at most PROTO_MONITORS_MAX), in MMTests' order, with the
+ * command line hostd would run.  trace-cmd is left out (its data file
+ * would stay in the guest) and its bit set in *skipped.  Returns n.
+ */
+unsigned monitor_ext_guest_set(const struct monitor_settings *s, struct proto_msg *out,
+			       unsigned *skipped);
+
 /* How many monitor processes are running now. */
 unsigned monitor_ext_running(const struct monitor_ext *m);
 

@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bundle.h"
+#include "bundle_settings.h"
 #include "config.h"
+#include "experiment.h"
+#include "log.h"
 
 const char *const monitor_ext_names[MONITOR_EXT_COUNT] = {
 	"vmstat", "mpstat", "iostat", "top", "perf-event-stat", "trace-cmd",
@@ -121,4 +125,42 @@ int monitor_settings_load(const struct config *c, struct monitor_settings *s,
 				sizeof(s->ftrace_events), err)) < 0)
 		return r;
 	return 0;
+}
+
+/* The host binary each kind runs; trace-cmd stays on the host. */
+static const char *const monitor_binaries[MONITOR_EXT_COUNT] = {
+	"vmstat", "mpstat", "iostat", "top", "perf", NULL,
+};
+
+int monitor_settings_push(struct experiment *e, const struct config *g, const char *path,
+			  struct config_diag *d)
+{
+	bool added = false;
+
+	if (e->guest_kind != GUEST_KIND_LIBVIRT || !e->harness_dir)
+		return 0;
+	for (int k = 0; k < MONITOR_EXT_COUNT; k++) {
+		const char *bin = monitor_binaries[k];
+		struct bundle *b = NULL;
+		char err[512];
+		bool installed = false;
+
+		if (!(e->guest_mon.external & (1u << k)) || !bin)
+			continue;
+		for (size_t i = 0; i < e->nguest_binaries; i++)
+			installed |= !strcmp(e->guest_binaries[i], bin);
+		if (installed)
+			continue;
+		/* a monitor that cannot go is reported, not fatal: the guest
+		 * may have its own, and the run goes on without it */
+		if (bundle_build(&bin, 1, e->harness_dir, NULL, NULL, &b, err, sizeof(err)) < 0) {
+			log_warn("%s: MONITORS: %s cannot be pushed into the guests (%s); they run "
+				 "their own if they have one", path ? path : "g.conf", bin, err);
+			continue;
+		}
+		bundle_free(b);
+		bundle_settings_add(e, bin);
+		added = true;
+	}
+	return added ? bundle_settings_resolve(e, g, path, d) : 0;
 }

@@ -2,17 +2,14 @@
 #include "monitor_store.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "fileio.h"
+#include "monitor_settings.h"
 #include "results.h"
 #include "xalloc.h"
 
@@ -49,8 +46,7 @@ struct ms_acc {
 
 struct ms_node {
 	char name[PROTO_NAME_MAX];
-	int dirfd; /* nodes/<node>/monitors, -1 until the first sample */
-	int fd[MS_NGROUPS];
+	int dir; /* nodes/<node>/monitors: 0 not made yet, 1 made, else -errno */
 	uint64_t bytes, dropped;
 	struct ms_acc acc[MS_NSUMS];
 };
@@ -82,19 +78,6 @@ int monitor_store_close(struct monitor_store *ms)
 
 	if (!ms)
 		return 0;
-	for (size_t i = 0; i < ms->n; i++) {
-		struct ms_node *nd = &ms->nodes[i];
-
-		for (size_t g = 0; g < MS_NGROUPS; g++) {
-			if (nd->fd[g] < 0)
-				continue;
-			if (fdatasync(nd->fd[g]) < 0)
-				ms_note(ms, -errno);
-			close(nd->fd[g]);
-		}
-		if (nd->dirfd >= 0)
-			close(nd->dirfd);
-	}
 	err = ms->error;
 	free(ms->nodes);
 	free(ms);
@@ -117,9 +100,6 @@ static struct ms_node *ms_node(struct monitor_store *ms, const char *name)
 	nd = &ms->nodes[ms->n++];
 	memset(nd, 0, sizeof(*nd));
 	snprintf(nd->name, sizeof(nd->name), "%s", name);
-	nd->dirfd = -1;
-	for (size_t g = 0; g < MS_NGROUPS; g++)
-		nd->fd[g] = -1;
 	return nd;
 }
 
@@ -134,35 +114,41 @@ static size_t ms_group(const char *metric)
 	return MS_NGROUPS - 1;
 }
 
-static int ms_fd(struct monitor_store *ms, struct ms_node *nd, size_t g)
+/* The folder is made once, on the loop (one mkdir per node and run), so
+ * that a folder that cannot be made is an error the caller sees at once;
+ * the lines themselves go through the results writer. */
+static int ms_dir(struct monitor_store *ms, struct ms_node *nd)
 {
-	char name[32];
+	if (!nd->dir) {
+		int r = results_monitor_dir(ms->results, nd->name);
 
-	if (nd->fd[g] >= 0)
-		return nd->fd[g];
-	if (nd->dirfd < 0) {
-		char *dir, *mon;
-		int r = results_node_dir(ms->results, nd->name, &dir);
-
-		if (r < 0)
-			return r;
-		mon = xasprintf("%s/monitors", dir);
-		free(dir);
-		if (mkdir(mon, 0755) < 0 && errno != EEXIST) {
-			r = -errno;
-			free(mon);
-			return r;
-		}
-		nd->dirfd = open(mon, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		r = -errno;
-		free(mon);
-		if (nd->dirfd < 0)
-			return r;
+		nd->dir = r < 0 ? r : 1;
+		ms_note(ms, r);
 	}
-	snprintf(name, sizeof(name), "%s.ndjson", ms_groups[g]);
-	nd->fd[g] = openat(nd->dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
-			   0644);
-	return nd->fd[g] < 0 ? -errno : nd->fd[g];
+	return nd->dir < 0 ? nd->dir : 0;
+}
+
+/* Counts len against the node's limit and queues it; the caller checked
+ * the node and made the line. */
+static int ms_append(struct monitor_store *ms, struct ms_node *nd, const char *file,
+		     const char *data, size_t len)
+{
+	int r = ms_dir(ms, nd);
+
+	if (r < 0)
+		return r;
+	if (nd->bytes >= MONITOR_STORE_NODE_MAX) {
+		nd->dropped++;
+		return -EFBIG;
+	}
+	r = results_append_monitor(ms->results, nd->name, file, data, len);
+	if (r == -ENOBUFS) {
+		nd->dropped++;
+		return r;
+	}
+	if (r == 0)
+		nd->bytes += len;
+	return r;
 }
 
 static void ms_summary_add(struct ms_node *nd, uint32_t step, int64_t mono_ns,
@@ -193,22 +179,19 @@ int monitor_store_put(struct monitor_store *ms, const char *node, uint32_t step,
 	struct ms_node *nd = ms_node(ms, node);
 	json_object *o;
 	const char *text;
-	char *line;
+	char file[32];
 	size_t len;
-	int fd, r;
+	int r;
 
 	if (!nd || !isfinite(value) || !proto_name_valid(metric))
 		return -EINVAL;
+	if ((r = ms_dir(ms, nd)) < 0)
+		return r;
 	if (nd->bytes >= MONITOR_STORE_NODE_MAX) {
 		nd->dropped++;
 		return -EFBIG;
 	}
 	ms_summary_add(nd, step, mono_ns, metric, value);
-	fd = ms_fd(ms, nd, ms_group(metric));
-	if (fd < 0) {
-		ms_note(ms, fd);
-		return fd;
-	}
 	o = json_object_new_object();
 	json_object_object_add(o, "step", json_object_new_int64(step));
 	json_object_object_add(o, "mono_ns", json_object_new_int64(mono_ns));
@@ -216,16 +199,33 @@ int monitor_store_put(struct monitor_store *ms, const char *node, uint32_t step,
 	json_object_object_add(o, "metric", json_object_new_string(metric));
 	json_object_object_add(o, "value", json_object_new_double(value));
 	json_object_object_add(o, "unit", json_object_new_string(unit));
-	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	line = xasprintf("%s\n", text);
-	len = strlen(line);
-	/* one write(2) per line: a line is whole or absent */
-	r = fileio_write_all(fd, line, len);
-	free(line);
+	text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+	/* the line and its newline in one item: one write(2), whole or absent */
+	char *line = xmalloc(len + 1);
+	memcpy(line, text, len);
+	line[len++] = '\n';
 	json_object_put(o);
-	nd->bytes += len;
-	ms_note(ms, r);
+	snprintf(file, sizeof(file), "%s.ndjson", ms_groups[ms_group(metric)]);
+	r = ms_append(ms, nd, file, line, len);
+	free(line);
 	return r;
+}
+
+int monitor_store_output(struct monitor_store *ms, const char *node, uint32_t step,
+			 const char *monitor, const char *data, size_t len)
+{
+	struct ms_node *nd = ms_node(ms, node);
+	char file[64];
+	int k;
+
+	/* the file name comes from our own table, never from the sender */
+	for (k = 0; k < MONITOR_EXT_COUNT; k++)
+		if (!strcmp(monitor, monitor_ext_names[k]))
+			break;
+	if (!nd || k == MONITOR_EXT_COUNT || !step)
+		return -EINVAL;
+	snprintf(file, sizeof(file), "%s-step-%u.log", monitor_ext_names[k], step);
+	return ms_append(ms, nd, file, data, len);
 }
 
 int monitor_store_sample(struct monitor_store *ms, const char *node, const struct proto_msg *m,

@@ -11,9 +11,12 @@
  * guest sends picks a path.  A node writes at most MONITOR_STORE_NODE_MAX
  * bytes; then its samples are counted and dropped.
  *
- * Lines are appended with one write(2) each on the caller's thread (page
- * cache; they survive a SIGKILL of hostd) and synced when the store
- * closes.  Functions return 0 or -errno.
+ * Lines go to the results writer (results_append_monitor): the loop
+ * never waits for a disk; the writer appends each line with one write(2)
+ * and syncs each file once per batch, as it does samples.  Only the
+ * node's monitors folder is made on the caller's thread, once, so that a
+ * folder that cannot be made is an error at once.  Functions return 0 or
+ * -errno.
  */
 #ifndef LOCKSTEP_MONITOR_STORE_H
 #define LOCKSTEP_MONITOR_STORE_H
@@ -38,7 +41,10 @@ int monitor_store_close(struct monitor_store *ms);
  * host_ns its instant on hostd's clock (the caller converts the node's
  * mono_ns with its clock offset; equal for local guests).  -EINVAL for a
  * node name that is not a name or a value that is not finite, -EFBIG once
- * the node is over its limit, -errno when the file cannot be written.
+ * the node is over its limit, -ENOBUFS while the writer is behind by
+ * RESULTS_MONITOR_QUEUED_MAX (both count as dropped), -errno when the
+ * node's monitors folder cannot be made.  Write errors are the writer's
+ * (results_error).
  */
 int monitor_store_sample(struct monitor_store *ms, const char *node, const struct proto_msg *m,
 			 int64_t host_ns);
@@ -46,6 +52,13 @@ int monitor_store_sample(struct monitor_store *ms, const char *node, const struc
 /* The same for what hostd measures itself (host_sampler): no proto_msg. */
 int monitor_store_put(struct monitor_store *ms, const char *node, uint32_t step, int64_t mono_ns,
 		      int64_t host_ns, const char *metric, double value, const char *unit);
+
+/* A piece of an external monitor's output for step of node, appended to
+ * nodes/<node>/monitors/<monitor>-step-<step>.log.  monitor must be one of
+ * monitor_ext_names (-EINVAL otherwise: a peer's string never names a
+ * file); it counts against the node's limit like samples. */
+int monitor_store_output(struct monitor_store *ms, const char *node, uint32_t step,
+			 const char *monitor, const char *data, size_t len);
 
 /* Step `step` of node ended: its summaries go to samples.ndjson (through
  * results_append_sample).  Returns how many lines it queued. */

@@ -92,7 +92,11 @@ static void deadline_cb(uv_timer_t *t)
 	bool anyone_ready = nlate < barrier_in_run_count(r->barrier);
 	for (size_t i = 0; i < nlate && !r->finishing; i++) {
 		struct participant *p = &r->p[late[i]];
-		if (anyone_ready && k > n)
+		char paused[200];
+		if (run_launch_paused_why(r, p, paused, sizeof(paused)))
+			run_fail(r, p, "%s: it did not reach the barrier of step %u within "
+				   "BARRIER_TIMEOUT=%gs", paused, k > n ? n : k, r->exp->barrier_timeout_s);
+		else if (anyone_ready && k > n)
 			run_fail(r, p, "did not finish the last step within BARRIER_TIMEOUT=%gs of the "
 				   "first participant that did", r->exp->barrier_timeout_s);
 		else if (anyone_ready)
@@ -138,6 +142,7 @@ void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 		run_bench_lost(r, p, p->running_step, reason);
 	node_close(&p->node);
 	local_guest_kill(&p->proc, SIGKILL);
+	run_launch_drop(r, p); /* a guest out of the run stops now */
 
 	if (r->exp->on_failure == ON_FAILURE_ABORT) {
 		char why[512];
@@ -206,16 +211,22 @@ static int64_t scheduled_instant(struct run *r)
 		return 0;
 	for (size_t i = 0; i < r->n; i++) {
 		const struct participant *p = &r->p[i];
-		if (!barrier_in_run(r->barrier, i) || p->clock_shared)
+		if (!barrier_in_run(r->barrier, i))
 			continue;
-		if (!p->clock_ready || p->clock.samples == 0 ||
-		    p->clock.bound_ns > RUN_CLOCK_BOUND_MAX_NS) {
+		/* a tick-based clock wakes the sleep up to a tick late, and
+		 * stamps in ticks: immediate is better (on_hello said so) */
+		if (clock_source_fitness(p->clocksource) == CLOCK_SOURCE_COARSE)
+			return 0;
+		if (p->clock_shared)
+			continue;
+		const struct clock_offset *c = part_clock(p);
+		if (!p->clock_ready || c->samples == 0 || c->bound_ns > RUN_CLOCK_BOUND_MAX_NS) {
 			if (!r->warned_immediate) {
 				progress_clear(r);
 				log_warn("%s: its clock offset is %s: releasing immediately instead "
 					 "of at a common instant",
 					 p->node.name,
-					 p->clock_ready && p->clock.samples ? "too uncertain" : "unknown");
+					 p->clock_ready && c->samples ? "too uncertain" : "unknown");
 				r->warned_immediate = true;
 			}
 			return 0;
@@ -245,7 +256,7 @@ static void send_go_scheduled(struct run *r, uint32_t k, int64_t at)
 		struct participant *p = &r->p[i];
 		if (!barrier_in_run(r->barrier, i))
 			continue;
-		go.u.go.at_ns = p->clock_shared ? at : clock_offset_to_guest(&p->clock, at);
+		go.u.go.at_ns = p->clock_shared ? at : clock_offset_to_guest(part_clock(p), at);
 		node_send(&p->node, &go);
 	}
 }
@@ -320,7 +331,7 @@ static void on_ready(struct run *r, struct participant *p, uint32_t step)
 		if (r->rec.step == step && r->rec.release_at_ns)
 			go.u.go.at_ns = p->clock_shared
 						? r->rec.release_at_ns
-						: clock_offset_to_guest(&p->clock, r->rec.release_at_ns);
+						: clock_offset_to_guest(part_clock(p), r->rec.release_at_ns);
 		node_send(&p->node, &go);
 		return;
 	}
@@ -353,9 +364,27 @@ static void on_ready(struct run *r, struct participant *p, uint32_t step)
 
 /* ---- messages from a participant -------------------------------------- */
 
+/* g.conf's MONITORS, run by a guest's agent at each step (the host's own
+ * run in hostd: monitor_ext); again after every hello, which the agent
+ * takes as the same set. */
+static int send_monitors(struct run *r, struct participant *p)
+{
+	struct proto_msg m[PROTO_MONITORS_MAX];
+	unsigned skipped, n;
+	int e = 0;
+	if (p->kind == PART_HOST || !r->exp->guest_mon.external)
+		return 0;
+	n = monitor_ext_guest_set(&r->exp->guest_mon, m, &skipped);
+	for (unsigned i = 0; i < n && e == 0; i++)
+		e = node_send(&p->node, &m[i]);
+	return e;
+}
+
 static void send_plan(struct run *r, struct participant *p)
 {
 	const struct node_plan *plan = r->exp->node_plan[p->guest_index];
+	if (send_monitors(r, p) < 0)
+		run_add_event(r, p, 0, "its external monitors could not be sent: it runs none");
 	struct proto_msg m = { .type = PROTO_PLAN, .version = PROTO_VERSION };
 	snprintf(m.u.plan.node, sizeof(m.u.plan.node), "%s", p->node.name);
 	m.u.plan.nsteps = plan->nsteps;
@@ -370,6 +399,36 @@ static void send_plan(struct run *r, struct participant *p)
 	proto_buf_free(&buf);
 	if (e < 0)
 		run_fail(r, p, "cannot send the plan: %s", strerror(-e));
+}
+
+/* jiffies, hpet or acpi_pm make microsecond skews meaningless or costly:
+ * say so before the first step, not in the analysis afterwards */
+static void warn_clocksource(struct run *r, struct participant *p)
+{
+	const char *cs = p->clocksource;
+	const char *why;
+	switch (clock_source_fitness(cs)) {
+	case CLOCK_SOURCE_FIT:
+		return;
+	case CLOCK_SOURCE_SLOW:
+		why = "is slow to read (a microsecond or more per stamp), though monotonic";
+		break;
+	case CLOCK_SOURCE_COARSE:
+		why = "counts timer ticks (1 to 10 ms): every barrier is released immediately, "
+		      "since a sleep to a common instant would wake up to a tick late";
+		break;
+	default:
+		if (!cs[0])
+			return; /* an agent that could not tell */
+		why = "is not one lockstep knows to be fit for microsecond timing";
+		break;
+	}
+	char what[320];
+	snprintf(what, sizeof(what), "clocksource %s %s (tsc or kvm-clock is fit; boot the guest "
+		 "with tsc=reliable and ACPI)", cs, why);
+	progress_clear(r);
+	log_warn("%s: %s", p->node.name, what);
+	run_add_event(r, p, 0, what);
 }
 
 static void on_hello(struct run *r, struct participant *p, const struct proto_msg *m)
@@ -388,18 +447,8 @@ static void on_hello(struct run *r, struct participant *p, const struct proto_ms
 	snprintf(p->agent_version, sizeof(p->agent_version), "%s", m->u.hello.agent_version);
 	snprintf(p->boot_id, sizeof(p->boot_id), "%s", m->u.hello.boot_id);
 	snprintf(p->clocksource, sizeof(p->clocksource), "%s", m->u.hello.clocksource);
-	/* jiffies (4 ms) or hpet make microsecond skews meaningless: say so
-	 * before the first step, not in the analysis afterwards */
-	const char *cs = p->clocksource;
-	if (first && cs[0] && strcmp(cs, "tsc") != 0 && strcmp(cs, "kvm-clock") != 0) {
-		char what[160];
-		snprintf(what, sizeof(what),
-			 "clocksource %s is not fit for microsecond timing (tsc or kvm-clock is; "
-			 "boot the guest with tsc=reliable and ACPI)", cs);
-		progress_clear(r);
-		log_warn("%s: %s", p->node.name, what);
-		run_add_event(r, p, 0, what);
-	}
+	if (first)
+		warn_clocksource(r, p);
 	if (first)
 		run_manifest_write(r);
 	/* A guest's start instants mean something only on the host's clock:
@@ -414,11 +463,52 @@ static void send_ping(struct run *r, struct participant *p)
 {
 	struct proto_msg m = { .type = PROTO_PING, .version = PROTO_VERSION };
 	m.u.ping.seq = ++p->ping_seq;
+	/* before t1: a PTP reading in the pong was taken after both */
+	clock_realmono_read(&p->ping_realmono);
 	p->ping_t1 = m.u.ping.t1 = clock_mono_ns();
 	p->ping_inflight = true;
 	int e = node_send(&p->node, &m);
 	if (e < 0)
 		run_fail(r, p, "cannot send a ping: %s", strerror(-e));
+}
+
+/* The guest's KVM PTP reading on a pong: the host's realtime at one of its
+ * instants, turned into an offset sample on the host's monotonic clock. */
+static void take_ptp_reading(struct run *r, struct participant *p, const struct proto_msg *m)
+{
+	const struct clock_ptp_reading rd = {
+		.guest_ns = m->u.ping.ptp_mono_ns,
+		.guest_real_ns = m->u.ping.ptp_real_ns,
+		.host_real_ns = m->u.ping.ptp_host_real_ns,
+		.window_ns = m->u.ping.ptp_window_ns,
+	};
+	struct clock_realmono now;
+	struct clock_ptp_sample smp;
+	clock_realmono_read(&now);
+	int e = clock_offset_from_ptp(&rd, &p->ping_realmono, &now, p->ping_t1, p->node.rx_ns, &smp);
+	if (e == 0) {
+		if (!p->ptp.good_slack_ns)
+			p->ptp.good_slack_ns = RUN_PTP_GOOD_SLACK_NS;
+		clock_offset_add_sample(&p->ptp, smp.at_ns, smp.offset_ns, smp.bound_ns);
+		p->ptp_real_behind_ns = rd.host_real_ns - rd.guest_real_ns;
+		return;
+	}
+	if (p->ptp_refused++ == 0) {
+		char what[320];
+		if (e == -EDOM)
+			snprintf(what, sizeof(what), "its KVM PTP clock put the host's monotonic clock "
+				 "at %lld ns, outside the exchange it came with (%lld..%lld, bound %lld "
+				 "ns): it does not read this host's realtime; such readings are ignored",
+				 (long long)smp.at_ns, (long long)p->ping_t1, (long long)p->node.rx_ns,
+				 (long long)smp.bound_ns);
+		else
+			snprintf(what, sizeof(what), "its KVM PTP reading (host realtime %lld ns) "
+				 "cannot be converted; such readings are ignored",
+				 (long long)rd.host_real_ns);
+		progress_clear(r);
+		log_warn("%s: %s", p->node.name, what);
+		run_add_event(r, p, 0, what);
+	}
 }
 
 static void on_pong(struct run *r, struct participant *p, const struct proto_msg *m)
@@ -436,6 +526,8 @@ static void on_pong(struct run *r, struct participant *p, const struct proto_msg
 	if (!clock_offset_add(&p->clock, p->ping_t1, m->u.ping.t2, m->u.ping.t3, p->node.rx_ns) &&
 	    p->clock_attempts == RUN_CLOCK_EXCHANGES)
 		run_add_event(r, p, 0, "its clock answers to pings are impossible (t3 before t2)");
+	if (m->u.ping.ptp_window_ns)
+		take_ptp_reading(r, p, m);
 	if (p->clock_ready)
 		return; /* a refresh between steps */
 	if (p->clock_attempts < RUN_CLOCK_EXCHANGES) {
@@ -443,7 +535,15 @@ static void on_pong(struct run *r, struct participant *p, const struct proto_msg
 		return;
 	}
 	p->clock_ready = true;
-	if (p->clock.samples)
+	/* the guest's PTP clock reads the host's: far tighter than any trip */
+	p->clock_ptp = p->ptp.samples > 0;
+	if (p->clock_ptp)
+		log_info("%s: clock offset %+.3f ms, bound %.3f us (KVM PTP clock, %u readings; "
+			 "ping/pong said %+.3f ms, bound %.1f us)", p->node.name,
+			 (double)p->ptp.offset_ns / 1e6, (double)p->ptp.bound_ns / 1e3,
+			 p->ptp.samples, (double)p->clock.offset_ns / 1e6,
+			 (double)p->clock.bound_ns / 1e3);
+	else if (p->clock.samples)
 		log_info("%s: clock offset %+.3f ms, bound %.1f us (%u exchanges)", p->node.name,
 			 (double)p->clock.offset_ns / 1e6, (double)p->clock.bound_ns / 1e3,
 			 p->clock.samples);
@@ -522,7 +622,7 @@ static void on_message(struct node *n, struct proto_msg *m)
 			break;
 		}
 		p->started = true;
-		run_record_started(r, p, clock_offset_to_host(&p->clock, m->u.started.mono_ns),
+		run_record_started(r, p, clock_offset_to_host(part_clock(p), m->u.started.mono_ns),
 				   m->u.started.late_ns);
 		break;
 	case PROTO_RESULT:
@@ -570,9 +670,23 @@ static void on_message(struct node *n, struct proto_msg *m)
 	case PROTO_PONG:
 		on_pong(r, p, m);
 		break;
+	case PROTO_MONITOR_OUTPUT: {
+		uint32_t k = m->u.monitor_output.step;
+		int e = k <= barrier_nsteps(r->barrier)
+				? monitor_store_output(r->mon, n->name, k, m->u.monitor_output.monitor,
+						       m->u.monitor_output.data, m->u.monitor_output.len)
+				: -EINVAL;
+		if (e == -EFBIG && !r->warned_big_monitors) {
+			r->warned_big_monitors = true;
+			run_add_event(r, p, k, "monitor data over its limit: the rest is dropped");
+		} else if (e == -EINVAL) {
+			run_add_event(r, p, k, "monitor output of an unknown monitor or step was dropped");
+		}
+		break;
+	}
 	case PROTO_SAMPLE: {
 		int e = monitor_store_sample(r->mon, n->name, m,
-					     clock_offset_to_host(&p->clock, m->u.sample.mono_ns));
+					     clock_offset_to_host(part_clock(p), m->u.sample.mono_ns));
 		if (e == -EFBIG && !r->warned_big_monitors) {
 			r->warned_big_monitors = true;
 			run_add_event(r, p, m->u.sample.step,
@@ -617,7 +731,10 @@ static void on_closed(struct node *n, int err)
 		run_gone_check(r);
 		return;
 	}
-	if (err)
+	const char *why = run_launch_closed_why(r, p);
+	if (why)
+		run_fail(r, p, "%s", why);
+	else if (err)
 		run_fail(r, p, "its channel failed: %s", uv_strerror(err));
 	else
 		run_fail(r, p, "closed its channel");
@@ -794,6 +911,13 @@ static void ext_report(void *ctx, const char *monitor, uint32_t step, const char
  * output goes to nodes/host/monitors/. */
 static int start_external_monitors(struct run *r)
 {
+	struct proto_msg guest_set[PROTO_MONITORS_MAX];
+	unsigned skipped = 0;
+	if (r->exp->guest_mon.external)
+		monitor_ext_guest_set(&r->exp->guest_mon, guest_set, &skipped);
+	if (skipped)
+		log_warn("g.conf: MONITORS: trace-cmd runs on the host only (its data file would "
+			 "stay in the guests); set it in h.conf");
 	if (!r->exp->host_mon.external)
 		return 0;
 	char *dir = NULL;

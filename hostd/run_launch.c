@@ -126,19 +126,102 @@ static void launch_step_done(struct run *r)
 
 /* ---- libvirt guests ---------------------------------------------------- */
 
+/* How long hostd tries to get libvirt back after libvirtd went away (it
+ * restarts in seconds); the guests and their channels live on meanwhile. */
+#define RUN_LIBVIRT_RECONNECT_S 120
+
+static void fill_ssh(struct run *r, struct participant *p, struct harness_job *j);
+
+static void fetch_done(struct harness_job *j)
+{
+	struct participant *p = j->data;
+	struct run *r = p->run;
+	p->fetch_busy = false;
+	p->log_fetched = true;
+	if (j->result < 0)
+		log_warn("%s: cannot fetch its agent.log: %s", p->node.name, j->error);
+	if (p->vm.state != VIRT_GUEST_NEW && !p->vm_stopped)
+		virt_guest_stop(&p->vm);
+	run_gone_check(r);
+}
+
+/* The agent's log is worth a few seconds of SSH only from a guest that runs
+ * and had an agent: a paused or lost one would just time out. */
+static bool fetch_log(struct run *r, struct participant *p)
+{
+	const struct virt_guest *g = &p->vm;
+	if (p->log_fetched || p->fetch_busy || !p->launched || g->lost || g->paused ||
+	    (r->conn && virt_conn_lost(r->conn) && g->transient))
+		return false;
+	char *dir = NULL;
+	if (results_node_dir(r->results, p->node.name, &dir) < 0)
+		return false;
+	free(p->log_path);
+	p->log_path = xasprintf("%s/agent.log", dir);
+	free(dir);
+	struct harness_job *j = &p->fetch;
+	fill_ssh(r, p, j);
+	j->log_local_path = p->log_path;
+	j->done = fetch_done;
+	if (harness_fetch_log_start(r->loop, j) < 0)
+		return false;
+	p->fetch_busy = true;
+	return true;
+}
+
+void run_launch_drop(struct run *r, struct participant *p)
+{
+	if (p->kind != PART_LIBVIRT || p->push_busy || p->fetch_busy || p->vm_stopped ||
+	    p->vm.state == VIRT_GUEST_NEW)
+		return;
+	if (!fetch_log(r, p))
+		virt_guest_stop(&p->vm);
+}
+
+const char *run_launch_closed_why(struct run *r, struct participant *p)
+{
+	if (p->kind != PART_LIBVIRT)
+		return NULL;
+	/* QEMU holds the host side of the channel: only its end closes it,
+	 * often a little before libvirt's lifecycle event says why */
+	if (!r->conn || !virt_conn_lost(r->conn))
+		return "its channel closed: its QEMU exited (the domain was destroyed, shut down "
+		       "or crashed)";
+	return "its channel closed (its QEMU exited) while libvirt's connection was down: "
+	       "libvirtd stopped, and a guest made for the run (AUTODESTROY) is destroyed by "
+	       "libvirtd as it stops";
+}
+
+bool run_launch_paused_why(struct run *r, struct participant *p, char *buf, size_t len)
+{
+	(void)r;
+	const struct virt_guest *g = &p->vm;
+	if (p->kind != PART_LIBVIRT || !g->paused)
+		return false;
+	snprintf(buf, len, "its domain was paused (libvirt: suspended, %s) %.1f s ago and is "
+		 "still paused",
+		 virt_event_detail_name(VIR_DOMAIN_EVENT_SUSPENDED, g->paused_detail),
+		 (double)(clock_mono_ns() - g->paused_ns) / NSEC_PER_SEC);
+	return true;
+}
+
 static void push_done(struct harness_job *j)
 {
 	struct participant *p = j->data;
 	struct run *r = p->run;
 	p->push_busy = false;
 	if (r->finishing) {
-		if (p->vm.state != VIRT_GUEST_NEW)
+		if (j->result == 0)
+			p->launched = true;
+		if (!fetch_log(r, p) && p->vm.state != VIRT_GUEST_NEW)
 			virt_guest_stop(&p->vm);
 		run_gone_check(r);
 		return;
 	}
-	if (j->result < 0) {
+	if (j->result < 0 || p->failed) {
+		/* failed meanwhile (lost, or the push itself): out of the run now */
 		run_fail(r, p, "%s", j->error);
+		run_launch_drop(r, p);
 		launch_step_done(r);
 		return;
 	}
@@ -150,6 +233,25 @@ static void push_done(struct harness_job *j)
 	p->launched = true;
 	run_manifest_write(r);
 	launch_step_done(r);
+}
+
+/* Where and how to reach a guest over SSH: the push's and the fetch's. */
+static void fill_ssh(struct run *r, struct participant *p, struct harness_job *j)
+{
+	const struct virt_guest *g = &p->vm;
+	const struct experiment *x = r->exp;
+	j->node = p->node.name;
+	j->host = g->addr.host;
+	j->port = g->addr.port;
+	j->user = x->ssh_user;
+	j->private_key_path = r->key_path;
+	j->expected_hostkey = g->hostkey[0] ? g->hostkey : NULL;
+	if (!p->known_hosts)
+		p->known_hosts = xasprintf("%s/known_hosts.d/%s", r->opt->state_dir, p->node.name);
+	j->known_hosts_path = p->known_hosts;
+	j->remote_dir = x->harness_dir;
+	j->timeout_ms = (int)(x->ssh_timeout_s * 1000);
+	j->data = p;
 }
 
 static void vm_ready(struct virt_guest *g)
@@ -174,22 +276,12 @@ static void vm_ready(struct virt_guest *g)
 
 	struct harness_job *j = &p->push;
 	const struct experiment *x = r->exp;
-	j->node = p->node.name;
-	j->host = g->addr.host;
-	j->port = g->addr.port;
-	j->user = x->ssh_user;
-	j->private_key_path = r->key_path;
-	j->expected_hostkey = g->hostkey[0] ? g->hostkey : NULL;
-	free(p->known_hosts);
-	p->known_hosts = xasprintf("%s/known_hosts.d/%s", r->opt->state_dir, p->node.name);
-	j->known_hosts_path = p->known_hosts;
+	fill_ssh(r, p, j);
 	j->agent_path = r->opt->guest_agent_path;
 	/* HARNESS_BINARIES and the rest (bundle_settings.h), after the agent */
 	j->extra_files = x->bundle ? x->bundle->files : NULL;
 	j->nextra_files = x->bundle ? x->bundle->nfiles : 0;
 	j->start_rt_priority = x->release_rt_priority;
-	j->remote_dir = x->harness_dir;
-	j->timeout_ms = (int)(x->ssh_timeout_s * 1000);
 	j->connect_timeout_ms = j->timeout_ms;
 	j->done = push_done;
 	j->data = p;
@@ -225,10 +317,45 @@ static void vm_stopped(struct virt_guest *g)
 	run_gone_check(p->run);
 }
 
+static void vm_paused(struct virt_guest *g)
+{
+	struct participant *p = g->data;
+	struct run *r = p->run;
+	char what[160];
+	if (r->finishing)
+		return;
+	if (g->paused)
+		snprintf(what, sizeof(what), "its domain was paused (libvirt: suspended, %s)",
+			 virt_event_detail_name(VIR_DOMAIN_EVENT_SUSPENDED, g->paused_detail));
+	else
+		snprintf(what, sizeof(what), "its domain was resumed after %.1f s paused",
+			 (double)(clock_mono_ns() - g->paused_ns) / NSEC_PER_SEC);
+	log_warn("%s: %s", p->node.name, what);
+	if (!p->failed)
+		run_add_event(r, p, 0, what);
+}
+
+/* The agent holds its port open for its whole life (guestagent/agent.c):
+ * the guest closing it means the agent is gone, and the host side of the
+ * channel (QEMU's socket) says nothing of it.  QEMU does, and libvirt
+ * passes it on. */
+static void vm_port(struct virt_guest *g, bool open)
+{
+	struct participant *p = g->data;
+	struct run *r = p->run;
+	if (open || r->finishing || p->failed || !p->launched)
+		return;
+	run_fail(r, p, "its agent closed its virtio-serial port in the guest (QEMU: %s closed): "
+		 "the agent exited or was killed; its log is nodes/%s/agent.log",
+		 g->channel_alias, p->node.name);
+}
+
 static const struct virt_guest_ops vm_ops = {
 	.ready = vm_ready,
 	.failed = vm_failed,
 	.stopped = vm_stopped,
+	.paused = vm_paused,
+	.port = vm_port,
 };
 
 static void conn_lifecycle(struct virt_conn *c, const struct virt_lifecycle *ev)
@@ -241,12 +368,43 @@ static void conn_closed(struct virt_conn *c, int reason, const char *why)
 {
 	struct run *r = virt_conn_data(c);
 	(void)reason;
-	/* The guests and their channels live on without libvirtd; only their
-	 * lifecycle events and the clean-up at the end need it. */
-	log_error("lost the connection to libvirt (%s): guests that die are now noticed by "
-		  "their channels only, and guests made for this run may need `virsh destroy`",
-		  why);
-	run_add_event(r, NULL, 0, why);
+	/* The guests and their channels live on without libvirtd (but a
+	 * stopping libvirtd destroys AUTODESTROY domains); only lifecycle
+	 * events and the clean-up at the end need it. */
+	log_error("lost the connection to libvirt (%s); reconnecting for up to %d s", why,
+		  RUN_LIBVIRT_RECONNECT_S);
+	char what[320];
+	snprintf(what, sizeof(what), "lost the connection to libvirt: %s", why);
+	run_add_event(r, NULL, 0, what);
+}
+
+static void conn_reconnect(struct virt_conn *c, int status, unsigned attempt, double next_s,
+			   const char *why)
+{
+	struct run *r = virt_conn_data(c);
+	char what[640];
+	if (status == -EAGAIN) {
+		log_warn("libvirt %s: reconnect %u failed (%s); next in %.1f s", virt_conn_uri(c),
+			 attempt, why, next_s);
+		return;
+	}
+	if (status == 0) {
+		snprintf(what, sizeof(what), "reconnected to libvirt after %.1f s (%u tries); "
+			 "lifecycle events are watched again", next_s, attempt);
+		log_info("%s", what);
+	} else {
+		snprintf(what, sizeof(what), "gave up reconnecting to libvirt after %u tries within "
+			 "%d s (last: %s): guests are watched through their channels only, and guests "
+			 "made for this run may need `virsh destroy`", attempt, RUN_LIBVIRT_RECONNECT_S,
+			 why);
+		log_error("%s", what);
+	}
+	run_add_event(r, NULL, 0, what);
+	/* each guest looks its domain up on the new connection, and a stop
+	 * that waited for it goes on */
+	for (size_t i = 0; i < r->n; i++)
+		if (r->p[i].kind == PART_LIBVIRT && r->p[i].vm.state != VIRT_GUEST_NEW)
+			virt_guest_conn_changed(&r->p[i].vm);
 }
 
 static void conn_overflow(struct virt_conn *c, uint64_t lost)
@@ -261,6 +419,7 @@ static const struct virt_conn_ops conn_ops = {
 	.lifecycle = conn_lifecycle,
 	.closed = conn_closed,
 	.overflow = conn_overflow,
+	.reconnect = conn_reconnect,
 };
 
 static int open_libvirt(struct run *r)
@@ -304,6 +463,7 @@ static int open_libvirt(struct run *r)
 		log_error("%s", err);
 		return e;
 	}
+	virt_conn_set_reconnect(r->conn, RUN_LIBVIRT_RECONNECT_S);
 	return 0;
 }
 
@@ -340,9 +500,9 @@ void run_launch_stop_all(struct run *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		struct participant *p = &r->p[i];
-		if (p->kind == PART_LIBVIRT && !p->push_busy && !p->vm_stopped &&
+		if (p->kind == PART_LIBVIRT && !p->push_busy && !p->fetch_busy && !p->vm_stopped &&
 		    p->vm.state != VIRT_GUEST_NEW)
-			virt_guest_stop(&p->vm);
+			run_launch_drop(r, p);
 		else if (p->kind == PART_LIBVIRT && p->vm.state == VIRT_GUEST_NEW)
 			p->vm_stopped = true;
 	}
@@ -352,7 +512,7 @@ bool run_launch_gone(const struct run *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		const struct participant *p = &r->p[i];
-		if (p->proc.running || p->node.open || p->push_busy)
+		if (p->proc.running || p->node.open || p->push_busy || p->fetch_busy)
 			return false;
 		if (p->kind == PART_LIBVIRT && !p->vm_stopped)
 			return false;
@@ -384,8 +544,10 @@ void run_launch_release(struct run *r)
 
 void run_launch_fini(struct run *r)
 {
-	for (size_t i = 0; i < r->n; i++)
+	for (size_t i = 0; i < r->n; i++) {
 		free(r->p[i].known_hosts);
+		free(r->p[i].log_path);
+	}
 	free(r->key_path);
 	free(r->pubkey);
 	json_object_put(r->libvirt_info);

@@ -102,10 +102,19 @@ static void add_guest(json_object *o, const struct participant *p)
 static json_object *clock_json(const struct participant *p)
 {
 	json_object *c = json_object_new_object();
-	json_object_object_add(c, "method", json_object_new_string(p->clock_shared ? "shared" : "ping"));
-	json_object_object_add(c, "offset_ns", json_object_new_int64(p->clock.offset_ns));
-	json_object_object_add(c, "bound_ns", json_object_new_int64(p->clock.bound_ns));
+	json_object_object_add(c, "method", json_object_new_string(part_clock_method(p)));
+	json_object_object_add(c, "offset_ns", json_object_new_int64(part_clock(p)->offset_ns));
+	json_object_object_add(c, "bound_ns", json_object_new_int64(part_clock(p)->bound_ns));
 	json_object_object_add(c, "exchanges", json_object_new_int64(p->clock.samples));
+	if (p->ptp.samples || p->ptp_refused) {
+		/* what ping/pong alone would have said, to judge the two by */
+		json_object_object_add(c, "ptp_readings", json_object_new_int64(p->ptp.samples));
+		json_object_object_add(c, "ptp_refused", json_object_new_int64(p->ptp_refused));
+		json_object_object_add(c, "ping_offset_ns", json_object_new_int64(p->clock.offset_ns));
+		json_object_object_add(c, "ping_bound_ns", json_object_new_int64(p->clock.bound_ns));
+		json_object_object_add(c, "guest_realtime_behind_ns",
+				       json_object_new_int64(p->ptp_real_behind_ns));
+	}
 	return c;
 }
 

@@ -40,6 +40,9 @@
 /* A scheduled release needs every clock known this well; else that barrier
  * is released immediately, with a warning. */
 #define RUN_CLOCK_BOUND_MAX_NS (5 * 1000 * 1000LL)
+/* PTP readings fitted: those whose window is within 1.5x the smallest plus
+ * this (a cross-timestamp's window is tens of ns, a plain read's a few us) */
+#define RUN_PTP_GOOD_SLACK_NS 2000
 /* Automatic lead of a scheduled go: the writes and wake-ups on the host
  * (base + per participant), or a few of the slowest recent round trips to
  * a guest, whichever is longer; never more than the cap. */
@@ -78,6 +81,13 @@ struct participant {
 	struct clock_offset clock;
 	uint64_t ping_seq;
 	int64_t ping_t1;
+	/* the guest's KVM PTP clock, read on each pong when it has one: the
+	 * offset in use (method "ptp-kvm") once clock_ptp is set */
+	struct clock_offset ptp;
+	struct clock_realmono ping_realmono; /* the host's realtime - mono as the ping left */
+	bool clock_ptp;
+	unsigned ptp_refused;   /* readings outside the exchange they came with */
+	int64_t ptp_real_behind_ns; /* the guest's realtime behind the host's, last reading */
 
 	/* PART_LIBVIRT */
 	struct virt_guest vm;
@@ -85,6 +95,9 @@ struct participant {
 	struct harness_job push;
 	bool push_busy;
 	char *known_hosts;
+	struct harness_job fetch; /* agent.log back, before it is stopped */
+	bool fetch_busy, log_fetched;
+	char *log_path;
 
 	bool hello_seen;
 	bool failed;
@@ -157,6 +170,17 @@ struct run {
 	uint64_t samples_written;
 };
 
+/* The clock offset in use for a participant, and its method's name. */
+static inline const struct clock_offset *part_clock(const struct participant *p)
+{
+	return p->clock_ptp ? &p->ptp : &p->clock;
+}
+
+static inline const char *part_clock_method(const struct participant *p)
+{
+	return p->clock_shared ? "shared" : p->clock_ptp ? "ptp-kvm" : "ping";
+}
+
 /* run.c */
 void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -176,6 +200,15 @@ void run_launch_kill_all(struct run *r);
 void run_launch_release(struct run *r);
 void run_launch_fini(struct run *r);
 const char *run_part_kind_name(enum part_kind k);
+/* A participant failed: a libvirt guest is stopped now (its agent.log
+ * fetched first when it can still answer), not at the end of the run. */
+void run_launch_drop(struct run *r, struct participant *p);
+/* Why a libvirt guest's channel closed, when something more is known than
+ * the EOF (libvirt's connection was down), else NULL. */
+const char *run_launch_closed_why(struct run *r, struct participant *p);
+/* A libvirt guest that is paused: a sentence for the barrier deadline's
+ * failure ("its domain was paused ..."), else false. */
+bool run_launch_paused_why(struct run *r, struct participant *p, char *buf, size_t len);
 
 /* run_records.c */
 void run_record_reset(struct run *r, uint32_t step);

@@ -95,11 +95,10 @@ void run_record_flush(struct run *r, bool force)
 		if (!rec->ready_ns[i])
 			continue;
 		json_object *c = json_object_new_object();
-		json_object_object_add(c, "method",
-				       json_object_new_string(p->clock_shared ? "shared" : "ping"));
+		json_object_object_add(c, "method", json_object_new_string(part_clock_method(p)));
 		json_object_object_add(c, "offset_ns", json_object_new_int64(
-			p->clock_shared ? 0 : clock_offset_at(&p->clock, rec->go_first_ns)));
-		json_object_object_add(c, "bound_ns", json_object_new_int64(p->clock.bound_ns));
+			p->clock_shared ? 0 : clock_offset_at(part_clock(p), rec->go_first_ns)));
+		json_object_object_add(c, "bound_ns", json_object_new_int64(part_clock(p)->bound_ns));
 		json_object_object_add(offsets, p->node.name, c);
 	}
 	json_object_object_add(o, "clock_offsets", offsets);
@@ -107,8 +106,8 @@ void run_record_flush(struct run *r, bool force)
 		json_object_object_add(o, "skew_ns", json_object_new_int64(last - first));
 		/* each end of the spread is only known to within its own bound */
 		json_object_object_add(o, "skew_bound_ns",
-				       json_object_new_int64(r->p[first_i].clock.bound_ns +
-							     r->p[last_i].clock.bound_ns));
+				       json_object_new_int64(part_clock(&r->p[first_i])->bound_ns +
+							     part_clock(&r->p[last_i])->bound_ns));
 	} else {
 		json_object_object_add(o, "skew_ns", NULL);
 		json_object_object_add(o, "skew_bound_ns", NULL);

@@ -127,6 +127,7 @@ static void close_all(struct service *s)
 	uv_close((uv_handle_t *)&s->sigint, on_handle_closed);
 	uv_close((uv_handle_t *)&s->sighup, on_handle_closed);
 	uv_close((uv_handle_t *)&s->sigchld, on_handle_closed);
+	service_run_close(s);
 }
 
 void service_schedule(struct service *s)
@@ -197,9 +198,14 @@ static int load_settings(struct service *s)
 		log_warn("cannot make RESULTS_ROOT %s: %s; submissions without --results will fail",
 			 set.results_root, strerror(-r));
 	s->set = set;
-	log_info("settings%s%s: group '%s', QUEUE_MAX=%u, KEEP_FINISHED=%u, RESULTS_ROOT=%s",
-		 r == 1 ? " (no " : " from ", path, set.group, set.queue_max, set.keep_finished,
-		 set.results_root);
+	log_info("settings%s%s%s: group '%s', QUEUE_MAX=%u, USER_QUEUE_MAX=%u, KEEP_FINISHED=%u, "
+		 "RESULTS_ROOT=%s, IDLE_TIMEOUT=%.1fs, STOP_TIMEOUT=%.1fs", r == 1 ? " (no " : " from ",
+		 path, r == 1 ? ")" : "", set.group, set.queue_max, set.user_queue_max,
+		 set.keep_finished, set.results_root, (double)set.idle_timeout_ms / 1000,
+		 (double)set.stop_timeout_ms / 1000);
+	if (set.hostd_binary[0])
+		log_warn("HOSTD_BINARY=%s in %s: experiments run that, not this hostd (a setting "
+			 "for tests only)", set.hostd_binary, path);
 	return 0;
 }
 
@@ -345,12 +351,14 @@ int service_main(const struct service_options *opt)
 	uv_signal_init(&loop, &s.sigchld);
 	s.sigchld.data = &s;
 	uv_signal_start(&s.sigchld, on_sigchld, SIGCHLD);
+	service_run_init(&s);
 	for (size_t i = 0; i < s.n; i++)
 		if (s.exps[i]->state == QUEUE_RUNNING)
 			service_run_recover(&s, s.exps[i]);
 	if (start_listening(&s) < 0) {
 		/* an orphan being watched is left to finish on its own */
 		uv_close((uv_handle_t *)&s.sigchld, NULL);
+		service_run_close(&s);
 		free_service(&s);
 		return 1;
 	}

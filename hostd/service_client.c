@@ -55,6 +55,12 @@ static void on_watch_closed(uv_handle_t *h)
 	uv_close((uv_handle_t *)&c->pipe, on_client_closed);
 }
 
+static void on_idle_closed(uv_handle_t *h)
+{
+	struct client *c = h->data;
+	uv_close((uv_handle_t *)&c->watch, on_watch_closed);
+}
+
 void service_client_close(struct client *c)
 {
 	if (c->closed)
@@ -66,8 +72,8 @@ void service_client_close(struct client *c)
 	c->log_fd = -1;
 	uv_read_stop((uv_stream_t *)&c->pipe);
 	c->watching = false;
-	/* the watch first, then the pipe: c is freed when both are closed */
-	uv_close((uv_handle_t *)&c->watch, on_watch_closed);
+	/* the timer, the watch, then the pipe: c is freed when all are closed */
+	uv_close((uv_handle_t *)&c->idle, on_idle_closed);
 }
 
 static void on_written(uv_write_t *req, int status)
@@ -103,6 +109,36 @@ static void send_msg(struct client *c, json_object *m)
 	}
 }
 
+/* A client that connects and never completes a request would hold one of
+ * SERVICE_CLIENTS_MAX for good.  Bytes that trickle in without a newline do
+ * not count: only a whole request restarts the clock. */
+static void on_idle_timeout(uv_timer_t *t)
+{
+	struct client *c = t->data;
+	double secs = (double)c->svc->set.idle_timeout_ms / 1000;
+	if (c->wait == CLIENT_CLOSING) {
+		service_client_close(c); /* its last answer was not read */
+		return;
+	}
+	log_warn("control client %s (uid %u, pid %d): no complete request in %.1f s "
+		 "(IDLE_TIMEOUT); hung up", c->user, c->uid, (int)c->pid, secs);
+	json_object *m = ctl_msg_new("error");
+	json_object_object_add(m, "code", json_object_new_string("ETIMEDOUT"));
+	char text[256];
+	snprintf(text, sizeof(text), "no complete request in %.1f s: the service hung up", secs);
+	json_object_object_add(m, "text", json_object_new_string(text));
+	/* written at once if the socket takes it; a peer that does not read
+	 * is not waited for */
+	send_msg(c, m);
+	service_client_close(c);
+}
+
+static void idle_start(struct client *c)
+{
+	if (!c->closed)
+		uv_timer_start(&c->idle, on_idle_timeout, c->svc->set.idle_timeout_ms, 0);
+}
+
 static void on_shutdown(uv_shutdown_t *req, int status)
 {
 	(void)status;
@@ -117,6 +153,9 @@ static void send_final(struct client *c, json_object *m, bool close)
 	if (c->closed)
 		return;
 	c->wait = close ? CLIENT_CLOSING : CLIENT_IDLE;
+	/* the next request is owed from now; or, closing, a peer that does
+	 * not read the answer is not waited for longer than that */
+	idle_start(c);
 	if (close) {
 		uv_shutdown_t *req = xcalloc(1, sizeof(*req));
 		if (uv_shutdown(req, (uv_stream_t *)&c->pipe, on_shutdown) < 0) {
@@ -264,9 +303,27 @@ static void do_submit(struct client *c, json_object *req)
 		reply_error(c, "EINVAL", false, "results folder '%s': not an absolute path", results);
 		return;
 	}
+	for (const char *p = results; *p; p++)
+		/* it goes into log lines and onto root's terminal */
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			reply_error(c, "EINVAL", false, "results folder: a control character (0x%02x) "
+				    "at byte %zu; name a folder without one", (unsigned char)*p,
+				    (size_t)(p - results));
+			return;
+		}
 	if (service_queued(s) >= s->set.queue_max) {
 		reply_error(c, "EBUSY", false, "the queue is full (QUEUE_MAX=%u in %s): try again "
 			    "when some have run", s->set.queue_max, s->opt->settings_path);
+		return;
+	}
+	size_t mine = 0;
+	for (size_t i = 0; i < s->n; i++)
+		mine += s->exps[i]->state == QUEUE_QUEUED && s->exps[i]->uid == c->uid;
+	if (mine >= s->set.user_queue_max) {
+		/* so that one submitter cannot fill the queue for everyone */
+		reply_error(c, "EBUSY", false, "%s has %zu experiments queued already "
+			    "(USER_QUEUE_MAX=%u in %s): try again when some have run", c->user, mine,
+			    s->set.user_queue_max, s->opt->settings_path);
 		return;
 	}
 	struct queue_exp *e = xcalloc(1, sizeof(*e));
@@ -487,6 +544,14 @@ static bool on_event(void *ctx, enum ctl_event ev, json_object *m, const char *t
 		reply_error(c, "EBUSY", true, "one request at a time on a connection");
 		return false;
 	}
+	if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) >= SERVICE_WRITE_QUEUE_MAX) {
+		/* requests sent ahead, answers never read: our memory, not theirs */
+		log_warn("control client %s (uid %u, pid %d): over %d bytes of answers unread; "
+			 "hung up", c->user, c->uid, (int)c->pid, SERVICE_WRITE_QUEUE_MAX);
+		service_client_close(c);
+		return false;
+	}
+	uv_timer_stop(&c->idle);
 	if (!strcmp(type, "submit"))
 		do_submit(c, m);
 	else if (!strcmp(type, "status"))
@@ -549,7 +614,8 @@ void service_client_accept(struct service *s)
 	c->log_fd = -1;
 	uv_pipe_init(s->loop, &c->pipe, 0);
 	uv_fs_event_init(s->loop, &c->watch);
-	c->pipe.data = c->watch.data = c;
+	uv_timer_init(s->loop, &c->idle);
+	c->pipe.data = c->watch.data = c->idle.data = c;
 	c->next = s->clients;
 	s->clients = c;
 	s->nclients++;
@@ -574,5 +640,17 @@ void service_client_accept(struct service *s)
 			    SERVICE_CLIENTS_MAX);
 		return;
 	}
+	size_t mine = 0;
+	for (struct client *o = s->clients; o; o = o->next)
+		mine += !o->closed && o->uid == c->uid;
+	if (!c->root && mine > SERVICE_CLIENTS_PER_USER) {
+		log_warn("refused a control connection from %s (uid %u, pid %d): %d of theirs "
+			 "already", c->user, c->uid, (int)c->pid, SERVICE_CLIENTS_PER_USER);
+		reply_error(c, "EBUSY", true, "%s has %d connections to the service already (waits "
+			    "and follows): end some, then try again", c->user,
+			    SERVICE_CLIENTS_PER_USER);
+		return;
+	}
+	idle_start(c);
 	uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
 }

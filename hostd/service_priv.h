@@ -17,7 +17,10 @@
 #include "service_settings.h"
 
 #define SERVICE_CLIENTS_MAX 64
-/* A follower's unsent log stays under this; more is read when it drains. */
+/* One user (root aside) may not take every slot with waits and follows. */
+#define SERVICE_CLIENTS_PER_USER 16
+/* A follower's unsent log stays under this; more is read when it drains.
+ * A client whose unread answers are over it is hung up. */
 #define SERVICE_WRITE_QUEUE_MAX (256 * 1024)
 
 enum client_wait {
@@ -46,6 +49,8 @@ struct client {
 	int log_fd;
 	uv_fs_event_t watch;
 	bool watching;
+	/* runs while the client owes us a request: IDLE_TIMEOUT */
+	uv_timer_t idle;
 };
 
 struct service {
@@ -72,6 +77,9 @@ struct service {
 	uv_timer_t orphan_timer;
 	enum queue_state end_as; /* QUEUE_RUNNING: by its exit code */
 	char end_reason[256];
+	/* from the SIGTERM to the SIGKILL of a hostd that does not end */
+	uv_timer_t kill_timer;
+	bool killed;
 
 	struct client *clients;
 	size_t nclients;
@@ -97,6 +105,9 @@ void service_run_stop(struct service *s, enum queue_state as, const char *reason
 void service_run_sigchld(struct service *s);
 /* After a restart: e was running when the service died. */
 void service_run_recover(struct service *s, struct queue_exp *e);
+/* The kill timer: before recover or start, and closed with the loop. */
+void service_run_init(struct service *s);
+void service_run_close(struct service *s);
 /* 0 when the run folder may go in dir for e's submitter, else -errno and why. */
 int service_results_check(const struct service *s, const struct queue_exp *e, char *why,
 			  size_t size);

@@ -200,6 +200,12 @@ static void child_done(struct service *s, int code)
 	if (as == QUEUE_FAILED)
 		snprintf(reason, sizeof(reason), "hostd exited with %d (hostctl logs %" PRIu64 ")",
 			 code, e->id);
+	uv_timer_stop(&s->kill_timer);
+	if (s->killed) {
+		/* what hostd would have said had it ended on the SIGTERM */
+		code = RUN_EXIT_FAILED;
+		s->killed = false;
+	}
 	s->cur = NULL;
 	s->child = 0;
 	ended(s, e, as, code, as == QUEUE_FAILED ? reason : s->end_reason);
@@ -268,6 +274,51 @@ static void watch_orphan(struct service *s, pid_t pid)
 	}
 }
 
+/* STOP_TIMEOUT after the SIGTERM: a hostd that ignores it (hung in a
+ * libvirt call, or not hostd at all) would hold the host and the queue for
+ * good.  Its process group goes: its local guests and monitors with it. */
+static void on_kill_timer(uv_timer_t *t)
+{
+	struct service *s = t->data;
+	if (!s->cur || !s->child)
+		return;
+	/* an orphan is not ours to reap: its pid may be another's by now */
+	if (!s->child_ours && proc_start_time(s->child) != s->cur->pid_start)
+		return;
+	double secs = (double)s->set.stop_timeout_ms / 1000;
+	log_warn("experiment %" PRIu64 ": its hostd (pid %d) did not end %.1f s after SIGTERM "
+		 "(STOP_TIMEOUT in %s): SIGKILL; guests it started under libvirt may be left "
+		 "running (virsh list)", s->cur->id, (int)s->child, secs, s->opt->settings_path);
+	log_line(s, s->cur, "its hostd did not end %.1f s after SIGTERM: killed (SIGKILL)", secs);
+	size_t n = strlen(s->end_reason);
+	snprintf(s->end_reason + n, sizeof(s->end_reason) - n,
+		 "; its hostd ignored SIGTERM for %.1f s and was killed (SIGKILL)", secs);
+	s->killed = true;
+	/* the group is the child's own (child_exec), or gone with it */
+	kill(-s->child, SIGKILL);
+	kill(s->child, SIGKILL);
+}
+
+static void arm_kill_timer(struct service *s)
+{
+	if (!uv_is_active((uv_handle_t *)&s->kill_timer))
+		uv_timer_start(&s->kill_timer, on_kill_timer, s->set.stop_timeout_ms, 0);
+}
+
+void service_run_init(struct service *s)
+{
+	uv_timer_init(s->loop, &s->kill_timer);
+	s->kill_timer.data = s;
+}
+
+void service_run_close(struct service *s)
+{
+	if (uv_is_closing((uv_handle_t *)&s->kill_timer))
+		return;
+	uv_timer_stop(&s->kill_timer);
+	uv_close((uv_handle_t *)&s->kill_timer, NULL);
+}
+
 void service_run_recover(struct service *s, struct queue_exp *e)
 {
 	const char *why = "the service stopped or died while it ran";
@@ -283,6 +334,7 @@ void service_run_recover(struct service *s, struct queue_exp *e)
 		s->end_as = QUEUE_INTERRUPTED;
 		snprintf(s->end_reason, sizeof(s->end_reason), "%s", why);
 		watch_orphan(s, e->pid);
+		arm_kill_timer(s);
 		return;
 	}
 	ended(s, e, QUEUE_INTERRUPTED, RUN_EXIT_FAILED, why);
@@ -300,6 +352,7 @@ void service_run_stop(struct service *s, enum queue_state as, const char *reason
 		 (int)s->child, reason);
 	/* hostd stops its guests, writes the manifest as interrupted, exits 2 */
 	kill(s->child, SIGTERM);
+	arm_kill_timer(s);
 }
 
 /* The child's side of the fork: only async-signal-safe calls until exec. */
@@ -319,7 +372,7 @@ static void child_exec(const char *self, pid_t parent, int logfd, char *const *a
 	dup2(logfd, STDOUT_FILENO);
 	dup2(logfd, STDERR_FILENO);
 	execv(self, argv);
-	static const char msg[] = "hostd --service: cannot exec hostd\n";
+	static const char msg[] = "hostd --service: cannot exec hostd (HOSTD_BINARY?)\n";
 	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
 		_exit(127);
 	_exit(127);
@@ -368,9 +421,10 @@ void service_run_start(struct service *s, struct queue_exp *e)
 		 e->user, e->uid, e->results, e->run_name);
 
 	pid_t parent = getpid();
+	const char *binary = s->set.hostd_binary[0] ? s->set.hostd_binary : s->self;
 	pid_t pid = fork();
 	if (pid == 0)
-		child_exec(s->self, parent, logfd, (char *const *)argv);
+		child_exec(binary, parent, logfd, (char *const *)argv);
 	int err = errno;
 	close(logfd);
 	if (pid < 0) {

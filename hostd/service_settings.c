@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The service's settings file: SERVICE_GROUP, QUEUE_MAX, KEEP_FINISHED,
- * RESULTS_ROOT. */
+/* The service's settings file: SERVICE_GROUP, QUEUE_MAX, USER_QUEUE_MAX,
+ * KEEP_FINISHED, RESULTS_ROOT, IDLE_TIMEOUT, STOP_TIMEOUT, HOSTD_BINARY. */
 #include "service_settings.h"
 
 #include <errno.h>
@@ -14,6 +14,9 @@ void service_settings_default(struct service_settings *s)
 	snprintf(s->group, sizeof(s->group), "lockstep");
 	s->queue_max = 100;
 	s->keep_finished = 500;
+	s->user_queue_max = 20;
+	s->idle_timeout_ms = 30 * 1000;
+	s->stop_timeout_ms = 60 * 1000;
 	snprintf(s->results_root, sizeof(s->results_root), "/var/lib/lockstep/results");
 }
 
@@ -50,14 +53,37 @@ static int bad_value(const struct config *c, const char *name, const char *what,
 	return -EINVAL;
 }
 
+static int get_u32(const struct config *c, const char *name, int64_t min, int64_t max,
+		   uint32_t *dst, struct config_diag *err)
+{
+	int64_t v = *dst;
+	int r = config_get_int(c, name, min, max, &v, err);
+	if (r < 0)
+		return r;
+	*dst = (uint32_t)v;
+	return 0;
+}
+
+/* 0.1 s to a day: under that a client or a hostd could not keep up */
+static int get_ms(const struct config *c, const char *name, uint64_t *dst,
+		  struct config_diag *err)
+{
+	double v = (double)*dst / 1000;
+	int r = config_get_seconds(c, name, 0.1, 86400, &v, err);
+	if (r < 0)
+		return r;
+	*dst = (uint64_t)(v * 1000 + 0.5);
+	return 0;
+}
+
 int service_settings_load(const char *path, struct service_settings *out,
 			  struct config_diag *err)
 {
-	static const char *const known[] = { "SERVICE_GROUP", "QUEUE_MAX", "KEEP_FINISHED",
-					     "RESULTS_ROOT", NULL };
+	static const char *const known[] = { "SERVICE_GROUP", "QUEUE_MAX", "USER_QUEUE_MAX",
+					     "KEEP_FINISHED", "RESULTS_ROOT", "IDLE_TIMEOUT",
+					     "STOP_TIMEOUT", "HOSTD_BINARY", NULL };
 	struct service_settings s;
 	struct stat st;
-	int64_t v;
 	int r;
 
 	service_settings_default(&s);
@@ -72,20 +98,23 @@ int service_settings_load(const char *path, struct service_settings *out,
 		goto out;
 	config_check_known(c, known, NULL);
 	if ((r = get_str(c, "SERVICE_GROUP", s.group, sizeof(s.group), err)) < 0 ||
-	    (r = get_str(c, "RESULTS_ROOT", s.results_root, sizeof(s.results_root), err)) < 0)
+	    (r = get_str(c, "RESULTS_ROOT", s.results_root, sizeof(s.results_root), err)) < 0 ||
+	    (r = get_str(c, "HOSTD_BINARY", s.hostd_binary, sizeof(s.hostd_binary), err)) < 0)
 		goto out;
 	if (s.results_root[0] != '/') {
 		r = bad_value(c, "RESULTS_ROOT", "not an absolute path", err);
 		goto out;
 	}
-	v = s.queue_max;
-	if ((r = config_get_int(c, "QUEUE_MAX", 1, 100000, &v, err)) < 0)
+	if (s.hostd_binary[0] && s.hostd_binary[0] != '/') {
+		r = bad_value(c, "HOSTD_BINARY", "not an absolute path", err);
 		goto out;
-	s.queue_max = (uint32_t)v;
-	v = s.keep_finished;
-	if ((r = config_get_int(c, "KEEP_FINISHED", 0, 1000000, &v, err)) < 0)
+	}
+	if ((r = get_u32(c, "QUEUE_MAX", 1, 100000, &s.queue_max, err)) < 0 ||
+	    (r = get_u32(c, "USER_QUEUE_MAX", 1, 100000, &s.user_queue_max, err)) < 0 ||
+	    (r = get_u32(c, "KEEP_FINISHED", 0, 1000000, &s.keep_finished, err)) < 0 ||
+	    (r = get_ms(c, "IDLE_TIMEOUT", &s.idle_timeout_ms, err)) < 0 ||
+	    (r = get_ms(c, "STOP_TIMEOUT", &s.stop_timeout_ms, err)) < 0)
 		goto out;
-	s.keep_finished = (uint32_t)v;
 	*out = s;
 	r = 0;
 out:

@@ -16,6 +16,10 @@ struct service_settings {
 	uint32_t queue_max;              /* QUEUE_MAX: experiments waiting, at most */
 	uint32_t keep_finished;          /* KEEP_FINISHED: ended ones remembered */
 	char results_root[CTL_PATH_MAX]; /* RESULTS_ROOT: where runs go by default */
+	uint32_t user_queue_max;         /* USER_QUEUE_MAX: waiting, of one submitter */
+	uint64_t idle_timeout_ms;        /* IDLE_TIMEOUT: a client's time for a request */
+	uint64_t stop_timeout_ms;        /* STOP_TIMEOUT: from SIGTERM to SIGKILL of a run */
+	char hostd_binary[CTL_PATH_MAX]; /* HOSTD_BINARY: tests only; "": the service's own */
 };
 
 void service_settings_default(struct service_settings *s);

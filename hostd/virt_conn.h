@@ -65,9 +65,9 @@ struct virt_conn_ops {
 	void (*lifecycle)(struct virt_conn *c, const struct virt_lifecycle *ev);
 	/* libvirt closed the connection; reason is virConnectCloseReason, or
 	 * -1 when libvirt's event loop itself failed.  why is a sentence.
-	 * Every later libvirt call on it fails at once: stop the guests
-	 * (their jobs end quickly), then virt_conn_close, then reopen if
-	 * wanted. */
+	 * Every later libvirt call on it fails at once; with
+	 * virt_conn_set_reconnect a new one is sought (ops->reconnect), else
+	 * stop the guests (their jobs end quickly) and virt_conn_close. */
 	void (*closed)(struct virt_conn *c, int reason, const char *why);
 	/* events were lost because the loop did not take them in time */
 	void (*overflow)(struct virt_conn *c, uint64_t lost);

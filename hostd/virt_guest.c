@@ -20,7 +20,7 @@
 
 #define ADDR_RETRY_MS 1000
 
-enum job { JOB_NONE, JOB_START, JOB_ADDR, JOB_SHUTDOWN, JOB_DESTROY };
+enum job { JOB_NONE, JOB_START, JOB_ADDR, JOB_SHUTDOWN, JOB_DESTROY, JOB_REATTACH };
 
 static void set_error(struct virt_guest *g, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -195,6 +195,47 @@ static int attach_existing(struct virt_guest *g)
 	return 0;
 }
 
+/* The device alias of the agent's channel, which QEMU's port events name. */
+struct alias_scan {
+	bool in_channel, ours;
+	char alias[64];
+	char found[64];
+};
+
+static int alias_cb(const struct virt_xml_elem *e, void *data)
+{
+	struct alias_scan *a = data;
+	char *v = NULL;
+
+	if (strcmp(e->path, "domain/devices/channel") == 0) {
+		if (e->end && a->ours && a->alias[0]) {
+			memcpy(a->found, a->alias, sizeof(a->found));
+			return 1;
+		}
+		a->in_channel = !e->end;
+		a->ours = false;
+		a->alias[0] = '\0';
+		return 0;
+	}
+	if (!a->in_channel || e->end)
+		return 0;
+	if (strcmp(e->path, "domain/devices/channel/target") == 0 &&
+	    virt_xml_attr(e, "name", &v) == 0)
+		a->ours = strcmp(v, VIRT_AGENT_CHANNEL) == 0;
+	else if (strcmp(e->path, "domain/devices/channel/alias") == 0 &&
+		 virt_xml_attr(e, "name", &v) == 0)
+		snprintf(a->alias, sizeof(a->alias), "%s", v);
+	free(v);
+	return 0;
+}
+
+static void read_alias(struct virt_guest *g, const char *xml)
+{
+	struct alias_scan a = { 0 };
+	virt_xml_scan(xml, alias_cb, &a);
+	memcpy(g->channel_alias, a.found, sizeof(g->channel_alias));
+}
+
 /* What the live XML says: channel socket, console log, type. */
 static int read_live(struct virt_guest *g)
 {
@@ -227,6 +268,8 @@ static int read_live(struct virt_guest *g)
 			  "LOCKSTEP-READY: give it <serial type='file'> (or a <log file=...>), or set "
 			  "GUEST_READY=none");
 	}
+	if (r == 0)
+		read_alias(g, xml);
 	if (r == 0 && virt_xml_domain_type(xml, &v) == 0) {
 		snprintf(g->domain_type, sizeof(g->domain_type), "%s", v);
 		free(v);
@@ -242,9 +285,13 @@ static int job_start(struct virt_guest *g)
 	return r < 0 ? r : read_live(g);
 }
 
+static int refresh_dom(struct virt_guest *g);
+
 static int job_addr(struct virt_guest *g)
 {
 	char why[640];
+	if (refresh_dom(g) != 0)
+		return -EIO; /* asked again until the boot deadline */
 	int r = virt_addr_lookup(g->dom, g->settings->ssh_port, &g->addr, why, sizeof(why));
 	if (r < 0)
 		job_error(g, "%s", why);
@@ -259,8 +306,47 @@ static bool gone(virDomainPtr dom)
 	       virDomainIsActive(dom) == 0;
 }
 
+/* g->dom belongs to the connection it was found on; after libvirtd came
+ * back it must be looked up again on the new one.  0 with g->dom current,
+ * 1 when the domain is no more, -EIO. */
+static int refresh_dom(struct virt_guest *g)
+{
+	virConnectPtr now = virt_conn_ptr(g->conn);
+	virDomainPtr d;
+
+	if (!g->dom || virDomainGetConnect(g->dom) == now)
+		return 0;
+	if (!g->uuid[0])
+		return 1;
+	d = virDomainLookupByUUIDString(now, g->uuid);
+	if (!d)
+		return virGetLastErrorCode() == VIR_ERR_NO_DOMAIN
+			       ? 1 : virt_error(g, "cannot find its domain again after libvirt's "
+						   "connection came back");
+	virDomainFree(g->dom);
+	g->dom = d;
+	return 0;
+}
+
+/* After a reconnect: 0 running, 1 gone (or shut off), 2 paused; -EIO. */
+static int job_reattach(struct virt_guest *g)
+{
+	int r = refresh_dom(g), state, reason;
+
+	if (r != 0)
+		return r;
+	if (virDomainGetState(g->dom, &state, &reason, 0) < 0)
+		return gone(g->dom) ? 1 : virt_error(g, "cannot read its state");
+	if (state == VIR_DOMAIN_SHUTOFF || state == VIR_DOMAIN_CRASHED)
+		return 1;
+	return state == VIR_DOMAIN_PAUSED ? 2 : 0;
+}
+
 static int job_shutdown(struct virt_guest *g)
 {
+	int r = refresh_dom(g);
+	if (r != 0)
+		return r < 0 ? r : 0;
 	if (virDomainShutdown(g->dom) < 0 && !gone(g->dom))
 		return virt_error(g, "cannot shut its domain down");
 	return 0;
@@ -268,6 +354,9 @@ static int job_shutdown(struct virt_guest *g)
 
 static int job_destroy(struct virt_guest *g)
 {
+	int r = refresh_dom(g);
+	if (r != 0)
+		return r < 0 ? r : 0;
 	if (virDomainDestroy(g->dom) < 0 && !gone(g->dom))
 		return virt_error(g, "cannot destroy its domain");
 	return 0;
@@ -281,6 +370,7 @@ static void work_cb(uv_work_t *w)
 	case JOB_ADDR: g->job_result = job_addr(g); break;
 	case JOB_SHUTDOWN: g->job_result = job_shutdown(g); break;
 	case JOB_DESTROY: g->job_result = g->dom ? job_destroy(g) : 0; break;
+	case JOB_REATTACH: g->job_result = g->dom ? job_reattach(g) : 0; break;
 	default: g->job_result = 0; break;
 	}
 }
@@ -477,6 +567,12 @@ static void stop_begin(struct virt_guest *g)
 	quiesce(g);
 	g->state = VIRT_GUEST_STOPPING;
 	g->error[0] = '\0';
+	if (g->dom && virt_conn_reconnecting(g->conn)) {
+		/* a destroy now would fail on the dead connection and leave the
+		 * domain running: virt_guest_conn_changed goes on */
+		g->stop_deferred = true;
+		return;
+	}
 	if (g->dom && g->transient) {
 		queue(g, JOB_DESTROY);
 	} else if (g->dom && g->started_by_us && s->restore_state && !g->lost) {
@@ -499,6 +595,35 @@ static void stop_progress(struct virt_guest *g, int job, int r)
 		return;
 	}
 	stopped(g);
+}
+
+static void set_paused(struct virt_guest *g, bool paused, int detail, int64_t ns)
+{
+	if (paused == g->paused)
+		return;
+	g->paused = paused;
+	if (paused) {
+		g->paused_ns = ns;
+		g->paused_detail = detail;
+		g->pauses++;
+	}
+	if (g->ops->paused)
+		g->ops->paused(g);
+}
+
+/* r from job_reattach: 0 running, 1 gone, 2 paused, < 0 unknown */
+static void reattach_done(struct virt_guest *g, int r)
+{
+	if (r == 2 || r == 0)
+		set_paused(g, r == 2, VIR_DOMAIN_EVENT_SUSPENDED_PAUSED, clock_mono_ns());
+	if (r != 1 || g->lost || g->state != VIRT_GUEST_READY)
+		return;
+	g->lost = true;
+	set_error(g, "its domain is gone: it ended while libvirt's connection was down "
+		  "(libvirtd stopped or restarted; libvirtd destroys a guest made for the run, "
+		  "AUTODESTROY, as it stops)%s%s",
+		  g->console_log ? "; its console log is " : "", g->console_log ? g->console_log : "");
+	fail(g);
 }
 
 static void after_work(uv_work_t *w, int status)
@@ -526,12 +651,24 @@ static void after_work(uv_work_t *w, int status)
 		start_done(g, r);
 	else if (job == JOB_ADDR)
 		addr_done(g, r);
+	else if (job == JOB_REATTACH)
+		reattach_done(g, r);
+	if (g->reattach_wanted && !g->busy && g->state == VIRT_GUEST_READY) {
+		g->reattach_wanted = false;
+		queue(g, JOB_REATTACH);
+	}
 }
 
 static void watch_cb(struct virt_watch *w, const struct virt_lifecycle *ev)
 {
 	struct virt_guest *g = w->data;
 
+	if ((ev->event == VIR_DOMAIN_EVENT_SUSPENDED || ev->event == VIR_DOMAIN_EVENT_RESUMED) &&
+	    g->state != VIRT_GUEST_NEW && g->state != VIRT_GUEST_STOPPING &&
+	    g->state != VIRT_GUEST_STOPPED && ev->received_ns >= g->start_ns) {
+		set_paused(g, ev->event == VIR_DOMAIN_EVENT_SUSPENDED, ev->detail, ev->received_ns);
+		return;
+	}
 	if (!virt_event_is_loss(ev->event) || g->state == VIRT_GUEST_NEW ||
 	    g->state == VIRT_GUEST_STOPPED)
 		return;
@@ -566,6 +703,32 @@ static void watch_cb(struct virt_watch *w, const struct virt_lifecycle *ev)
 	}
 }
 
+static void port_cb(struct virt_watch *w, const char *alias, bool open, int64_t received_ns)
+{
+	struct virt_guest *g = w->data;
+
+	if (!g->channel_alias[0] || strcmp(alias, g->channel_alias) != 0 ||
+	    received_ns < g->start_ns || g->state != VIRT_GUEST_READY)
+		return;
+	if (g->ops->port)
+		g->ops->port(g, open);
+}
+
+void virt_guest_conn_changed(struct virt_guest *g)
+{
+	if (g->stop_deferred && !g->busy) {
+		g->stop_deferred = false;
+		stop_begin(g);
+		return;
+	}
+	if (g->state != VIRT_GUEST_READY || virt_conn_lost(g->conn))
+		return;
+	if (g->busy)
+		g->reattach_wanted = true;
+	else
+		queue(g, JOB_REATTACH);
+}
+
 void virt_guest_init(struct virt_guest *g, struct virt_conn *c, const struct virt_settings *s,
 		     const struct virt_accel *a, size_t index, const char *authkey_line,
 		     const struct virt_guest_ops *ops, void *data)
@@ -581,6 +744,7 @@ void virt_guest_init(struct virt_guest *g, struct virt_conn *c, const struct vir
 	g->authkey_line = authkey_line ? xstrdup(authkey_line) : NULL;
 	g->watch.domain = g->name;
 	g->watch.cb = watch_cb;
+	g->watch.port = port_cb;
 	g->watch.data = g;
 	virt_conn_watch_add(c, &g->watch);
 }

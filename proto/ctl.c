@@ -8,6 +8,7 @@
  */
 #include "ctl.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,7 @@ static int parse(const char *line, size_t len, json_object **out, const char **t
 	json_object *obj = json_tokener_parse_ex(tok, line, (int)len + 1);
 	enum json_tokener_error jerr = json_tokener_get_error(tok);
 	json_tokener_free(tok);
+	/* strict: a second value after the first is an error too */
 	if (jerr != json_tokener_success) {
 		snprintf(detail, DETAIL_MAX, "line: not JSON: %s", json_tokener_error_desc(jerr));
 		json_object_put(obj);
@@ -201,6 +203,7 @@ static json_object *field(json_object *m, const char *key)
 int ctl_get_str(json_object *m, const char *key, size_t max, const char **out, char *detail,
 		size_t size)
 {
+	assert(max > 0);
 	json_object *v = field(m, key);
 	if (!v)
 		return 1;
@@ -210,11 +213,12 @@ int ctl_get_str(json_object *m, const char *key, size_t max, const char **out, c
 	}
 	size_t len = (size_t)json_object_get_string_len(v);
 	const char *s = json_object_get_string(v);
-	if (len >= max || memchr(s, '\0', len)) {
-		snprintf(detail, size, "field '%s': %s", key,
-			 len >= max ? "too long" : "holds a NUL");
-		if (len >= max)
-			snprintf(detail, size, "field '%s': %zu bytes, at most %zu", key, len, max - 1);
+	if (len >= max) {
+		snprintf(detail, size, "field '%s': %zu bytes, at most %zu", key, len, max - 1);
+		return -EBADMSG;
+	}
+	if (memchr(s, '\0', len)) {
+		snprintf(detail, size, "field '%s': holds a NUL", key);
 		return -EBADMSG;
 	}
 	*out = s;
@@ -227,13 +231,15 @@ int ctl_get_u64(json_object *m, const char *key, uint64_t max, uint64_t *out, ch
 	json_object *v = field(m, key);
 	if (!v)
 		return 1;
+	/* get_int64 clamps what is over INT64_MAX, get_uint64 what is under 0:
+	 * the first says the sign, the second the value */
 	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0 ||
-	    (uint64_t)json_object_get_int64(v) > max) {
+	    json_object_get_uint64(v) > max) {
 		snprintf(detail, size, "field '%s': not an integer in 0..%llu", key,
 			 (unsigned long long)max);
 		return -EBADMSG;
 	}
-	*out = (uint64_t)json_object_get_int64(v);
+	*out = json_object_get_uint64(v);
 	return 0;
 }
 

@@ -60,7 +60,7 @@ static void fuzz_one_fn(void *ctx, enum proto_event ev, struct proto_msg *msg, i
 	one->msg = *msg; /* take what it owns */
 	if (msg->type == PROTO_PLAN)
 		msg->u.plan.steps = NULL;
-	else if (msg->type == PROTO_OUTPUT)
+	else if (msg->type == PROTO_OUTPUT || msg->type == PROTO_MONITOR_OUTPUT)
 		msg->u.output.data = NULL;
 }
 

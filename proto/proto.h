@@ -35,6 +35,8 @@
 #define PROTO_OUTPUT_CHUNK (8 * 1024)
 #define PROTO_STEPS_MAX 4096        /* steps in one plan */
 #define PROTO_MONITOR_INTERVAL_MAX_MS 3600000 /* plan.monitor_interval_ms */
+#define PROTO_MONITORS_MAX 8        /* external monitors of one node (monitor.count) */
+#define PROTO_PTP_WINDOW_MAX_NS 1000000000LL /* pong.ptp_window_ns */
 
 enum proto_type {
 	PROTO_HELLO = 1, /* agent -> host: who and where I am */
@@ -52,6 +54,8 @@ enum proto_type {
 	PROTO_PONG,      /* agent -> host: the same exchange, stamped */
 	PROTO_ERROR,     /* both: something the peer should know went wrong */
 	PROTO_BYE,       /* both: the sender is going away, on purpose */
+	PROTO_MONITOR,   /* host -> agent: one external monitor to run at each step */
+	PROTO_MONITOR_OUTPUT, /* agent -> host: a chunk of an external monitor's output */
 };
 
 enum proto_step_kind {
@@ -140,6 +144,13 @@ struct proto_msg {
 			int64_t t1; /* host send */
 			int64_t t2; /* agent receive (pong only) */
 			int64_t t3; /* agent send (pong only) */
+			/* pong only, optional: a reading of the guest's KVM PTP
+			 * clock taken between t2 and t3, all four set or all 0
+			 * (docs/protocol.md): at agent instant ptp_mono_ns its
+			 * CLOCK_REALTIME read ptp_real_ns and the host's
+			 * CLOCK_REALTIME ptp_host_real_ns, within ptp_window_ns
+			 * (>= 1: the full width of the uncertainty) */
+			int64_t ptp_mono_ns, ptp_real_ns, ptp_host_real_ns, ptp_window_ns;
 		} ping; /* PROTO_PING and PROTO_PONG */
 		struct {
 			uint32_t step; /* 0 when not about a step */
@@ -149,6 +160,24 @@ struct proto_msg {
 		struct {
 			char reason[PROTO_TEXT_MAX];
 		} bye;
+		/* The node's external monitors are the monitors 1..count, one
+		 * message each (sent before the plan, again after each hello):
+		 * the agent runs command (split at spaces, no shell) from each
+		 * step's start to its end. */
+		struct {
+			uint32_t index; /* 1..count */
+			uint32_t count; /* 1..PROTO_MONITORS_MAX */
+			char name[PROTO_NAME_MAX];    /* "vmstat": names the output */
+			char command[PROTO_TEXT_MAX]; /* "vmstat -n -t 1" */
+		} monitor;
+		/* The first three members are output's, in its order: proto's
+		 * code for output data serves both. */
+		struct {
+			uint32_t step;
+			size_t len;
+			char *data; /* owned, as output.data */
+			char monitor[PROTO_NAME_MAX];
+		} monitor_output;
 	} u;
 };
 

@@ -189,6 +189,7 @@ static int decode_field(const struct where *w, const struct proto__field *f,
 	case PROTO__OPT_U32:
 	case PROTO__I32:
 	case PROTO__I64:
+	case PROTO__OPT_I64:
 		r = get_int(w, f, j, &i);
 		if (r)
 			return r;
@@ -267,7 +268,7 @@ static int decode_fields(const struct where *w, struct json_object *obj, void *b
 		if (is_step && f->only_kind && f->only_kind != step->kind)
 			continue;
 		if (!json_object_object_get_ex(obj, f->name, &j)) {
-			if (f->kind == PROTO__OPT_U32)
+			if (f->kind == PROTO__OPT_U32 || f->kind == PROTO__OPT_I64)
 				continue; /* added later: an older peer does not send it */
 			return bad(w, "missing \"%s\"", f->name);
 		}

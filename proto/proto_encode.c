@@ -101,6 +101,10 @@ static int encode_field(struct json_object *obj, const void *base, const struct 
 	case PROTO__I32:
 		i = *(const int32_t *)p;
 		goto integer;
+	case PROTO__OPT_I64:
+		if (*(const int64_t *)p == 0)
+			return 0; /* what an older peer reads as missing */
+		/* fall through */
 	case PROTO__I64:
 		i = *(const int64_t *)p;
 integer:

@@ -18,6 +18,7 @@ enum proto__kind {
 	PROTO__OPT_U32, /* uint32_t in min..max; missing reads as 0, 0 is not written */
 	PROTO__I32,    /* int32_t in min..max */
 	PROTO__I64,    /* int64_t in min..max */
+	PROTO__OPT_I64, /* int64_t in min..max; missing reads as 0, 0 is not written */
 	PROTO__U64,    /* uint64_t, any value (at least min) */
 	PROTO__DOUBLE, /* double, finite */
 	PROTO__STR,    /* char[size]: UTF-8 without U+0000, < size bytes */

@@ -110,6 +110,12 @@ static const struct proto__field pong_fields[] = {
 	NS("t1", ping.t1),
 	NS("t2", ping.t2),
 	NS("t3", ping.t3),
+	/* the guest's KVM PTP clock, when it has one: all four or none */
+	{ "ptp_mono_ns", PROTO__OPT_I64, MSG_OFF(ping.ptp_mono_ns), 0, 1, INT64_MAX, 0 },
+	{ "ptp_real_ns", PROTO__OPT_I64, MSG_OFF(ping.ptp_real_ns), 0, 1, INT64_MAX, 0 },
+	{ "ptp_host_real_ns", PROTO__OPT_I64, MSG_OFF(ping.ptp_host_real_ns), 0, 1, INT64_MAX, 0 },
+	{ "ptp_window_ns", PROTO__OPT_I64, MSG_OFF(ping.ptp_window_ns), 0, 1, PROTO_PTP_WINDOW_MAX_NS,
+	  0 },
 };
 
 static const struct proto__field error_fields[] = {
@@ -120,6 +126,28 @@ static const struct proto__field error_fields[] = {
 
 static const struct proto__field bye_fields[] = {
 	STR("reason", bye.reason, 0),
+};
+
+static const struct proto__field monitor_fields[] = {
+	U32("index", monitor.index, 1, PROTO_MONITORS_MAX),
+	U32("count", monitor.count, 1, PROTO_MONITORS_MAX),
+	NAME("name", monitor.name),
+	STR("command", monitor.command, 1),
+};
+
+/* The output code reads and writes u.output: the layouts must agree. */
+_Static_assert(offsetof(struct proto_msg, u.monitor_output.step) ==
+		       offsetof(struct proto_msg, u.output.step) &&
+	       offsetof(struct proto_msg, u.monitor_output.len) ==
+		       offsetof(struct proto_msg, u.output.len) &&
+	       offsetof(struct proto_msg, u.monitor_output.data) ==
+		       offsetof(struct proto_msg, u.output.data),
+	       "monitor_output must start as output does");
+
+static const struct proto__field monitor_output_fields[] = {
+	STEP(monitor_output.step),
+	NAME("monitor", monitor_output.monitor),
+	{ "data", PROTO__OUTPUT, MSG_OFF(monitor_output), 0, 0, PROTO_OUTPUT_MAX, 0 },
 };
 
 /* kind comes before the fields that depend on it: the decoder reads in order. */
@@ -151,6 +179,8 @@ static const struct proto__type types[] = {
 	TYPE(PROTO_PONG, "pong", pong_fields),
 	TYPE(PROTO_ERROR, "error", error_fields),
 	TYPE(PROTO_BYE, "bye", bye_fields),
+	TYPE(PROTO_MONITOR, "monitor", monitor_fields),
+	TYPE(PROTO_MONITOR_OUTPUT, "monitor-output", monitor_output_fields),
 };
 #define NTYPES (sizeof(types) / sizeof(types[0]))
 
@@ -180,7 +210,7 @@ void proto_msg_clear(struct proto_msg *m)
 {
 	if (m->type == PROTO_PLAN)
 		free(m->u.plan.steps);
-	else if (m->type == PROTO_OUTPUT)
+	else if (m->type == PROTO_OUTPUT || m->type == PROTO_MONITOR_OUTPUT)
 		free(m->u.output.data);
 	memset(m, 0, sizeof(*m));
 }
@@ -213,6 +243,7 @@ static bool field_equal(const void *a, const void *b, const struct proto__field 
 	case PROTO__I32:
 		return *(const int32_t *)pa == *(const int32_t *)pb;
 	case PROTO__I64:
+	case PROTO__OPT_I64:
 		return *(const int64_t *)pa == *(const int64_t *)pb;
 	case PROTO__U64:
 		return *(const uint64_t *)pa == *(const uint64_t *)pb;
@@ -263,6 +294,23 @@ bool proto_msg_equal(const struct proto_msg *a, const struct proto_msg *b)
 
 int proto__msg_check(const struct proto_msg *m, char *detail, size_t size)
 {
+	if (m->type == PROTO_MONITOR && m->u.monitor.index > m->u.monitor.count) {
+		snprintf(detail, size, "monitor: \"index\" %" PRIu32 " is over \"count\" %" PRIu32,
+			 m->u.monitor.index, m->u.monitor.count);
+		return -EBADMSG;
+	}
+	if (m->type == PROTO_PONG) {
+		int set = !!m->u.ping.ptp_mono_ns + !!m->u.ping.ptp_real_ns +
+			  !!m->u.ping.ptp_host_real_ns + !!m->u.ping.ptp_window_ns;
+
+		/* a reading is four numbers about one instant: a part of one
+		 * cannot be converted */
+		if (set && set < 4) {
+			snprintf(detail, size, "pong: %d of the 4 \"ptp_*\" fields are set: all or none",
+				 set);
+			return -EBADMSG;
+		}
+	}
 	if (m->type == PROTO_HELLO && m->u.hello.proto_min > m->u.hello.proto_max) {
 		snprintf(detail, size, "hello: \"proto_min\" %" PRIu32 " is over \"proto_max\" %" PRIu32,
 			 m->u.hello.proto_min, m->u.hello.proto_max);

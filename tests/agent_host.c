@@ -39,7 +39,7 @@ static void host_on_event(void *ctx, enum proto_event ev, struct proto_msg *m, i
 	e->m = *m; /* take what it owns */
 	if (m->type == PROTO_PLAN)
 		m->u.plan.steps = NULL;
-	else if (m->type == PROTO_OUTPUT)
+	else if (m->type == PROTO_OUTPUT || m->type == PROTO_MONITOR_OUTPUT)
 		m->u.output.data = NULL;
 }
 

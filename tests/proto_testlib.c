@@ -30,7 +30,7 @@ void rec_fn(void *ctx, enum proto_event ev, struct proto_msg *msg, int err, cons
 		e->msg = *msg; /* take ownership, as the header says */
 		if (msg->type == PROTO_PLAN)
 			msg->u.plan.steps = NULL;
-		else if (msg->type == PROTO_OUTPUT)
+		else if (msg->type == PROTO_OUTPUT || msg->type == PROTO_MONITOR_OUTPUT)
 			msg->u.output.data = NULL;
 	}
 }
@@ -178,6 +178,19 @@ void sample(enum proto_type t, struct proto_msg *m)
 		break;
 	case PROTO_BYE:
 		strcpy(m->u.bye.reason, "plan finished");
+		break;
+	case PROTO_MONITOR:
+		m->u.monitor.index = 2;
+		m->u.monitor.count = 3;
+		strcpy(m->u.monitor.name, "vmstat");
+		strcpy(m->u.monitor.command, "vmstat -n -t 1");
+		break;
+	case PROTO_MONITOR_OUTPUT:
+		m->u.monitor_output.step = 3;
+		strcpy(m->u.monitor_output.monitor, "vmstat");
+		m->u.monitor_output.len = output_data_len;
+		m->u.monitor_output.data = malloc(output_data_len + 1);
+		memcpy(m->u.monitor_output.data, output_data, output_data_len + 1);
 		break;
 	}
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "clock_offset.h"
 
@@ -99,6 +101,101 @@ START_TEST(test_window_forgets)
 }
 END_TEST
 
+/* A KVM PTP reading turned into a host-monotonic offset: the host's
+ * realtime - monotonic moved by 40 ns (NTP slewing) between the ping and the
+ * pong; the reading's host instant is where realtime says, the bound
+ * covers both samples' windows and the move. */
+START_TEST(test_ptp_conversion)
+{
+	const int64_t d = 1700000000 * SEC; /* realtime - monotonic */
+	const struct clock_realmono before = { d, 100 }, after = { d + 40, 60 };
+	/* truly: at host monotonic 10 s, realtime - mono was d + 20, and the
+	 * guest's clock read 13 s */
+	const struct clock_ptp_reading rd = {
+		.guest_ns = 13 * SEC, .guest_real_ns = 5, .host_real_ns = 10 * SEC + d + 20,
+		.window_ns = 30,
+	};
+	struct clock_ptp_sample smp;
+	ck_assert_int_eq(clock_offset_from_ptp(&rd, &before, &after, 10 * SEC - 1000,
+					       10 * SEC + 1000, &smp), 0);
+	/* the difference is taken as the middle of d - 50 .. d + 70 */
+	ck_assert_int_eq(smp.at_ns, 10 * SEC + 10);
+	ck_assert_int_eq(smp.offset_ns, 3 * SEC - 10);
+	ck_assert_int_eq(smp.bound_ns, 15 + 60);
+	ck_assert_int_le(llabs(smp.offset_ns - 3 * SEC), smp.bound_ns);
+
+	/* an exchange that ended before the reading: not this host's realtime */
+	ck_assert_int_eq(clock_offset_from_ptp(&rd, &before, &after, 9 * SEC, 9 * SEC + 1000, &smp),
+			 -EDOM);
+	ck_assert_int_eq(smp.at_ns, 10 * SEC + 10);
+	/* just inside, by the bound */
+	ck_assert_int_eq(clock_offset_from_ptp(&rd, &before, &after, 9 * SEC, 10 * SEC - 65, &smp),
+			 0);
+	/* numbers a peer may send that would overflow */
+	struct clock_ptp_reading bad = rd;
+	bad.host_real_ns = INT64_MIN + 5;
+	ck_assert_int_eq(clock_offset_from_ptp(&bad, &before, &after, 0, INT64_MAX, &smp), -ERANGE);
+	bad = rd;
+	bad.guest_ns = INT64_MAX;
+	bad.host_real_ns = 1;
+	ck_assert_int_eq(clock_offset_from_ptp(&bad, &before, &after, INT64_MIN / 2, INT64_MAX, &smp),
+			 -ERANGE);
+}
+END_TEST
+
+/* Readings 100 ns wide from a clock 5 ms ahead drifting 100 ppm, and one
+ * 50 us wide: the fit keeps the narrow ones and finds the drift. */
+START_TEST(test_ptp_samples_fitted)
+{
+	struct clock_offset c = { .good_slack_ns = 2000 };
+	const double ppm = 100e-6;
+	for (int i = 0; i < 40; i++) {
+		int64_t at = (int64_t)i * SEC;
+		int64_t off = 5 * MS + (int64_t)(ppm * (double)at) + (i % 3) * 30 - 30;
+		ck_assert(clock_offset_add_sample(&c, at, off, 50));
+	}
+	ck_assert(clock_offset_add_sample(&c, 40 * SEC, 5 * MS + 4 * MS, 50000));
+	ck_assert_double_eq_tol(c.drift, ppm, 1e-8);
+	ck_assert_int_le(c.bound_ns, 200);
+	int64_t truth = 5 * MS + (int64_t)(ppm * (double)(41 * SEC));
+	ck_assert_int_le(llabs(clock_offset_at(&c, 41 * SEC) - truth), c.bound_ns);
+	ck_assert(!clock_offset_add_sample(&c, 0, 0, -1));
+	ck_assert_uint_eq(c.samples, 41);
+}
+END_TEST
+
+static int64_t ns(clockid_t id)
+{
+	struct timespec t;
+	clock_gettime(id, &t);
+	return t.tv_sec * SEC + t.tv_nsec;
+}
+
+START_TEST(test_realmono_read)
+{
+	int64_t r0 = ns(CLOCK_REALTIME), m0 = ns(CLOCK_MONOTONIC);
+	struct clock_realmono rm;
+	clock_realmono_read(&rm);
+	int64_t m1 = ns(CLOCK_MONOTONIC), r1 = ns(CLOCK_REALTIME);
+	ck_assert_int_ge(rm.window_ns, 0);
+	ck_assert_int_ge(rm.diff_ns, r0 - m1);
+	ck_assert_int_le(rm.diff_ns, r1 - m0);
+}
+END_TEST
+
+START_TEST(test_clocksource_fitness)
+{
+	ck_assert_int_eq(clock_source_fitness("tsc"), CLOCK_SOURCE_FIT);
+	ck_assert_int_eq(clock_source_fitness("kvm-clock"), CLOCK_SOURCE_FIT);
+	ck_assert_int_eq(clock_source_fitness("hpet"), CLOCK_SOURCE_SLOW);
+	ck_assert_int_eq(clock_source_fitness("acpi_pm"), CLOCK_SOURCE_SLOW);
+	ck_assert_int_eq(clock_source_fitness("jiffies"), CLOCK_SOURCE_COARSE);
+	ck_assert_int_eq(clock_source_fitness("refined-jiffies"), CLOCK_SOURCE_COARSE);
+	ck_assert_int_eq(clock_source_fitness("tsc-early"), CLOCK_SOURCE_UNKNOWN);
+	ck_assert_int_eq(clock_source_fitness(""), CLOCK_SOURCE_UNKNOWN);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("clock-offset");
@@ -109,6 +206,10 @@ int main(void)
 	tcase_add_test(tc, test_impossible_stamps_refused);
 	tcase_add_test(tc, test_large_instants);
 	tcase_add_test(tc, test_window_forgets);
+	tcase_add_test(tc, test_ptp_conversion);
+	tcase_add_test(tc, test_ptp_samples_fitted);
+	tcase_add_test(tc, test_realmono_read);
+	tcase_add_test(tc, test_clocksource_fitness);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -215,6 +215,71 @@ START_TEST(test_step_summaries)
 }
 END_TEST
 
+/* Lines go through the results writer (group commit): a burst of samples
+ * from several nodes, queued far faster than a disk takes them, arrives
+ * whole and in order, every one of them. */
+START_TEST(test_every_sample_through_the_writer)
+{
+	static const char *const nodes[] = { "guest-1", "guest-2", "host" };
+	enum { PER_NODE = 20000 };
+	json_object **l = calloc(PER_NODE + 1, sizeof(*l));
+	const char *what = NULL;
+
+	ck_assert_ptr_nonnull(l);
+	open_run();
+	for (int i = 0; i < PER_NODE; i++)
+		for (size_t k = 0; k < 3; k++)
+			ck_assert_int_eq(put(nodes[k], 1 + i / 1000, 1000 + i, i % 2 ? "stat.cpu.user" :
+					     "loadavg.1", i), 0);
+	results_flush(res);
+	ck_assert_int_eq(results_error(res, &what), 0);
+	close_run();
+	for (size_t k = 0; k < 3; k++) {
+		char rel[128];
+		size_t n;
+
+		snprintf(rel, sizeof(rel), "nodes/%s/monitors/stat.ndjson", nodes[k]);
+		n = read_lines(rel, l, PER_NODE + 1);
+		ck_assert_uint_eq(n, PER_NODE / 2);
+		for (size_t i = 0; i < n; i++) {
+			ck_assert_int_eq((int64_t)num(l[i], "value"), 2 * (int64_t)i + 1);
+			json_object_put(l[i]);
+		}
+		snprintf(rel, sizeof(rel), "nodes/%s/monitors/loadavg.ndjson", nodes[k]);
+		n = read_lines(rel, l, PER_NODE + 1);
+		ck_assert_uint_eq(n, PER_NODE / 2);
+		for (size_t i = 0; i < n; i++)
+			json_object_put(l[i]);
+	}
+	free(l);
+}
+END_TEST
+
+/* An external monitor's output per step, in a file whose name comes from
+ * hostd's own table; anything else a peer sends is refused. */
+START_TEST(test_monitor_output)
+{
+	char path[256], *text = NULL;
+	size_t len;
+
+	open_run();
+	ck_assert_int_eq(monitor_store_output(ms, "guest-1", 2, "vmstat", "procs\n", 6), 0);
+	ck_assert_int_eq(monitor_store_output(ms, "guest-1", 2, "vmstat", " r  b\n", 6), 0);
+	ck_assert_int_eq(monitor_store_output(ms, "guest-1", 3, "perf-event-stat", "x", 1), 0);
+	ck_assert_int_eq(monitor_store_output(ms, "guest-1", 2, "../../x", "x", 1), -EINVAL);
+	ck_assert_int_eq(monitor_store_output(ms, "guest-1", 2, "stat", "x", 1), -EINVAL);
+	ck_assert_int_eq(monitor_store_output(ms, "guest-1", 0, "vmstat", "x", 1), -EINVAL);
+	ck_assert_int_eq(monitor_store_output(ms, "../x", 1, "vmstat", "x", 1), -EINVAL);
+	close_run();
+	snprintf(path, sizeof(path), "%s/run/nodes/guest-1/monitors/vmstat-step-2.log", top);
+	ck_assert_int_eq(fileio_read_all(path, 1 << 20, &text, &len), 0);
+	ck_assert_str_eq(text, "procs\n r  b\n");
+	free(text);
+	snprintf(path, sizeof(path), "%s/run/nodes/guest-1/monitors/perf-event-stat-step-3.log", top);
+	ck_assert_int_eq(access(path, F_OK), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("monitor-store");
@@ -224,6 +289,8 @@ int main(void)
 
 	tcase_add_test(tc, test_files_and_names);
 	tcase_add_test(tc, test_step_summaries);
+	tcase_add_test(tc, test_every_sample_through_the_writer);
+	tcase_add_test(tc, test_monitor_output);
 	tcase_add_checked_fixture(tc, NULL, remove_tree);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

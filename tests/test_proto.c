@@ -16,11 +16,14 @@
 #include "proto_impl.h" /* proto__buf_append() */
 #include "proto_testlib.h"
 
+/* The last message type there is. */
+#define PROTO_LAST PROTO_MONITOR_OUTPUT
+
 START_TEST(test_roundtrip_every_type)
 {
 	struct proto_msg m;
 
-	for (enum proto_type t = PROTO_HELLO; t <= PROTO_BYE; t++) {
+	for (enum proto_type t = PROTO_HELLO; t <= PROTO_LAST; t++) {
 		sample(t, &m);
 		assert_roundtrip(&m);
 		proto_msg_clear(&m);
@@ -33,12 +36,13 @@ START_TEST(test_wire_names)
 {
 	static const char *const names[] = { "hello", "sync", "sync-ack", "plan", "ready",
 					     "go", "started", "result", "output", "done",
-					     "sample", "ping", "pong", "error", "bye" };
+					     "sample", "ping", "pong", "error", "bye",
+					     "monitor", "monitor-output" };
 
-	for (enum proto_type t = PROTO_HELLO; t <= PROTO_BYE; t++)
+	for (enum proto_type t = PROTO_HELLO; t <= PROTO_LAST; t++)
 		ck_assert_str_eq(proto_type_name(t), names[t - PROTO_HELLO]);
 	ck_assert_str_eq(proto_type_name(0), "unknown");
-	ck_assert_str_eq(proto_type_name(PROTO_BYE + 1), "unknown");
+	ck_assert_str_eq(proto_type_name(PROTO_LAST + 1), "unknown");
 }
 END_TEST
 
@@ -148,7 +152,7 @@ START_TEST(test_encode_refuses)
 	m.type = 0;
 	assert_refused(&m, "type 0");
 	sample(PROTO_READY, &m);
-	m.type = PROTO_BYE + 1;
+	m.type = PROTO_LAST + 1;
 	assert_refused(&m, "type past the enum");
 	sample(PROTO_READY, &m);
 	m.u.ready.step = 0;
@@ -574,6 +578,156 @@ START_TEST(test_buf)
 }
 END_TEST
 
+/* The external monitors' two messages: the host's "monitor" (one per
+ * monitor, index within count) and the agent's "monitor-output". */
+START_TEST(test_monitor_messages)
+{
+	struct proto_msg m;
+	struct proto_buf b = { 0 };
+	struct rec r;
+
+	sample(PROTO_MONITOR, &m);
+	ck_assert_int_eq(proto_encode(&m, &b), 0);
+	ck_assert_str_eq(text(&b), "{\"v\":1,\"type\":\"monitor\",\"index\":2,\"count\":3,"
+			 "\"name\":\"vmstat\",\"command\":\"vmstat -n -t 1\"}\n");
+	proto_buf_free(&b);
+	/* the limits */
+	m.u.monitor.index = m.u.monitor.count = PROTO_MONITORS_MAX;
+	memset(m.u.monitor.command, 'c', PROTO_TEXT_MAX - 1);
+	m.u.monitor.command[PROTO_TEXT_MAX - 1] = '\0';
+	assert_roundtrip(&m);
+	m.u.monitor.count = PROTO_MONITORS_MAX + 1;
+	assert_refused(&m, "more monitors than PROTO_MONITORS_MAX");
+	sample(PROTO_MONITOR, &m);
+	m.u.monitor.index = 4;
+	assert_refused(&m, "index over count");
+	sample(PROTO_MONITOR, &m);
+	m.u.monitor.index = 0;
+	assert_refused(&m, "index 0");
+	sample(PROTO_MONITOR, &m);
+	strcpy(m.u.monitor.name, "../x");
+	assert_refused(&m, "monitor name ../x");
+	sample(PROTO_MONITOR, &m);
+	m.u.monitor.command[0] = '\0';
+	assert_refused(&m, "empty command");
+
+	sample(PROTO_MONITOR_OUTPUT, &m);
+	ck_assert_int_eq(proto_encode(&m, &b), 0);
+	ck_assert_ptr_nonnull(strstr(text(&b), "\"type\":\"monitor-output\",\"step\":3,"
+				     "\"monitor\":\"vmstat\",\"data\":"));
+	proto_buf_free(&b);
+	m.u.monitor_output.data = realloc(m.u.monitor_output.data, PROTO_OUTPUT_MAX + 2);
+	memset(m.u.monitor_output.data, 'a', PROTO_OUTPUT_MAX + 1);
+	m.u.monitor_output.len = PROTO_OUTPUT_MAX;
+	assert_roundtrip(&m);
+	m.u.monitor_output.len = PROTO_OUTPUT_MAX + 1;
+	ck_assert_int_eq(proto_encode(&m, &b), -EINVAL);
+	m.u.monitor_output.len = 1;
+	m.u.monitor_output.step = 0;
+	ck_assert_int_eq(proto_encode(&m, &b), -EINVAL);
+	m.u.monitor_output.step = 1;
+	strcpy(m.u.monitor_output.monitor, "a/b");
+	ck_assert_int_eq(proto_encode(&m, &b), -EINVAL);
+	ck_assert_uint_eq(b.len, 0);
+	proto_msg_clear(&m);
+
+	/* what a peer may send: refused with the field named */
+	r = decode_line("{\"v\":1,\"type\":\"monitor\",\"index\":3,\"count\":2,"
+			"\"name\":\"vmstat\",\"command\":\"vmstat\"}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
+	ck_assert_int_eq(r.e[0].err, -EBADMSG);
+	ck_assert_ptr_nonnull(strstr(r.e[0].detail, "index"));
+	rec_free(&r);
+	r = decode_line("{\"v\":1,\"type\":\"monitor\",\"index\":1,\"count\":9,"
+			"\"name\":\"vmstat\",\"command\":\"vmstat\"}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
+	ck_assert_ptr_nonnull(strstr(r.e[0].detail, "count"));
+	rec_free(&r);
+	r = decode_line("{\"v\":1,\"type\":\"monitor-output\",\"step\":1,"
+			"\"monitor\":\"../../etc\",\"data\":\"x\"}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
+	ck_assert_ptr_nonnull(strstr(r.e[0].detail, "monitor"));
+	rec_free(&r);
+	r = decode_line("{\"v\":1,\"type\":\"monitor-output\",\"step\":2,"
+			"\"monitor\":\"mpstat\",\"data\":\"a\\u0000b\"}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_MSG);
+	ck_assert_uint_eq(r.e[0].msg.u.monitor_output.step, 2);
+	ck_assert_str_eq(r.e[0].msg.u.monitor_output.monitor, "mpstat");
+	ck_assert_uint_eq(r.e[0].msg.u.monitor_output.len, 3);
+	ck_assert_mem_eq(r.e[0].msg.u.monitor_output.data, "a\0b", 3);
+	rec_free(&r);
+}
+END_TEST
+
+/* pong's KVM PTP reading came after version 1 was out: optional, all four
+ * fields or none, absent from the line when not set, so that an older hostd
+ * sees the pong it knew and an older agent's pong still decodes. */
+START_TEST(test_pong_ptp_reading)
+{
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	struct rec r;
+
+	sample(PROTO_PONG, &m);
+	ck_assert_int_eq(proto_encode(&m, &b), 0);
+	ck_assert_ptr_null(strstr(text(&b), "ptp_"));
+	r = decode_line(text(&b));
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_MSG);
+	ck_assert_int_eq(r.e[0].msg.u.ping.ptp_window_ns, 0);
+	rec_free(&r);
+	proto_buf_free(&b);
+
+	m.u.ping.ptp_mono_ns = 155;
+	m.u.ping.ptp_real_ns = 1700000000123456789LL;
+	m.u.ping.ptp_host_real_ns = 1700000000123459999LL;
+	m.u.ping.ptp_window_ns = 1;
+	assert_roundtrip(&m);
+	ck_assert_int_eq(proto_encode(&m, &b), 0);
+	ck_assert_ptr_nonnull(strstr(text(&b), "\"ptp_mono_ns\":155,\"ptp_real_ns\":"
+				     "1700000000123456789,\"ptp_host_real_ns\":1700000000123459999,"
+				     "\"ptp_window_ns\":1}"));
+	proto_buf_free(&b);
+	m.u.ping.ptp_mono_ns = m.u.ping.ptp_real_ns = m.u.ping.ptp_host_real_ns = INT64_MAX;
+	m.u.ping.ptp_window_ns = PROTO_PTP_WINDOW_MAX_NS;
+	assert_roundtrip(&m);
+
+	/* a part of a reading cannot be converted: refused both ways */
+	m.u.ping.ptp_window_ns = 0;
+	ck_assert_int_eq(proto_encode(&m, &b), -EINVAL);
+	m.u.ping.ptp_window_ns = PROTO_PTP_WINDOW_MAX_NS + 1;
+	ck_assert_int_eq(proto_encode(&m, &b), -EINVAL);
+	m.u.ping.ptp_window_ns = 5;
+	m.u.ping.ptp_host_real_ns = -1;
+	ck_assert_int_eq(proto_encode(&m, &b), -EINVAL);
+	ck_assert_uint_eq(b.len, 0);
+	proto_msg_clear(&m);
+
+	r = decode_line("{\"v\":1,\"type\":\"pong\",\"seq\":1,\"t1\":1,\"t2\":2,\"t3\":3,"
+			"\"ptp_mono_ns\":2,\"ptp_real_ns\":5,\"ptp_host_real_ns\":6}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
+	ck_assert_int_eq(r.e[0].err, -EBADMSG);
+	ck_assert_str_eq(r.e[0].detail, "pong: 3 of the 4 \"ptp_*\" fields are set: all or none");
+	rec_free(&r);
+	r = decode_line("{\"v\":1,\"type\":\"pong\",\"seq\":1,\"t1\":1,\"t2\":2,\"t3\":3,"
+			"\"ptp_mono_ns\":2,\"ptp_real_ns\":5,\"ptp_host_real_ns\":6,"
+			"\"ptp_window_ns\":1000000001}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
+	ck_assert_ptr_nonnull(strstr(r.e[0].detail, "\"ptp_window_ns\" is 1000000001"));
+	rec_free(&r);
+	r = decode_line("{\"v\":1,\"type\":\"pong\",\"seq\":1,\"t1\":1,\"t2\":2,\"t3\":3,"
+			"\"ptp_mono_ns\":2,\"ptp_real_ns\":-5,\"ptp_host_real_ns\":6,"
+			"\"ptp_window_ns\":1}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
+	ck_assert_ptr_nonnull(strstr(r.e[0].detail, "\"ptp_real_ns\" is -5"));
+	rec_free(&r);
+	/* a ping carries no reading: the fields are not read there */
+	r = decode_line("{\"v\":1,\"type\":\"ping\",\"seq\":1,\"t1\":1,\"ptp_window_ns\":7}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_MSG);
+	ck_assert_int_eq(r.e[0].msg.u.ping.ptp_window_ns, 0);
+	rec_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("proto");
@@ -595,6 +749,8 @@ int main(void)
 	tcase_add_test(tc, test_take_ownership);
 	tcase_add_test(tc, test_plan_monitor_interval);
 	tcase_add_test(tc, test_plan_in_parts);
+	tcase_add_test(tc, test_monitor_messages);
+	tcase_add_test(tc, test_pong_ptp_reading);
 	tcase_add_test(tc, test_name_valid);
 	tcase_add_test(tc, test_buf);
 	suite_add_tcase(s, tc);

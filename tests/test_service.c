@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ctl.h" /* CTL_CONFIG_MAX */
 #include "hostd_testlib.h"
 
 #define NOBODY 65534
@@ -70,17 +71,18 @@ static int notify_listener(char *path, size_t size)
 	return fd;
 }
 
-/* Starts hostd --service and returns once it said READY=1. */
-static pid_t start_service(const char *group)
+/* Starts hostd --service with extra lines in its settings file and returns
+ * once it said READY=1. */
+static pid_t start_service_with(const char *group, const char *settings_extra)
 {
 	char notify[512], state[512], err[512], settings[512];
 	int nfd = notify_listener(notify, sizeof(notify));
 	snprintf(state, sizeof(state), "%s/state", tmpdir);
 	snprintf(err, sizeof(err), "%s/stderr", tmpdir);
 	snprintf(settings, sizeof(settings), "%s/service.conf", tmpdir);
-	char results_root[600];
-	snprintf(results_root, sizeof(results_root), "RESULTS_ROOT=%s/results\n", tmpdir);
-	write_file("service.conf", results_root, 0644);
+	char text[2048];
+	snprintf(text, sizeof(text), "RESULTS_ROOT=%s/results\n%s", tmpdir, settings_extra);
+	write_file("service.conf", text, 0644);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -101,6 +103,11 @@ static pid_t start_service(const char *group)
 	}
 	close(nfd);
 	return pid;
+}
+
+static pid_t start_service(const char *group)
+{
+	return start_service_with(group, "");
 }
 
 static void stop_service(pid_t pid)
@@ -217,6 +224,286 @@ static json_object *run_manifest(const char *run)
 	ck_assert_msg(m, "no readable %s", path);
 	return m;
 }
+
+/* ---- clients hostctl would not be ------------------------------------- */
+
+static const char *service_log(void)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+	const char *t = read_text(path);
+	return t ? t : "";
+}
+
+/* A connection of our own to the service; -1 if it cannot be made (for a
+ * forked child, which may not ck_assert). */
+static int raw_connect(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	memcpy(sa.sun_path, sock, strlen(sock) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	struct timeval tv = { .tv_sec = 60 }; /* a bound on a hang, not a timed assertion */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* What the service sends on fd until it hangs up (the first 64 KiB of it);
+ * NULL if it did not hang up. */
+static const char *read_to_eof(int fd)
+{
+	static char buf[1 << 16];
+	char skip[4096];
+	size_t len = 0;
+	ssize_t n;
+	while ((n = len < sizeof(buf) - 1 ? read(fd, buf + len, sizeof(buf) - 1 - len)
+					  : read(fd, skip, sizeof(skip))) > 0)
+		len += len < sizeof(buf) - 1 ? (size_t)n : 0;
+	buf[len] = '\0';
+	/* ECONNRESET: hung up on with requests of ours still unread */
+	bool gone = n == 0 || errno == ECONNRESET;
+	close(fd);
+	return gone ? buf : NULL;
+}
+
+/* One request line as uid (0: as we are; else in group gid); the answer,
+ * up to the hang-up (requests that end in an error) or the first line. */
+static const char *raw_request_as(uid_t uid, gid_t gid, const char *line)
+{
+	static char reply[1 << 16];
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(p[0]);
+		if (uid && (setgroups(1, &gid) < 0 || setgid(NOBODY) < 0 || setuid(uid) < 0))
+			_exit(126);
+		int fd = raw_connect();
+		if (fd < 0)
+			_exit(125);
+		for (size_t off = 0, len = strlen(line); off < len;) {
+			ssize_t n = write(fd, line + off, len - off);
+			if (n <= 0)
+				_exit(124);
+			off += (size_t)n;
+		}
+		char buf[4096];
+		ssize_t n;
+		while ((n = read(fd, buf, sizeof(buf))) > 0) {
+			if (write(p[1], buf, (size_t)n) != n)
+				_exit(123);
+			if (memchr(buf, '\n', (size_t)n))
+				break;
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	size_t len = 0;
+	ssize_t k;
+	while ((k = read(p[0], reply + len, sizeof(reply) - 1 - len)) > 0)
+		len += (size_t)k;
+	reply[len] = '\0';
+	close(p[0]);
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "raw client: status %d", st);
+	return reply;
+}
+
+/* An experiment's "hostd" that says it started, then sleeps; with
+ * ignore_term, one that ignores SIGTERM as a hung hostd would. */
+static void fake_hostd(bool ignore_term)
+{
+	write_file("fake-hostd",
+		   ignore_term ? "#!/bin/sh\ntrap '' TERM\necho fake hostd: started\nexec sleep 600\n"
+			       : "#!/bin/sh\necho fake hostd: started\nexec sleep 600\n",
+		   0755);
+}
+
+/* Until the experiment's log holds text.  Polled: the log is another
+ * process's. */
+static void wait_log(long id, const char *text)
+{
+	char ids[32];
+	snprintf(ids, sizeof(ids), "%ld", id);
+	for (int i = 0; i < 600; i++) {
+		ck_assert_int_eq(HOSTCTL("logs", ids), 0);
+		if (strstr(out, text))
+			return;
+		usleep(100 * 1000);
+	}
+	ck_abort_msg("experiment %ld: no '%s' in its log: %s", id, text, out);
+}
+
+START_TEST(test_idle_client_dropped)
+{
+	pid_t svc = start_service_with("users", "IDLE_TIMEOUT=3\n");
+	int silent = raw_connect();
+	ck_assert_int_ge(silent, 0);
+	ck_assert_int_eq(write(silent, "{\"v\":1,\"type\":\"li", 17), 17);
+	/* another is served while it says nothing more */
+	ck_assert_int_eq(HOSTCTL("list"), 0);
+	const char *got = read_to_eof(silent);
+	ck_assert_msg(got, "a silent client was not hung up");
+	ck_assert_ptr_nonnull(strstr(got, "\"code\":\"ETIMEDOUT\""));
+	ck_assert_ptr_nonnull(strstr(service_log(), "no complete request in 3.0 s (IDLE_TIMEOUT); "
+						     "hung up"));
+	/* every slot taken by one that says nothing: refused, until they go */
+	int fds[64];
+	for (int i = 0; i < 64; i++) {
+		fds[i] = raw_connect();
+		ck_assert_int_ge(fds[i], 0);
+	}
+	ck_assert_int_eq(HOSTCTL("list"), 1);
+	ck_assert_ptr_nonnull(strstr(hostctl_err(), "64 clients already"));
+	for (int i = 0; i < 64; i++)
+		ck_assert_ptr_nonnull(read_to_eof(fds[i]));
+	ck_assert_int_eq(HOSTCTL("list"), 0);
+	stop_service(svc);
+}
+END_TEST
+
+START_TEST(test_stop_timeout_kills)
+{
+	char extra[1024], ids[32];
+	fake_hostd(true);
+	snprintf(extra, sizeof(extra), "HOSTD_BINARY=%s/fake-hostd\nSTOP_TIMEOUT=1\n", tmpdir);
+	pid_t svc = start_service_with("users", extra);
+	ck_assert_ptr_nonnull(strstr(service_log(), "for tests only"));
+	long id = submit("g.conf", "hung");
+	wait_log(id, "fake hostd: started");
+	snprintf(ids, sizeof(ids), "%ld", id);
+	ck_assert_int_eq(HOSTCTL("cancel", ids), 0);
+	ck_assert_int_eq(wait_exp(id), 2);
+	json_object *e = exp_status(id);
+	ck_assert_str_eq(jstr(e, "state"), "cancelled");
+	ck_assert_ptr_nonnull(strstr(jstr(e, "reason"), "cancelled by root; its hostd ignored "
+				     "SIGTERM for 1.0 s and was killed (SIGKILL)"));
+	json_object_put(e);
+	ck_assert_int_eq(HOSTCTL("logs", ids), 0);
+	ck_assert_ptr_nonnull(strstr(out, "its hostd did not end 1.0 s after SIGTERM: killed"));
+
+	/* stopping the service: the same, and the service ends */
+	long id2 = submit("g.conf", "hung2");
+	wait_log(id2, "fake hostd: started");
+	stop_service(svc);
+	ck_assert_ptr_nonnull(strstr(service_log(), "did not end 1.0 s after SIGTERM (STOP_TIMEOUT"));
+	svc = start_service_with("users", extra);
+	e = exp_status(id2);
+	ck_assert_str_eq(jstr(e, "state"), "interrupted");
+	ck_assert_int_eq(jint(e, "exit_code"), 2);
+	ck_assert_ptr_nonnull(strstr(jstr(e, "reason"), "stopped while it ran; its hostd ignored"));
+	json_object_put(e);
+	stop_service(svc);
+}
+END_TEST
+
+/* What a member of the group may try: fill the queue, another's experiment,
+ * a link to another's folder, control characters, huge fields, requests
+ * whose answers it never reads, every connection slot. */
+START_TEST(test_hostile_member)
+{
+	struct group *users = getgrnam("users");
+	ck_assert_ptr_nonnull(users);
+	gid_t ug = users->gr_gid;
+	char extra[1024], path[600], path2[600], h[512], g[512], line[1024];
+	fake_hostd(false);
+	snprintf(extra, sizeof(extra), "HOSTD_BINARY=%s/fake-hostd\nUSER_QUEUE_MAX=2\n", tmpdir);
+	pid_t svc = start_service_with("users", extra);
+	snprintf(h, sizeof(h), "%s/h.conf", tmpdir);
+	snprintf(g, sizeof(g), "%s/g.conf", tmpdir);
+
+	/* one running and two queued of root's: a third waits in vain */
+	long run = submit("g.conf", "r1");
+	submit("g.conf", "r2");
+	submit("g.conf", "r3");
+	ck_assert_int_eq(HOSTCTL("submit", "--host-config", h, "--guest-config", g), 1);
+	ck_assert_ptr_nonnull(strstr(hostctl_err(), "has 2 experiments queued already "
+				     "(USER_QUEUE_MAX=2"));
+
+	/* root's experiment is not nobody's to see, follow, wait for or cancel */
+	char ids[32];
+	snprintf(ids, sizeof(ids), "%ld", run);
+#define AS_NOBODY(...) hostctl_as(NOBODY, ug, (const char *const[]){ __VA_ARGS__, NULL })
+	ck_assert_int_eq(AS_NOBODY("logs", "-f", ids), 1);
+	ck_assert_ptr_nonnull(strstr(hostctl_err(), "no experiment"));
+	ck_assert_int_eq(AS_NOBODY("logs", ids), 1);
+	ck_assert_int_eq(AS_NOBODY("cancel", ids), 1);
+	ck_assert_int_eq(AS_NOBODY("wait", ids), 4);
+	ck_assert_int_eq(AS_NOBODY("list"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "no experiments of yours"));
+
+	/* a link in a folder of nobody's to a folder of root's: followed, and
+	 * the folder it leads to is checked (hostctl would have resolved it) */
+	snprintf(path, sizeof(path), "%s/mine", tmpdir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	ck_assert_int_eq(chown(path, NOBODY, NOBODY), 0);
+	snprintf(path2, sizeof(path2), "%s/roots", tmpdir);
+	ck_assert_int_eq(mkdir(path2, 0777), 0);
+	chmod(path2, 0777);
+	snprintf(path, sizeof(path), "%s/mine/link", tmpdir);
+	ck_assert_int_eq(symlink(path2, path), 0);
+	snprintf(line, sizeof(line), "{\"v\":1,\"type\":\"submit\",\"host_config\":\"\","
+		 "\"guest_config\":\"\",\"results\":\"%s\"}\n", path);
+	const char *r = raw_request_as(NOBODY, ug, line);
+	ck_assert_msg(strstr(r, "belongs to uid 0, not to nobody"), "%s", r);
+
+	/* a control character in the results folder's name */
+	snprintf(path, sizeof(path), "%s/a\033[2Jb", tmpdir);
+	ck_assert_int_eq(mkdir(path, 0777), 0);
+	ck_assert_int_eq(hostctl_as(0, 0, (const char *const[]){ "submit", "--host-config", h,
+				    "--guest-config", g, "--results", path, NULL }), 1);
+	ck_assert_ptr_nonnull(strstr(hostctl_err(), "a control character (0x1b) at byte"));
+
+	/* a config over 64 KiB, which hostctl would not send */
+	static char big[80 * 1024];
+	int n = snprintf(big, sizeof(big), "{\"v\":1,\"type\":\"submit\",\"guest_config\":\"\","
+			 "\"host_config\":\"");
+	memset(big + n, 'x', CTL_CONFIG_MAX + 1);
+	snprintf(big + n + CTL_CONFIG_MAX + 1, sizeof(big) - (size_t)n - CTL_CONFIG_MAX - 1,
+		 "\"}\n");
+	r = raw_request_as(NOBODY, ug, big);
+	ck_assert_msg(strstr(r, "field 'host_config': 65537 bytes, at most 65536"), "%s", r);
+
+	/* requests sent ahead, answers never read: hung up, not buffered */
+	int fd = raw_connect();
+	ck_assert_int_ge(fd, 0);
+	static char many[3000 * 23];
+	size_t len = 0;
+	for (int i = 0; i < 3000; i++)
+		len += (size_t)snprintf(many + len, sizeof(many) - len, "{\"v\":1,\"type\":\"list\"}\n");
+	signal(SIGPIPE, SIG_IGN); /* were it hung up before all is written */
+	ck_assert_int_eq(write(fd, many, len), (ssize_t)len);
+	ck_assert_msg(read_to_eof(fd), "a client that does not read was not hung up");
+	ck_assert_ptr_nonnull(strstr(service_log(), "bytes of answers unread; hung up"));
+
+	/* one user holds at most SERVICE_CLIENTS_PER_USER connections */
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (setgroups(1, &ug) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+			_exit(126);
+		for (int i = 0; i < 16; i++)
+			if (raw_connect() < 0)
+				_exit(125);
+		int last = raw_connect();
+		const char *got = last < 0 ? NULL : read_to_eof(last);
+		_exit(got && strstr(got, "nobody has 16 connections to the service already") ? 0 : 1);
+	}
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "17th connection: status %d", st);
+	ck_assert_ptr_nonnull(strstr(service_log(), "16 of theirs already"));
+	/* and root's one is still served */
+	ck_assert_int_eq(HOSTCTL("cancel", ids), 0);
+	stop_service(svc);
+}
+END_TEST
 
 START_TEST(test_ready_queue_in_order)
 {
@@ -386,6 +673,9 @@ int main(void)
 	tcase_add_test(tc, test_outsider_refused_member_served);
 	tcase_add_test(tc, test_sigkill_queue_survives);
 	tcase_add_test(tc, test_cancel_running);
+	tcase_add_test(tc, test_idle_client_dropped);
+	tcase_add_test(tc, test_stop_timeout_kills);
+	tcase_add_test(tc, test_hostile_member);
 	suite_add_tcase(s, tc);
 	return hostd_test_main(s);
 }

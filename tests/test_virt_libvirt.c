@@ -325,7 +325,8 @@ static void g_stopped(struct virt_guest *g)
 	all_stopped = ++nstopped == (int)count;
 }
 
-static const struct virt_guest_ops gops = { g_ready, g_failed, g_stopped };
+static const struct virt_guest_ops gops = { .ready = g_ready, .failed = g_failed,
+					    .stopped = g_stopped };
 
 static void load(struct virt_settings *s, unsigned n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -332,7 +332,8 @@ static void on_stopped(struct virt_guest *g)
 	g_stopped = true;
 }
 
-static const struct virt_guest_ops guest_ops = { on_ready, on_failed, on_stopped };
+static const struct virt_guest_ops guest_ops = { .ready = on_ready, .failed = on_failed,
+						 .stopped = on_stopped };
 
 static void guest_setup(const char *extra_conf, const char *type, bool channel, bool running)
 {
