@@ -60,6 +60,11 @@ static void progress_clear(struct run *r)
 		fprintf(stderr, "\r\033[K");
 }
 
+void run_progress_clear(struct run *r)
+{
+	progress_clear(r);
+}
+
 /* ---- deadlines -------------------------------------------------------- */
 
 static void arm_deadline(struct run *r)
@@ -401,36 +406,6 @@ static void send_plan(struct run *r, struct participant *p)
 		run_fail(r, p, "cannot send the plan: %s", strerror(-e));
 }
 
-/* jiffies, hpet or acpi_pm make microsecond skews meaningless or costly:
- * say so before the first step, not in the analysis afterwards */
-static void warn_clocksource(struct run *r, struct participant *p)
-{
-	const char *cs = p->clocksource;
-	const char *why;
-	switch (clock_source_fitness(cs)) {
-	case CLOCK_SOURCE_FIT:
-		return;
-	case CLOCK_SOURCE_SLOW:
-		why = "is slow to read (a microsecond or more per stamp), though monotonic";
-		break;
-	case CLOCK_SOURCE_COARSE:
-		why = "counts timer ticks (1 to 10 ms): every barrier is released immediately, "
-		      "since a sleep to a common instant would wake up to a tick late";
-		break;
-	default:
-		if (!cs[0])
-			return; /* an agent that could not tell */
-		why = "is not one lockstep knows to be fit for microsecond timing";
-		break;
-	}
-	char what[320];
-	snprintf(what, sizeof(what), "clocksource %s %s (tsc or kvm-clock is fit; boot the guest "
-		 "with tsc=reliable and ACPI)", cs, why);
-	progress_clear(r);
-	log_warn("%s: %s", p->node.name, what);
-	run_add_event(r, p, 0, what);
-}
-
 static void on_hello(struct run *r, struct participant *p, const struct proto_msg *m)
 {
 	if (strcmp(m->u.hello.node, p->node.name) != 0) {
@@ -448,7 +423,7 @@ static void on_hello(struct run *r, struct participant *p, const struct proto_ms
 	snprintf(p->boot_id, sizeof(p->boot_id), "%s", m->u.hello.boot_id);
 	snprintf(p->clocksource, sizeof(p->clocksource), "%s", m->u.hello.clocksource);
 	if (first)
-		warn_clocksource(r, p);
+		run_clock_judge_source(r, p);
 	if (first)
 		run_manifest_write(r);
 	/* A guest's start instants mean something only on the host's clock:
@@ -472,45 +447,6 @@ static void send_ping(struct run *r, struct participant *p)
 		run_fail(r, p, "cannot send a ping: %s", strerror(-e));
 }
 
-/* The guest's KVM PTP reading on a pong: the host's realtime at one of its
- * instants, turned into an offset sample on the host's monotonic clock. */
-static void take_ptp_reading(struct run *r, struct participant *p, const struct proto_msg *m)
-{
-	const struct clock_ptp_reading rd = {
-		.guest_ns = m->u.ping.ptp_mono_ns,
-		.guest_real_ns = m->u.ping.ptp_real_ns,
-		.host_real_ns = m->u.ping.ptp_host_real_ns,
-		.window_ns = m->u.ping.ptp_window_ns,
-	};
-	struct clock_realmono now;
-	struct clock_ptp_sample smp;
-	clock_realmono_read(&now);
-	int e = clock_offset_from_ptp(&rd, &p->ping_realmono, &now, p->ping_t1, p->node.rx_ns, &smp);
-	if (e == 0) {
-		if (!p->ptp.good_slack_ns)
-			p->ptp.good_slack_ns = RUN_PTP_GOOD_SLACK_NS;
-		clock_offset_add_sample(&p->ptp, smp.at_ns, smp.offset_ns, smp.bound_ns);
-		p->ptp_real_behind_ns = rd.host_real_ns - rd.guest_real_ns;
-		return;
-	}
-	if (p->ptp_refused++ == 0) {
-		char what[320];
-		if (e == -EDOM)
-			snprintf(what, sizeof(what), "its KVM PTP clock put the host's monotonic clock "
-				 "at %lld ns, outside the exchange it came with (%lld..%lld, bound %lld "
-				 "ns): it does not read this host's realtime; such readings are ignored",
-				 (long long)smp.at_ns, (long long)p->ping_t1, (long long)p->node.rx_ns,
-				 (long long)smp.bound_ns);
-		else
-			snprintf(what, sizeof(what), "its KVM PTP reading (host realtime %lld ns) "
-				 "cannot be converted; such readings are ignored",
-				 (long long)rd.host_real_ns);
-		progress_clear(r);
-		log_warn("%s: %s", p->node.name, what);
-		run_add_event(r, p, 0, what);
-	}
-}
-
 static void on_pong(struct run *r, struct participant *p, const struct proto_msg *m)
 {
 	/* Only the answer to the ping in flight counts: a late one would pair
@@ -527,7 +463,7 @@ static void on_pong(struct run *r, struct participant *p, const struct proto_msg
 	    p->clock_attempts == RUN_CLOCK_EXCHANGES)
 		run_add_event(r, p, 0, "its clock answers to pings are impossible (t3 before t2)");
 	if (m->u.ping.ptp_window_ns)
-		take_ptp_reading(r, p, m);
+		run_clock_ptp_reading(r, p, m);
 	if (p->clock_ready)
 		return; /* a refresh between steps */
 	if (p->clock_attempts < RUN_CLOCK_EXCHANGES) {

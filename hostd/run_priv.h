@@ -210,6 +210,17 @@ const char *run_launch_closed_why(struct run *r, struct participant *p);
  * failure ("its domain was paused ..."), else false. */
 bool run_launch_paused_why(struct run *r, struct participant *p, char *buf, size_t len);
 
+/* Clears the progress line before a message (when it is shown). */
+void run_progress_clear(struct run *r);
+
+/* run_clock.c */
+/* Warns of a clocksource unfit for microsecond timing (a jiffies one also
+ * makes every release immediate); run.c calls it at a participant's first
+ * hello, before its first step. */
+void run_clock_judge_source(struct run *r, struct participant *p);
+/* A pong's KVM PTP reading: into p->ptp, or refused and said once. */
+void run_clock_ptp_reading(struct run *r, struct participant *p, const struct proto_msg *m);
+
 /* run_records.c */
 void run_record_reset(struct run *r, uint32_t step);
 void run_record_started(struct run *r, struct participant *p, int64_t host_ns, int64_t late_ns);

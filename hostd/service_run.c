@@ -201,11 +201,13 @@ static void child_done(struct service *s, int code)
 		snprintf(reason, sizeof(reason), "hostd exited with %d (hostctl logs %" PRIu64 ")",
 			 code, e->id);
 	uv_timer_stop(&s->kill_timer);
-	if (s->killed) {
-		/* what hostd would have said had it ended on the SIGTERM */
+	if (s->killed || (s->end_as != QUEUE_RUNNING && code > 128)) {
+		/* killed by our SIGKILL, or by our SIGTERM before it could take
+		 * it: what hostd says when it ends on one, so that hostctl wait
+		 * keeps to its codes */
 		code = RUN_EXIT_FAILED;
-		s->killed = false;
 	}
+	s->killed = false;
 	s->cur = NULL;
 	s->child = 0;
 	ended(s, e, as, code, as == QUEUE_FAILED ? reason : s->end_reason);
@@ -326,8 +328,10 @@ void service_run_recover(struct service *s, struct queue_exp *e)
 		/* its hostd is still finishing: let it write its manifest, and
 		 * start nothing before it is gone */
 		log_warn("experiment %" PRIu64 ": its hostd (pid %d) outlived the service that ran "
-			 "it; stopping it and waiting", e->id, e->pid);
-		kill(e->pid, SIGTERM);
+			 "it; waiting for it to end (SIGKILL after STOP_TIMEOUT)", e->id, e->pid);
+		/* no SIGTERM of ours: it had the kernel's (PR_SET_PDEATHSIG), and
+		 * hostd takes a second one, mid-finish, as "now": its manifest
+		 * would stay "running" */
 		s->cur = e;
 		s->child = e->pid;
 		s->child_ours = false;
@@ -347,6 +351,13 @@ void service_run_stop(struct service *s, enum queue_state as, const char *reason
 	if (s->end_as == QUEUE_RUNNING) {
 		s->end_as = as;
 		snprintf(s->end_reason, sizeof(s->end_reason), "%s", reason);
+	}
+	if (uv_is_active((uv_handle_t *)&s->kill_timer)) {
+		/* a cancel, then a stop: one SIGTERM, as a second would cut its
+		 * finish short (see service_run_recover) */
+		log_info("experiment %" PRIu64 ": its hostd (pid %d) is stopping already: %s",
+			 s->cur->id, (int)s->child, reason);
+		return;
 	}
 	log_info("experiment %" PRIu64 ": SIGTERM to its hostd (pid %d): %s", s->cur->id,
 		 (int)s->child, reason);
