@@ -20,7 +20,6 @@
 
 static void release(struct run *r);
 static void deadline_cb(uv_timer_t *t);
-static void send_ping(struct run *r, struct participant *p);
 static void finish(struct run *r, enum run_status st, const char *reason);
 
 static int64_t s_to_ns(double s)
@@ -122,7 +121,7 @@ static void deadline_cb(uv_timer_t *t)
 
 /* The step a participant is in, as failures and events name it: the one it
  * was released into until it is done, then the barrier it waits at. */
-static uint32_t part_step(struct run *r, const struct participant *p)
+uint32_t run_part_step(struct run *r, const struct participant *p)
 {
 	uint32_t step = p->running_step && !p->done ? p->running_step : barrier_step(r->barrier);
 	return step > barrier_nsteps(r->barrier) ? barrier_nsteps(r->barrier) : step;
@@ -138,7 +137,7 @@ void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
 
-	uint32_t step = part_step(r, p);
+	uint32_t step = run_part_step(r, p);
 	p->failed = true;
 	progress_clear(r);
 	log_error("%s: %s (step %u)", p->node.name, reason, step);
@@ -321,7 +320,7 @@ static void release(struct run *r)
 	progress(r);
 }
 
-static void on_ready(struct run *r, struct participant *p, uint32_t step)
+void run_on_ready(struct run *r, struct participant *p, uint32_t step)
 {
 	switch (barrier_ready(r->barrier, p->node.index, step, p->node.rx_ns)) {
 	case BARRIER_RELEASE:
@@ -348,7 +347,7 @@ static void on_ready(struct run *r, struct participant *p, uint32_t step)
 			char what[96];
 			snprintf(what, sizeof(what), "a ready for step %u, released already, ignored",
 				 step);
-			run_add_event(r, p, part_step(r, p), what);
+			run_add_event(r, p, run_part_step(r, p), what);
 			return;
 		}
 		run_fail(r, p, "said ready for step %u while the barrier of step %u is open", step,
@@ -358,7 +357,7 @@ static void on_ready(struct run *r, struct participant *p, uint32_t step)
 		/* waiting for the others: a good moment to refresh its clock,
 		 * between steps and never during one */
 		if (!p->clock_shared && p->clock_ready && !p->ping_inflight)
-			send_ping(r, p);
+			run_send_ping(r, p);
 		arm_deadline(r);
 		progress(r);
 		return;
@@ -366,343 +365,6 @@ static void on_ready(struct run *r, struct participant *p, uint32_t step)
 		return;
 	}
 }
-
-/* ---- messages from a participant -------------------------------------- */
-
-/* g.conf's MONITORS, run by a guest's agent at each step (the host's own
- * run in hostd: monitor_ext); again after every hello, which the agent
- * takes as the same set. */
-static int send_monitors(struct run *r, struct participant *p)
-{
-	struct proto_msg m[PROTO_MONITORS_MAX];
-	unsigned skipped, n;
-	int e = 0;
-	if (p->kind == PART_HOST || !r->exp->guest_mon.external)
-		return 0;
-	n = monitor_ext_guest_set(&r->exp->guest_mon, m, &skipped);
-	for (unsigned i = 0; i < n && e == 0; i++)
-		e = node_send(&p->node, &m[i]);
-	return e;
-}
-
-static void send_plan(struct run *r, struct participant *p)
-{
-	const struct node_plan *plan = r->exp->node_plan[p->guest_index];
-	if (send_monitors(r, p) < 0)
-		run_add_event(r, p, 0, "its external monitors could not be sent: it runs none");
-	struct proto_msg m = { .type = PROTO_PLAN, .version = PROTO_VERSION };
-	snprintf(m.u.plan.node, sizeof(m.u.plan.node), "%s", p->node.name);
-	m.u.plan.nsteps = plan->nsteps;
-	m.u.plan.steps = plan->steps; /* borrowed: not cleared */
-	m.u.plan.monitor_interval_ms = p->kind == PART_HOST ? r->exp->host_mon.interval_ms
-							    : r->exp->guest_mon.interval_ms;
-	/* a long plan goes as parts, one line each */
-	struct proto_buf buf = { 0 };
-	int e = proto_encode_plan(&m, &buf);
-	if (e == 0)
-		e = node_send_bytes(&p->node, buf.data, buf.len);
-	proto_buf_free(&buf);
-	if (e < 0)
-		run_fail(r, p, "cannot send the plan: %s", strerror(-e));
-}
-
-static void on_hello(struct run *r, struct participant *p, const struct proto_msg *m)
-{
-	if (strcmp(m->u.hello.node, p->node.name) != 0) {
-		run_fail(r, p, "its agent says it is \"%s\"", m->u.hello.node);
-		return;
-	}
-	if (m->u.hello.proto_min > PROTO_VERSION || m->u.hello.proto_max < PROTO_VERSION) {
-		run_fail(r, p, "its agent speaks protocol %u..%u, hostd speaks %d: install a matching agent",
-		     m->u.hello.proto_min, m->u.hello.proto_max, PROTO_VERSION);
-		return;
-	}
-	bool first = !p->hello_seen;
-	p->hello_seen = true;
-	snprintf(p->agent_version, sizeof(p->agent_version), "%s", m->u.hello.agent_version);
-	snprintf(p->boot_id, sizeof(p->boot_id), "%s", m->u.hello.boot_id);
-	snprintf(p->clocksource, sizeof(p->clocksource), "%s", m->u.hello.clocksource);
-	if (first)
-		run_clock_judge_source(r, p);
-	if (first)
-		run_manifest_write(r);
-	/* A guest's start instants mean something only on the host's clock:
-	 * measure its offset before it can reach the first barrier. */
-	if (p->clock_shared || p->clock_ready)
-		send_plan(r, p);
-	else
-		send_ping(r, p); /* a ping in flight may have died in a resync */
-}
-
-static void send_ping(struct run *r, struct participant *p)
-{
-	struct proto_msg m = { .type = PROTO_PING, .version = PROTO_VERSION };
-	m.u.ping.seq = ++p->ping_seq;
-	/* before t1: a PTP reading in the pong was taken after both */
-	clock_realmono_read(&p->ping_realmono);
-	p->ping_t1 = m.u.ping.t1 = clock_mono_ns();
-	p->ping_inflight = true;
-	int e = node_send(&p->node, &m);
-	if (e < 0)
-		run_fail(r, p, "cannot send a ping: %s", strerror(-e));
-}
-
-static void on_pong(struct run *r, struct participant *p, const struct proto_msg *m)
-{
-	/* Only the answer to the ping in flight counts: a late one would pair
-	 * the wrong t4 with it. */
-	if (p->clock_shared || !p->ping_inflight || m->u.ping.seq != p->ping_seq ||
-	    m->u.ping.t1 != p->ping_t1)
-		return;
-	p->ping_inflight = false;
-	p->clock_attempts++;
-	/* An impossible exchange (a clock that ran backwards, or lies) is left
-	 * out; a clock with no possible exchange at all is not used for a
-	 * common instant. */
-	if (!clock_offset_add(&p->clock, p->ping_t1, m->u.ping.t2, m->u.ping.t3, p->node.rx_ns) &&
-	    p->clock_attempts == RUN_CLOCK_EXCHANGES)
-		run_add_event(r, p, 0, "its clock answers to pings are impossible (t3 before t2)");
-	if (m->u.ping.ptp_window_ns)
-		run_clock_ptp_reading(r, p, m);
-	if (p->clock_ready)
-		return; /* a refresh between steps */
-	if (p->clock_attempts < RUN_CLOCK_EXCHANGES) {
-		send_ping(r, p);
-		return;
-	}
-	p->clock_ready = true;
-	/* the guest's PTP clock reads the host's: far tighter than any trip */
-	p->clock_ptp = p->ptp.samples > 0;
-	if (p->clock_ptp)
-		log_info("%s: clock offset %+.3f ms, bound %.3f us (KVM PTP clock, %u readings; "
-			 "ping/pong said %+.3f ms, bound %.1f us)", p->node.name,
-			 (double)p->ptp.offset_ns / 1e6, (double)p->ptp.bound_ns / 1e3,
-			 p->ptp.samples, (double)p->clock.offset_ns / 1e6,
-			 (double)p->clock.bound_ns / 1e3);
-	else if (p->clock.samples)
-		log_info("%s: clock offset %+.3f ms, bound %.1f us (%u exchanges)", p->node.name,
-			 (double)p->clock.offset_ns / 1e6, (double)p->clock.bound_ns / 1e3,
-			 p->clock.samples);
-	else
-		log_warn("%s: none of %u clock exchanges was possible: its start instants "
-			 "cannot be put on the host's clock", p->node.name, p->clock_attempts);
-	run_manifest_write(r);
-	send_plan(r, p);
-}
-
-/* A message about a step must be about the one the participant was
- * released into, and arrive in order: started, results/output, done. */
-static bool step_matches(struct run *r, struct participant *p, const struct proto_msg *m,
-			 uint32_t step)
-{
-	if (step == p->running_step && p->running_step != 0 && !p->done)
-		return true;
-	run_fail(r, p, "sent %s for step %u while it runs step %u", proto_type_name(m->type), step,
-	     p->done ? 0 : p->running_step);
-	return false;
-}
-
-/* For the host's own /proc a step ends when its last participant is done. */
-static void host_proc_check_end(struct run *r, uint32_t step)
-{
-	for (size_t i = 0; r->hproc && i < r->n; i++) {
-		const struct participant *q = &r->p[i];
-		if (barrier_in_run(r->barrier, i) && !q->failed && q->running_step == step &&
-		    !q->done)
-			return;
-	}
-	host_proc_step_end(r->hproc, step);
-}
-
-static void on_done(struct run *r, struct participant *p, const struct proto_msg *m)
-{
-	p->done = true;
-	p->steps_done++;
-	const struct proto_step *st = &r->exp->node_plan[p->guest_index]->steps[m->u.done.step - 1];
-	r->samples_written += monitor_store_step_done(r->mon, p->node.name, m->u.done.step,
-						      st->benchmark, st->iteration);
-	host_proc_check_end(r, m->u.done.step);
-	run_bench_done(r, p, m->u.done.step, m->u.done.exit_status);
-	if (m->u.done.exit_status != 0) {
-		char what[128];
-		snprintf(what, sizeof(what), "step exited with status %d", m->u.done.exit_status);
-		run_add_event(r, p, m->u.done.step, what);
-	}
-	if (m->u.done.step == barrier_nsteps(r->barrier))
-		on_ready(r, p, m->u.done.step + 1); /* the end barrier */
-}
-
-static void on_message(struct node *n, struct proto_msg *m)
-{
-	struct participant *p = n->owner;
-	struct run *r = p->run;
-
-	if (r->finishing || p->failed)
-		return;
-	if (!p->hello_seen && m->type != PROTO_HELLO && m->type != PROTO_ERROR) {
-		run_fail(r, p, "sent %s before hello", proto_type_name(m->type));
-		return;
-	}
-	switch (m->type) {
-	case PROTO_HELLO:
-		on_hello(r, p, m);
-		break;
-	case PROTO_READY:
-		on_ready(r, p, m->u.ready.step);
-		break;
-	case PROTO_STARTED:
-		if (!step_matches(r, p, m, m->u.started.step))
-			break;
-		if (p->started) {
-			run_fail(r, p, "sent started twice for step %u", m->u.started.step);
-			break;
-		}
-		p->started = true;
-		run_record_started(r, p, clock_offset_to_host(part_clock(p), m->u.started.mono_ns),
-				   m->u.started.late_ns);
-		break;
-	case PROTO_RESULT:
-		if (!step_matches(r, p, m, m->u.result.step))
-			break;
-		if (++p->results_in_step > RUN_RESULTS_PER_STEP_MAX) {
-			run_fail(r, p, "sent more than %d results for step %u", RUN_RESULTS_PER_STEP_MAX,
-			     m->u.result.step);
-			break;
-		}
-		if (!isfinite(m->u.result.value) || !proto_name_valid(m->u.result.metric)) {
-			run_fail(r, p, "sent an invalid result for step %u (metric \"%.64s\")",
-			     m->u.result.step, m->u.result.metric);
-			break;
-		}
-		run_write_sample(r, p, m);
-		break;
-	case PROTO_OUTPUT:
-		if (!step_matches(r, p, m, m->u.output.step))
-			break;
-		run_bench_output(r, p, m->u.output.step, m->u.output.data, m->u.output.len);
-		if (p->output_in_step >= RUN_OUTPUT_PER_STEP_MAX)
-			break;
-		p->output_in_step += m->u.output.len;
-		results_append_output(r->results, n->name, m->u.output.step, m->u.output.data,
-				      m->u.output.len);
-		if (p->output_in_step >= RUN_OUTPUT_PER_STEP_MAX)
-			run_add_event(r, p, m->u.output.step, "raw output over 8 MiB: the rest was dropped");
-		break;
-	case PROTO_DONE:
-		if (step_matches(r, p, m, m->u.done.step))
-			on_done(r, p, m);
-		break;
-	case PROTO_ERROR: {
-		char what[PROTO_TEXT_MAX + 64];
-		snprintf(what, sizeof(what), "agent error %s: %s", m->u.error.code, m->u.error.text);
-		progress_clear(r);
-		log_warn("%s: %s", n->name, what);
-		run_add_event(r, p, m->u.error.step, what);
-		break;
-	}
-	case PROTO_BYE:
-		run_fail(r, p, "its agent left the run: %s", m->u.bye.reason);
-		break;
-	case PROTO_PONG:
-		on_pong(r, p, m);
-		break;
-	case PROTO_MONITOR_OUTPUT: {
-		uint32_t k = m->u.monitor_output.step;
-		int e = k <= barrier_nsteps(r->barrier)
-				? monitor_store_output(r->mon, n->name, k, m->u.monitor_output.monitor,
-						       m->u.monitor_output.data, m->u.monitor_output.len)
-				: -EINVAL;
-		if (e == -EFBIG && !r->warned_big_monitors) {
-			r->warned_big_monitors = true;
-			run_add_event(r, p, k, "monitor data over its limit: the rest is dropped");
-		} else if (e == -EINVAL) {
-			run_add_event(r, p, k, "monitor output of an unknown monitor or step was dropped");
-		}
-		break;
-	}
-	case PROTO_SAMPLE: {
-		int e = monitor_store_sample(r->mon, n->name, m,
-					     clock_offset_to_host(part_clock(p), m->u.sample.mono_ns));
-		if (e == -EFBIG && !r->warned_big_monitors) {
-			r->warned_big_monitors = true;
-			run_add_event(r, p, m->u.sample.step,
-				      "monitor samples over their limit: the rest are dropped");
-		} else if (e == -EINVAL) {
-			run_add_event(r, p, m->u.sample.step, "an invalid monitor sample was dropped");
-		}
-		break;
-	}
-	default:
-		run_fail(r, p, "sent %s, which only hostd sends", proto_type_name(m->type));
-		break;
-	}
-}
-
-static void on_resynced(struct node *n)
-{
-	(void)n; /* the agent re-announces itself with hello and ready */
-}
-
-static void on_protocol_error(struct node *n, int err, const char *detail)
-{
-	struct participant *p = n->owner;
-	struct run *r = p->run;
-	if (r->finishing || p->failed)
-		return;
-	char what[300];
-	snprintf(what, sizeof(what), "protocol error: %s (%s)", detail, strerror(-err));
-	progress_clear(r);
-	log_warn("%s: %s; resynchronising", n->name, what);
-	run_add_event(r, p, part_step(r, p), what);
-	if (n->protocol_errors >= NODE_PROTOCOL_ERROR_LIMIT)
-		run_fail(r, p, "sent garbage: %u protocol errors, the last: %s", n->protocol_errors,
-		     detail);
-}
-
-static void on_closed(struct node *n, int err)
-{
-	struct participant *p = n->owner;
-	struct run *r = p->run;
-	if (r->finishing) {
-		run_gone_check(r);
-		return;
-	}
-	const char *why = run_launch_closed_why(r, p);
-	if (why)
-		run_fail(r, p, "%s", why);
-	else if (err)
-		run_fail(r, p, "its channel failed: %s", uv_strerror(err));
-	else
-		run_fail(r, p, "closed its channel");
-}
-
-/* An agent that restarts its side after hello lost its channel for a while
- * or met garbage: worth a line in the manifest, not a failure. */
-static void on_peer_reset(struct node *n)
-{
-	struct participant *p = n->owner;
-	struct run *r = p->run;
-	if (r->finishing || p->failed || !p->hello_seen)
-		return;
-	run_add_event(r, p, part_step(r, p),
-		      "its agent restarted the link (0xFF): a reconnect or a resync of its own");
-}
-
-static void on_flooding(struct node *n, unsigned count)
-{
-	struct participant *p = n->owner;
-	run_fail(p->run, p, "flooded its channel: %u lines within one second, the limit is %d",
-		 count, NODE_MSGS_PER_SEC_MAX);
-}
-
-static const struct node_ops participant_ops = {
-	.message = on_message,
-	.resynced = on_resynced,
-	.protocol_error = on_protocol_error,
-	.closed = on_closed,
-	.peer_reset = on_peer_reset,
-	.flooding = on_flooding,
-};
 
 /* ---- start and finish -------------------------------------------------- */
 
@@ -911,7 +573,7 @@ static int setup(struct run *r)
 			p->kind = PART_LOCAL;
 		if (p->kind != PART_HOST)
 			name = experiment_guest_name(e, (unsigned)i, buf, sizeof(buf));
-		node_init(&p->node, name, i, p, &participant_ops);
+		node_init(&p->node, name, i, p, &run_participant_ops);
 		p->run = r;
 		p->guest_index = i;
 		p->clock_shared = p->kind == PART_HOST ||

@@ -191,6 +191,16 @@ void run_lead_learn(struct run *r, int64_t max_late_ns);
 /* While finishing: ends the loop once everything is down. */
 void run_gone_check(struct run *r);
 
+/* run.c, for run_messages.c */
+/* The step a participant is in, or waits at, for failures and events. */
+uint32_t run_part_step(struct run *r, const struct participant *p);
+/* p waits at the barrier of step (the end barrier: nsteps + 1). */
+void run_on_ready(struct run *r, struct participant *p, uint32_t step);
+
+/* run_messages.c: the agents' messages and the channels' events */
+extern const struct node_ops run_participant_ops;
+void run_send_ping(struct run *r, struct participant *p);
+
 /* run_launch.c */
 int run_launch_all(struct run *r);
 void run_launch_stop_all(struct run *r);

@@ -87,6 +87,7 @@ static void on_written(uv_write_t *req, int status)
 			service_client_close(c);
 		return;
 	}
+	/* a log longer than SERVICE_WRITE_QUEUE_MAX goes on as it drains */
 	if (c->wait == CLIENT_FOLLOW)
 		logs_pump(c);
 }
@@ -513,7 +514,7 @@ static void do_logs(struct client *c, json_object *req)
 		return;
 	}
 	c->exp_id = e->id;
-	c->wait = follow ? CLIENT_FOLLOW : CLIENT_IDLE;
+	c->wait = follow ? CLIENT_FOLLOW : CLIENT_LOGS;
 	logs_pump(c);
 }
 

@@ -27,6 +27,7 @@ enum client_wait {
 	CLIENT_IDLE,
 	CLIENT_WAIT,    /* "wait": answered when the experiment ends */
 	CLIENT_FOLLOW,  /* "logs" with follow: log lines until it ends */
+	CLIENT_LOGS,    /* "logs": log lines to the end of the file */
 	CLIENT_CLOSING,
 };
 

@@ -315,14 +315,15 @@ static const char *raw_request_as(uid_t uid, gid_t gid, const char *line)
 	return reply;
 }
 
-/* An experiment's "hostd" that says it started, then sleeps; with
- * ignore_term, one that ignores SIGTERM as a hung hostd would. */
-static void fake_hostd(bool ignore_term)
+/* An experiment's "hostd": the shell lines first, then it says it started
+ * and sleeps.  "trap '' TERM" makes one that ignores SIGTERM as a hung
+ * hostd would. */
+static void fake_hostd(const char *first)
 {
-	write_file("fake-hostd",
-		   ignore_term ? "#!/bin/sh\ntrap '' TERM\necho fake hostd: started\nexec sleep 600\n"
-			       : "#!/bin/sh\necho fake hostd: started\nexec sleep 600\n",
-		   0755);
+	char text[1024];
+	snprintf(text, sizeof(text), "#!/bin/sh\n%s\necho fake hostd: started\nexec sleep 600\n",
+		 first);
+	write_file("fake-hostd", text, 0755);
 }
 
 /* Until the experiment's log holds text.  Polled: the log is another
@@ -371,7 +372,7 @@ END_TEST
 START_TEST(test_stop_timeout_kills)
 {
 	char extra[1024], ids[32];
-	fake_hostd(true);
+	fake_hostd("trap '' TERM");
 	snprintf(extra, sizeof(extra), "HOSTD_BINARY=%s/fake-hostd\nSTOP_TIMEOUT=1\n", tmpdir);
 	pid_t svc = start_service_with("users", extra);
 	ck_assert_ptr_nonnull(strstr(service_log(), "for tests only"));
@@ -403,6 +404,82 @@ START_TEST(test_stop_timeout_kills)
 }
 END_TEST
 
+/* hostctl logs ID with its output into a file (a log larger than a pipe
+ * holds); its exit status. */
+static int logs_to_file(long id, const char *path)
+{
+	char ids[32];
+	snprintf(ids, sizeof(ids), "%ld", id);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || dup2(fd, 1) < 0)
+			_exit(126);
+		execl(hostctl_path, hostctl_path, "logs", ids, "--socket", sock, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+/* A log larger than the answers a client may have unread goes on as the
+ * client reads it, to its end. */
+START_TEST(test_logs_larger_than_write_queue)
+{
+	char extra[1024], path[600];
+	fake_hostd("head -c 3000000 /dev/zero | tr '\\0' x\necho\necho fake hostd: done\nexit 0");
+	snprintf(extra, sizeof(extra), "HOSTD_BINARY=%s/fake-hostd\n", tmpdir);
+	pid_t svc = start_service_with("users", extra);
+	long id = submit("g.conf", "big");
+	ck_assert_int_eq(wait_exp(id), 0);
+	snprintf(path, sizeof(path), "%s/logs.out", tmpdir);
+	ck_assert_int_eq(logs_to_file(id, path), 0);
+	struct stat st;
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_gt(st.st_size, 3000000);
+	const char *text = read_text(path); /* its first MiB */
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(strstr(text, "starts: results in"));
+	char tail[200] = "";
+	int fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_gt(pread(fd, tail, sizeof(tail) - 1, st.st_size - 150), 0);
+	close(fd);
+	ck_assert_msg(strstr(tail, "fake hostd: done"), "the log's end: %s", tail);
+
+	/* a client slower than the service: it reads only once the service
+	 * has had time to fill the socket and its queue (the wait makes the
+	 * case likely, and the outcome does not depend on it) */
+	int c = raw_connect();
+	ck_assert_int_ge(c, 0);
+	char req[128], buf[65536];
+	int n = snprintf(req, sizeof(req), "{\"v\":1,\"type\":\"logs\",\"id\":%ld}\n", id);
+	ck_assert_int_eq(write(c, req, (size_t)n), n);
+	usleep(500 * 1000);
+	size_t total = 0, keep = 0;
+	ssize_t k;
+	while ((k = read(c, buf + keep, sizeof(buf) - 1 - keep)) > 0) {
+		total += (size_t)k;
+		buf[keep + (size_t)k] = '\0';
+		if (strstr(buf, "{\"v\":1,\"type\":\"ok\""))
+			break;
+		/* keep the last bytes: the final line may straddle two reads */
+		size_t have = keep + (size_t)k, tailn = have < 200 ? have : 200;
+		memmove(buf, buf + have - tailn, tailn);
+		keep = tailn;
+	}
+	ck_assert_msg(k > 0, "logs did not end: %zu bytes, then %s", total,
+		      k < 0 ? strerror(errno) : "a hang-up");
+	ck_assert_uint_gt(total, 3000000);
+	ck_assert_ptr_nonnull(strstr(buf, "\"state\":\"done\""));
+	close(c);
+	stop_service(svc);
+}
+END_TEST
+
 /* What a member of the group may try: fill the queue, another's experiment,
  * a link to another's folder, control characters, huge fields, requests
  * whose answers it never reads, every connection slot. */
@@ -412,7 +489,7 @@ START_TEST(test_hostile_member)
 	ck_assert_ptr_nonnull(users);
 	gid_t ug = users->gr_gid;
 	char extra[1024], path[600], path2[600], h[512], g[512], line[1024];
-	fake_hostd(false);
+	fake_hostd("");
 	snprintf(extra, sizeof(extra), "HOSTD_BINARY=%s/fake-hostd\nUSER_QUEUE_MAX=2\n", tmpdir);
 	pid_t svc = start_service_with("users", extra);
 	snprintf(h, sizeof(h), "%s/h.conf", tmpdir);
@@ -679,6 +756,7 @@ int main(void)
 	tcase_add_test(tc, test_idle_client_dropped);
 	tcase_add_test(tc, test_stop_timeout_kills);
 	tcase_add_test(tc, test_hostile_member);
+	tcase_add_test(tc, test_logs_larger_than_write_queue);
 	suite_add_tcase(s, tc);
 	return hostd_test_main(s);
 }
