@@ -88,7 +88,7 @@ static void on_written(uv_write_t *req, int status)
 		return;
 	}
 	/* a log longer than SERVICE_WRITE_QUEUE_MAX goes on as it drains */
-	if (c->wait == CLIENT_FOLLOW)
+	if (c->wait == CLIENT_FOLLOW || c->wait == CLIENT_LOGS)
 		logs_pump(c);
 }
 

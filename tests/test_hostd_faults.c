@@ -436,9 +436,11 @@ START_TEST(test_libvirtd_restart)
 }
 END_TEST
 
-/* Guests made for the run (AUTODESTROY) do not live through it: libvirtd
- * destroys them as it stops.  hostd names them as such, does not hang,
- * and keeps what the host sent. */
+/* Guests made for the run (AUTODESTROY) may not live through it: libvirtd
+ * destroys them one after the other as it stops, and a short run may
+ * finish first (seen on a clean clone).  Either way hostd reconnects, does
+ * not hang, names each guest libvirt destroyed as libvirt's doing, and
+ * keeps every sample of everyone else. */
 START_TEST(test_libvirtd_restart_template_guests)
 {
 	write_hconf("BARRIER_TIMEOUT=60\nHOST_RUNS_BENCHMARKS=yes\n");
@@ -447,14 +449,15 @@ START_TEST(test_libvirtd_restart_template_guests)
 	hostd_test_wait_first_barrier(240);
 	restart_libvirtd();
 
-	ck_assert_int_eq(hostd_test_wait(pid), 2);
+	int code = hostd_test_wait(pid);
 	json_object *m = manifest();
-	ck_assert_str_eq(jstr(m, "status"), "degraded");
-	/* libvirtd destroys them one after the other as it stops: one may
-	 * still finish the run; each it reached is named as libvirt's doing */
 	json_object *f = json_object_object_get(m, "failures");
 	size_t nf = json_object_array_length(f);
-	ck_assert_msg(nf >= 1 && nf <= 2, "%s", run_diagnosis());
+	ck_assert_msg(nf <= 2, "%s", run_diagnosis());
+	/* complete with nobody failed, or degraded with who libvirt destroyed */
+	ck_assert_int_eq(code, nf ? 2 : 0);
+	ck_assert_str_eq(jstr(m, "status"), nf ? "degraded" : "complete");
+	ck_assert(has_event(m, "lost the connection to libvirt"));
 	bool failed[3] = { false };
 	for (size_t i = 0; i < nf; i++) {
 		json_object *fi = json_object_array_get_idx(f, i);
