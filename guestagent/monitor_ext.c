@@ -32,6 +32,53 @@ static char mext_buf[4 + 64 * 1024];
 static char mext_chunk[PROTO_OUTPUT_MAX + 1];
 /* PATH of the monitors: as command steps have it (step.c), worked out once */
 static char mext_path[2 * PATH_MAX + 16];
+/* TERMINFO of the monitors when the agent wrote one, else "" */
+static char mext_terminfo[PATH_MAX + 16];
+
+/*
+ * procps top reads a terminal description even in batch mode (TERM unset:
+ * "dumb") and exits 1 without a word when there is none, as in the busybox
+ * demo guest.  This is terminfo's "dumb" (am, cols#80, bel, cr) in the
+ * compiled legacy format, as tic writes it: header, names, booleans,
+ * numbers, string offsets, string table.
+ */
+static const unsigned char mext_dumb[] = {
+	0x1a, 0x01, 0x18, 0x00, 0x02, 0x00, 0x01, 0x00, 0x03, 0x00, 0x04, 0x00,
+	'd', 'u', 'm', 'b', '|', '8', '0', '-', 'c', 'o', 'l', 'u', 'm', 'n', ' ',
+	'd', 'u', 'm', 'b', ' ', 't', 't', 'y', 0x00,
+	0x00, 0x01,
+	0x50, 0x00,
+	0xff, 0xff, 0x00, 0x00, 0x02, 0x00,
+	0x07, 0x00, 0x0d, 0x00,
+};
+
+/* Writes dir/terminfo/d/dumb when the system has no "dumb" of its own. */
+static void mext_make_terminfo(const char *dir)
+{
+	static const char *const system[] = {
+		"/etc/terminfo/d/dumb", "/lib/terminfo/d/dumb", "/usr/share/terminfo/d/dumb",
+	};
+	char path[PATH_MAX + 32];
+	ssize_t n;
+	int fd;
+
+	if (getenv("TERMINFO"))
+		return;
+	for (size_t i = 0; i < sizeof(system) / sizeof(system[0]); i++)
+		if (access(system[i], R_OK) == 0)
+			return;
+	snprintf(path, sizeof(path), "%s/terminfo", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/terminfo/d", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/terminfo/d/dumb", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	n = write(fd, mext_dumb, sizeof(mext_dumb));
+	if (close(fd) == 0 && n == (ssize_t)sizeof(mext_dumb))
+		snprintf(mext_terminfo, sizeof(mext_terminfo), "%s/terminfo", dir);
+}
 
 /* <the agent's folder>/bin first when it exists, as step.c does for
  * command steps: hostd pushes the monitor binaries there. */
@@ -53,6 +100,8 @@ static void mext_make_path(void)
 	slash = strrchr(exe, '/');
 	if (!slash)
 		return;
+	*slash = '\0';
+	mext_make_terminfo(exe);
 	snprintf(slash, sizeof(exe) - (size_t)(slash - exe), "/bin");
 	if (stat(exe, &st) == 0 && S_ISDIR(st.st_mode))
 		snprintf(mext_path, sizeof(mext_path), "%s:%s", exe, old);
@@ -199,6 +248,10 @@ static void __attribute__((noreturn)) mext_child(char **argv, int out_fd, int cl
 		close(null_fd);
 	}
 	setenv("PATH", mext_path, 1);
+	if (mext_terminfo[0]) {
+		setenv("TERMINFO", mext_terminfo, 1);
+		setenv("TERM", "dumb", 1);
+	}
 	execvp(argv[0], argv);
 	dprintf(STDERR_FILENO, "guestagent: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);

@@ -23,8 +23,10 @@ void sess_init(struct session *s, struct outq *q, const struct sess_identity *id
 
 void sess_free(struct session *s)
 {
-	free(s->steps);
-	free(s->part_steps);
+	proto_steps_free(s->steps, s->nsteps);
+	proto_steps_free(s->part_steps, s->part_n);
+	s->part_steps = NULL;
+	s->part_n = s->part_total = 0;
 	proto_buf_free(&s->scratch);
 	s->steps = NULL;
 	s->nsteps = 0;
@@ -179,7 +181,8 @@ static bool sess_step_equal(const struct proto_step *a, const struct proto_step 
 {
 	return a->index == b->index && a->iteration == b->iteration && a->kind == b->kind &&
 	       a->units == b->units && !strcmp(a->benchmark, b->benchmark) &&
-	       !strcmp(a->command, b->command);
+	       (a->command == b->command ||
+		(a->command && b->command && !strcmp(a->command, b->command)));
 }
 
 static bool sess_plan_equal(const struct session *s, const struct proto_msg *m)
@@ -212,7 +215,7 @@ static int sess_plan_check(const struct proto_msg *m, char *text, size_t len)
 				 (int)st->kind);
 			return -EINVAL;
 		}
-		if (st->kind == PROTO_STEP_COMMAND && !st->command[0]) {
+		if (st->kind == PROTO_STEP_COMMAND && (!st->command || !st->command[0])) {
 			snprintf(text, len, "step %" PRIu32 ": empty command", st->index);
 			return -EINVAL;
 		}
@@ -230,7 +233,7 @@ static bool sess_plan_part(struct session *s, struct proto_msg *m)
 	uint32_t first = m->u.plan.steps[0].index, n = m->u.plan.nsteps;
 
 	if (first == 1) {
-		free(s->part_steps);
+		proto_steps_free(s->part_steps, s->part_n);
 		s->part_steps = xcalloc(m->u.plan.total, sizeof(*s->part_steps));
 		s->part_total = m->u.plan.total;
 		s->part_n = 0;
@@ -243,16 +246,20 @@ static bool sess_plan_part(struct session *s, struct proto_msg *m)
 			 first, m->u.plan.total, s->part_n);
 		log_warn("%s", text);
 		sess_error(s, 0, "bad-plan", text);
-		free(s->part_steps);
+		proto_steps_free(s->part_steps, s->part_n);
 		s->part_steps = NULL;
 		s->part_n = s->part_total = 0;
 		return false;
 	}
+	/* The commands move to part_steps: the message keeps its array, but no
+	 * longer owns them. */
 	memcpy(&s->part_steps[s->part_n], m->u.plan.steps, n * sizeof(*m->u.plan.steps));
+	for (uint32_t i = 0; i < n; i++)
+		m->u.plan.steps[i].command = NULL;
 	s->part_n += n;
 	if (s->part_n < s->part_total)
 		return false;
-	free(m->u.plan.steps);
+	proto_steps_free(m->u.plan.steps, n);
 	m->u.plan.steps = s->part_steps;
 	m->u.plan.nsteps = s->part_total;
 	m->u.plan.total = 0;
@@ -292,8 +299,9 @@ static void sess_plan(struct session *s, struct proto_msg *m)
 		sess_error(s, 0, "bad-plan", text);
 		return;
 	}
-	/* Take the steps over from the message (see PROTO_EV_MSG). */
-	free(s->steps);
+	/* Take the steps and their commands over from the message (see
+	 * PROTO_EV_MSG). */
+	proto_steps_free(s->steps, s->nsteps);
 	s->steps = m->u.plan.steps;
 	s->nsteps = m->u.plan.nsteps;
 	m->u.plan.steps = NULL;

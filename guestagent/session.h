@@ -43,10 +43,11 @@ struct session {
 	struct proto_buf scratch;
 	struct sess_identity id;
 	enum sess_phase phase;
-	struct proto_step *steps; /* the plan */
+	struct proto_step *steps; /* the plan; owns the steps' commands */
 	uint32_t nsteps;
 	uint32_t cur;             /* steps[cur] is waited for or runs */
-	/* a plan arriving in parts: the first part_n of part_total steps */
+	/* a plan arriving in parts: the first part_n of part_total steps
+	 * (owning their commands) */
 	struct proto_step *part_steps;
 	uint32_t part_n, part_total;
 	bool started_any;         /* a step has run: the plan is fixed */

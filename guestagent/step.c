@@ -222,7 +222,9 @@ int step_prepare(struct step_run *r, const struct proto_step *st, int workdir_fd
 	r->index = st->index;
 	r->kind = st->kind;
 	r->units = st->units;
-	snprintf(r->command, sizeof(r->command), "%s", st->command);
+	/* a copy: the plan (and its commands) may be replaced while the
+	 * child waits for its go */
+	snprintf(r->command, sizeof(r->command), "%s", st->command ? st->command : "");
 	if (st->kind != PROTO_STEP_CPU_PROBE)
 		step_command_path(path, sizeof(path));
 	if (pipe2(fds, O_CLOEXEC) < 0 || pipe2(fds + 2, O_CLOEXEC) < 0 ||
@@ -270,7 +272,7 @@ int step_prepare(struct step_run *r, const struct proto_step *st, int workdir_fd
 bool step_prepared_for(const struct step_run *r, const struct proto_step *st)
 {
 	return r->pid > 0 && r->go_fd >= 0 && r->index == st->index && r->kind == st->kind &&
-	       r->units == st->units && !strcmp(r->command, st->command);
+	       r->units == st->units && !strcmp(r->command, st->command ? st->command : "");
 }
 
 int step_go(struct step_run *r, int64_t at_ns)

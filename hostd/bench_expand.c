@@ -235,14 +235,15 @@ int bench_spec_expand(const struct bench_spec *s, const struct config *gconf,
 				fail(&x, s->cfg, "BENCH_COMMAND", "the command of %s is %zu bytes; at most %d",
 				     s->name, strlen(cmd), PROTO_COMMAND_MAX - 1);
 			free(cmd);
-			free(steps);
+			proto_steps_free(steps, k);
 			free(info);
 			return -EINVAL;
 		}
 		for (size_t i = 0; i < per; i++, k++) {
 			snprintf(steps[k].benchmark, sizeof(steps[k].benchmark), "%s", s->name);
 			steps[k].kind = PROTO_STEP_COMMAND;
-			snprintf(steps[k].command, sizeof(steps[k].command), "%s", cmd);
+			/* the length is checked above */
+			(void)proto_step_set_command(&steps[k], cmd);
 			info[k].sweep_value = x.has_sweep ? pts[p] : 0;
 			info[k].warmup = i < (size_t)warm;
 		}

@@ -82,7 +82,8 @@ bool bench_spec_answers_to(const struct bench_spec *s, const char *word);
 /*
  * The steps of one run of the spec for a g.conf: commands with every
  * ${NAME} replaced, the sweep points, iterations and warm-ups.  *steps and
- * *info are allocated (n entries each); the caller numbers the steps.
+ * *info are allocated (n entries each; the steps own their commands, see
+ * proto_steps_free()); the caller numbers the steps.
  * Errors name the parameter, its value and where it was set.
  */
 int bench_spec_expand(const struct bench_spec *s, const struct config *gconf,

@@ -79,7 +79,8 @@ struct experiment {
 	struct node_plan *plans;
 	size_t nplans;
 	struct node_plan **node_plan;
-	/* the first plan's steps: what a barrier is labelled with */
+	/* the first plan's steps (borrowed, commands and all): what a
+	 * barrier is labelled with */
 	uint32_t iterations;
 	const struct proto_step *steps;
 };

@@ -43,7 +43,9 @@ static char *command_key(const char *benchmark)
 	return k;
 }
 
-/* Appends n steps to the plan, or fails when it would exceed the limit. */
+/* Appends n steps to the plan, or fails when it would exceed the limit.  On
+ * success the plan takes the steps' commands over (the caller frees only
+ * its array); on failure the caller still owns them. */
 static int append(struct node_plan *p, const struct proto_step *steps,
 		  const struct plan_step *info, size_t n, const char *list_name,
 		  struct config_diag *d)
@@ -95,14 +97,15 @@ static int add_word(struct node_plan *p, const char *list_name, const char *word
 	const char *cmd = config_get(c, key);
 	if (cmd && *cmd) {
 		int r = 0;
-		if (strlen(cmd) >= sizeof(s.command)) {
+		if (proto_step_set_command(&s, cmd) < 0) {
 			config_diag_at(d, c, key, p->gconf_path, "%s is %zu bytes long; the limit is %d", key,
 				strlen(cmd), PROTO_COMMAND_MAX - 1);
 			r = -EINVAL;
 		} else {
 			s.kind = PROTO_STEP_COMMAND;
-			snprintf(s.command, sizeof(s.command), "%s", cmd);
 			r = append(p, &s, &info, 1, list_name, d);
+			if (r < 0)
+				free(s.command);
 		}
 		free(key);
 		return r;
@@ -128,7 +131,10 @@ static int add_word(struct node_plan *p, const char *list_name, const char *word
 		pinfo[i] = (struct plan_step){ .spec = spec, .sweep_value = binfo[i].sweep_value,
 					       .warmup = binfo[i].warmup };
 	int r = append(p, steps, pinfo, n, list_name, d);
-	free(steps);
+	if (r < 0)
+		proto_steps_free(steps, n);
+	else
+		free(steps); /* the commands are the plan's now */
 	free(binfo);
 	free(pinfo);
 	return r;
@@ -208,7 +214,7 @@ void plan_fini(struct node_plan *p)
 {
 	config_free(p->gconf);
 	bench_specs_free(p->specs, p->nspecs);
-	free(p->steps);
+	proto_steps_free(p->steps, p->nsteps);
 	free(p->info);
 	free(p->gconf_path);
 	memset(p, 0, sizeof(*p));

@@ -29,7 +29,7 @@ struct node_plan {
 	struct config *gconf;    /* the g.conf read with those facts */
 	uint32_t iterations;     /* MMTEST_ITERATIONS: how often the list runs */
 	uint32_t nsteps;
-	struct proto_step *steps;
+	struct proto_step *steps; /* owns their commands; plan_fini frees */
 	struct plan_step *info;  /* nsteps entries */
 	struct bench_spec **specs; /* every spec, read with these facts */
 	size_t nspecs;

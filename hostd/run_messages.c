@@ -42,7 +42,7 @@ static void send_plan(struct run *r, struct participant *p)
 	struct proto_msg m = { .type = PROTO_PLAN, .version = PROTO_VERSION };
 	snprintf(m.u.plan.node, sizeof(m.u.plan.node), "%s", p->node.name);
 	m.u.plan.nsteps = plan->nsteps;
-	m.u.plan.steps = plan->steps; /* borrowed: not cleared */
+	m.u.plan.steps = plan->steps; /* borrowed with their commands: not cleared */
 	m.u.plan.monitor_interval_ms = p->kind == PART_HOST ? r->exp->host_mon.interval_ms
 							    : r->exp->guest_mon.interval_ms;
 	/* a long plan goes as parts, one line each */

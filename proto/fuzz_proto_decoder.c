@@ -7,7 +7,10 @@
  *  - the line buffer never holds more than PROTO_LINE_MAX bytes;
  *  - every decoded message encodes (a decoded message is a valid one), into
  *    one line without 0xFF or an inner newline, which decodes to an equal
- *    message and encodes to the same bytes again.
+ *    message and encodes to the same bytes again;
+ *  - a decoded plan's steps hold a command exactly when they are command
+ *    steps, each within PROTO_COMMAND_MAX, and proto_step_copy() makes
+ *    equal steps that proto_steps_free() frees.
  * A broken check aborts, which libFuzzer reports as a crash.  tests/
  * test_proto.c also runs this over the seed corpus.
  */
@@ -64,6 +67,29 @@ static void fuzz_one_fn(void *ctx, enum proto_event ev, struct proto_msg *msg, i
 		msg->u.output.data = NULL;
 }
 
+/* The commands of a decoded plan, and copies of its steps. */
+static void fuzz_check_steps(const struct proto_msg *m)
+{
+	struct proto_msg copy = *m;
+	struct proto_step *steps;
+	uint32_t n = m->u.plan.nsteps;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct proto_step *st = &m->u.plan.steps[i];
+
+		FUZZ_CHECK((st->kind == PROTO_STEP_COMMAND) == (st->command != NULL));
+		FUZZ_CHECK(!st->command ||
+			   (*st->command && strlen(st->command) < PROTO_COMMAND_MAX));
+	}
+	steps = calloc(n ? n : 1, sizeof(*steps));
+	FUZZ_CHECK(steps);
+	for (uint32_t i = 0; i < n; i++)
+		proto_step_copy(&steps[i], &m->u.plan.steps[i]);
+	copy.u.plan.steps = steps;
+	FUZZ_CHECK(proto_msg_equal(m, &copy));
+	proto_steps_free(steps, n);
+}
+
 /* Encodes m; the line must decode back to an equal message. */
 static char *fuzz_roundtrip(const struct proto_msg *m)
 {
@@ -113,6 +139,8 @@ static void fuzz_log_fn(void *ctx, enum proto_event ev, struct proto_msg *msg, i
 	switch (ev) {
 	case PROTO_EV_MSG:
 		FUZZ_CHECK(msg && err == 0 && msg->version == PROTO_VERSION);
+		if (msg->type == PROTO_PLAN)
+			fuzz_check_steps(msg);
 		e->text = fuzz_roundtrip(msg);
 		break;
 	case PROTO_EV_ERROR:

@@ -63,14 +63,41 @@ enum proto_step_kind {
 	PROTO_STEP_COMMAND,       /* a shell command line; output captured */
 };
 
+/*
+ * A step's command lives on the heap, allocated to its length, so that a
+ * plan of PROTO_STEPS_MAX steps costs what its commands do, not 4 KiB a
+ * step.  Ownership is that of the step: whoever holds a step array owns the
+ * commands in it.
+ *  - A decoded plan owns its steps and their commands; proto_msg_clear()
+ *    frees both.  A callback that takes steps (setting plan.steps NULL)
+ *    takes their commands with them.
+ *  - Copying a struct proto_step by assignment or memcpy moves the command:
+ *    the source must then forget it (set it NULL), or use proto_step_copy()
+ *    to keep both.
+ *  - An array built by hand is freed with proto_steps_free().
+ *  - A message that borrows another's steps (to encode them) is not
+ *    cleared.
+ */
 struct proto_step {
 	uint32_t index;                  /* 1-based, same on every node */
 	uint32_t iteration;              /* 1-based */
 	char benchmark[PROTO_NAME_MAX];
 	enum proto_step_kind kind;
 	uint64_t units;                  /* cpu-probe: units of work */
-	char command[PROTO_COMMAND_MAX]; /* command: run with /bin/sh -c */
+	/* command: run with /bin/sh -c; 1..PROTO_COMMAND_MAX-1 bytes, owned.
+	 * NULL for a cpu-probe. */
+	char *command;
 };
+
+/* Replaces st's command (freeing the old one) with a copy of command, or
+ * with none for NULL.  0, or -EINVAL when command is PROTO_COMMAND_MAX bytes
+ * or longer (st is left as it was).  Aborts on out-of-memory. */
+int proto_step_set_command(struct proto_step *st, const char *command);
+/* *dst = *src with a copy of src's command.  dst's old contents are not
+ * freed: it is uninitialised or owns no command. */
+void proto_step_copy(struct proto_step *dst, const struct proto_step *src);
+/* Frees the commands of steps[0..n) and steps itself; NULL is a no-op. */
+void proto_steps_free(struct proto_step *steps, size_t n);
 
 struct proto_msg {
 	enum proto_type type;
@@ -91,7 +118,8 @@ struct proto_msg {
 		struct {
 			char node[PROTO_NAME_MAX];
 			uint32_t nsteps;
-			struct proto_step *steps; /* owned; proto_msg_clear frees */
+			/* owned with their commands; proto_msg_clear frees */
+			struct proto_step *steps;
 			/* optional: built-in monitors sample this often; 0 (or
 			 * missing, from an older hostd) = monitors off */
 			uint32_t monitor_interval_ms;
@@ -181,8 +209,8 @@ struct proto_msg {
 	} u;
 };
 
-/* Frees what a decoded or hand-built message owns (plan steps, output data)
- * and zeroes *m. */
+/* Frees what a decoded or hand-built message owns (plan steps and their
+ * commands, output data) and zeroes *m. */
 void proto_msg_clear(struct proto_msg *m);
 /* The name on the wire ("sync-ack"); "unknown" for a value out of the enum. */
 const char *proto_type_name(enum proto_type t);

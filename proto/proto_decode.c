@@ -226,6 +226,18 @@ static int decode_field(const struct where *w, const struct proto__field *f,
 				   "not starting with '.')", f->name, q, PROTO_NAME_MAX - 1);
 		}
 		return 0;
+	case PROTO__HSTR:
+		r = get_str(w, f, j, f->size - 1, false, &s, &len);
+		if (r)
+			return r;
+		if (len < (size_t)f->min)
+			return bad(w, "\"%s\" is empty", f->name);
+		/* exactly its length: a plan holds thousands of these */
+		free(*(char **)p);
+		*(char **)p = proto__xrealloc(NULL, len + 1);
+		memcpy(*(char **)p, s, len);
+		(*(char **)p)[len] = '\0';
+		return 0;
 	case PROTO__BETTER:
 		r = get_enum(w, f, j, "higher", "lower", &which);
 		*(bool *)p = !r && which == 0;

@@ -130,6 +130,14 @@ integer:
 			return -EINVAL;
 		jadd(obj, f->name, json_object_new_string_len(p, (int)len));
 		return 0;
+	case PROTO__HSTR: {
+		const char *s = *(const char *const *)p;
+
+		if (!s || !str_ok(s, f->size, f->min, &len))
+			return -EINVAL;
+		jadd(obj, f->name, json_object_new_string_len(s, (int)len));
+		return 0;
+	}
 	case PROTO__BETTER:
 		jadd(obj, f->name, json_object_new_string(*(const bool *)p ? "higher" : "lower"));
 		return 0;

@@ -23,6 +23,8 @@ enum proto__kind {
 	PROTO__DOUBLE, /* double, finite */
 	PROTO__STR,    /* char[size]: UTF-8 without U+0000, < size bytes */
 	PROTO__NAME,   /* char[size]: proto_name_valid() */
+	PROTO__HSTR,   /* char *, malloc'ed to fit: as STR, < size bytes; NULL
+			  is never written */
 	PROTO__BETTER, /* bool: "higher" (true) or "lower" */
 	PROTO__KIND,   /* enum proto_step_kind: "cpu-probe" or "command" */
 	PROTO__OUTPUT, /* output.data + output.len: UTF-8, <= PROTO_OUTPUT_MAX */
@@ -33,7 +35,8 @@ struct proto__field {
 	const char *name;
 	enum proto__kind kind;
 	size_t off;    /* in struct proto_msg, or in struct proto_step */
-	size_t size;   /* STR, NAME: the array's size, NUL included */
+	size_t size;   /* STR, NAME: the array's size, NUL included; HSTR: the
+			  same bound */
 	int64_t min, max;
 	/* In a step: only for this kind (0: every kind).  For another kind the
 	 * field is neither written nor read, and stays zero. */

@@ -157,7 +157,7 @@ const struct proto__field proto__step_fields[] = {
 	{ "benchmark", PROTO__NAME, STEP_OFF(benchmark), STEP_SIZE(benchmark), 0, 0, 0 },
 	{ "kind", PROTO__KIND, STEP_OFF(kind), 0, 0, 0, 0 },
 	{ "units", PROTO__U64, STEP_OFF(units), 0, 1, 0, PROTO_STEP_CPU_PROBE },
-	{ "command", PROTO__STR, STEP_OFF(command), STEP_SIZE(command), 1, 0,
+	{ "command", PROTO__HSTR, STEP_OFF(command), PROTO_COMMAND_MAX, 1, 0,
 	  PROTO_STEP_COMMAND },
 };
 const size_t proto__nstep_fields = sizeof(proto__step_fields) / sizeof(proto__step_fields[0]);
@@ -206,10 +206,50 @@ const char *proto_type_name(enum proto_type t)
 	return ty ? ty->name : "unknown";
 }
 
+int proto_step_set_command(struct proto_step *st, const char *command)
+{
+	char *copy = NULL;
+
+	if (command) {
+		size_t len = strnlen(command, PROTO_COMMAND_MAX);
+
+		if (len == PROTO_COMMAND_MAX)
+			return -EINVAL;
+		copy = proto__xrealloc(NULL, len + 1);
+		memcpy(copy, command, len + 1);
+	}
+	free(st->command);
+	st->command = copy;
+	return 0;
+}
+
+void proto_step_copy(struct proto_step *dst, const struct proto_step *src)
+{
+	*dst = *src;
+	dst->command = NULL;
+	if (src->command) {
+		size_t len = strlen(src->command);
+
+		/* not set_command: a copy keeps what it copies, even a
+		 * command too long to encode */
+		dst->command = proto__xrealloc(NULL, len + 1);
+		memcpy(dst->command, src->command, len + 1);
+	}
+}
+
+void proto_steps_free(struct proto_step *steps, size_t n)
+{
+	if (!steps)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(steps[i].command);
+	free(steps);
+}
+
 void proto_msg_clear(struct proto_msg *m)
 {
 	if (m->type == PROTO_PLAN)
-		free(m->u.plan.steps);
+		proto_steps_free(m->u.plan.steps, m->u.plan.nsteps);
 	else if (m->type == PROTO_OUTPUT || m->type == PROTO_MONITOR_OUTPUT)
 		free(m->u.output.data);
 	memset(m, 0, sizeof(*m));
@@ -256,6 +296,11 @@ static bool field_equal(const void *a, const void *b, const struct proto__field 
 	case PROTO__STR:
 	case PROTO__NAME:
 		return !strncmp(pa, pb, f->size);
+	case PROTO__HSTR: {
+		const char *sa = *(char *const *)pa, *sb = *(char *const *)pb;
+
+		return sa == sb || (sa && sb && !strcmp(sa, sb));
+	}
 	case PROTO__BETTER:
 		return *(const bool *)pa == *(const bool *)pb;
 	case PROTO__KIND:

@@ -206,7 +206,7 @@ void host_plan(struct host *h, const char *node, const char *const *cmds, uint32
 		st->kind = cmds && cmds[i] ? PROTO_STEP_COMMAND : PROTO_STEP_CPU_PROBE;
 		st->units = 200000;
 		if (cmds && cmds[i])
-			snprintf(st->command, sizeof(st->command), "%s", cmds[i]);
+			ck_assert_int_eq(proto_step_set_command(st, cmds[i]), 0);
 	}
 	host_send(h, &m);
 	proto_msg_clear(&m);

@@ -119,13 +119,14 @@ void sample(enum proto_type t, struct proto_msg *m)
 		ck_assert_ptr_nonnull(s);
 		s[0] = (struct proto_step){ .index = 1, .iteration = 1, .kind = PROTO_STEP_COMMAND };
 		strcpy(s[0].benchmark, "hackbench");
-		strcpy(s[0].command, "hackbench -g 4 -l 1000");
+		ck_assert_int_eq(proto_step_set_command(&s[0], "hackbench -g 4 -l 1000"), 0);
 		s[1] = (struct proto_step){ .index = 2, .iteration = 1, .kind = PROTO_STEP_CPU_PROBE,
 					    .units = 1000000 };
 		strcpy(s[1].benchmark, "cpu-probe");
 		s[2] = (struct proto_step){ .index = 4, .iteration = 2, .kind = PROTO_STEP_COMMAND };
 		strcpy(s[2].benchmark, "hackbench");
-		strcpy(s[2].command, "echo \"a/b\" \\\t\xc3\xa9 > /dev/null");
+		ck_assert_int_eq(proto_step_set_command(&s[2], "echo \"a/b\" \\\t\xc3\xa9 > /dev/null"),
+				 0);
 		break;
 	case PROTO_READY:
 		m->u.ready.step = 3;
@@ -243,3 +244,15 @@ void build_stream(struct proto_buf *b)
 	proto_msg_clear(&m);
 	free(longline);
 }
+
+void assert_refused(struct proto_msg *m, const char *what)
+{
+	struct proto_buf b = { 0 };
+
+	append(&b, "kept");
+	ck_assert_msg(proto_encode(m, &b) == -EINVAL, "encoded: %s", what);
+	ck_assert_uint_eq(b.len, 4);
+	proto_buf_free(&b);
+	proto_msg_clear(m);
+}
+

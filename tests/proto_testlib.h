@@ -41,6 +41,9 @@ extern const size_t output_data_len;
 void sample(enum proto_type t, struct proto_msg *m);
 /* Encodes m, checks the line's shape, decodes it and checks it is m again. */
 void assert_roundtrip(const struct proto_msg *m);
+/* proto_encode(m) must refuse (what says what was wrong) and leave its
+ * buffer as it was; clears m. */
+void assert_refused(struct proto_msg *m, const char *what);
 /* A stream with every message type and every kind of trouble; decoded at
  * once it gives STREAM_EVENTS events. */
 void build_stream(struct proto_buf *b);

@@ -136,6 +136,77 @@ START_TEST(test_plan_duplicate_and_conflict)
 }
 END_TEST
 
+static void send_bytes(struct host *h, const char *data, size_t len)
+{
+	ck_assert_int_eq(write(h->fd, data, len), (ssize_t)len);
+}
+
+/* A plan of command steps too long for one line comes in parts; the agent
+ * puts their commands together (a part out of order is refused, a part
+ * from step 1 starts over, the same plan again is ignored) and runs them.
+ * The commands move from part to plan: ASan and valgrind see every free. */
+START_TEST(test_plan_in_parts)
+{
+	const uint32_t n = 1000;
+	struct proto_msg m = { .type = PROTO_PLAN, .version = PROTO_VERSION }, err;
+	struct proto_buf b = { 0 };
+	const char *line[16];
+	size_t len[16], nlines = 0;
+	struct host h;
+	struct step_seen s;
+
+	snprintf(m.u.plan.node, sizeof(m.u.plan.node), "%s", NODE);
+	m.u.plan.nsteps = n;
+	m.u.plan.steps = calloc(n, sizeof(*m.u.plan.steps));
+	ck_assert_ptr_nonnull(m.u.plan.steps);
+	for (uint32_t i = 0; i < n; i++) {
+		struct proto_step *st = &m.u.plan.steps[i];
+		char cmd[64];
+
+		st->index = i + 1;
+		st->iteration = 1;
+		snprintf(st->benchmark, sizeof(st->benchmark), "say");
+		st->kind = PROTO_STEP_COMMAND;
+		snprintf(cmd, sizeof(cmd), "echo step %u; : a longer command line, %u", i + 1, i);
+		ck_assert_int_eq(proto_step_set_command(st, cmd), 0);
+	}
+	ck_assert_int_eq(proto_encode_plan(&m, &b), 0);
+	for (const char *p = b.data, *nl; p < b.data + b.len; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(b.data + b.len - p));
+		ck_assert_ptr_nonnull(nl);
+		ck_assert_uint_lt(nlines, 16);
+		line[nlines] = p;
+		len[nlines++] = (size_t)(nl + 1 - p);
+	}
+	ck_assert_uint_ge(nlines, 2);
+
+	host_spawn(&h, NULL);
+	host_handshake(&h, NULL);
+	send_bytes(&h, line[1], len[1]);
+	host_expect(&h, PROTO_ERROR, &err);
+	ck_assert_str_eq(err.u.error.code, "bad-plan");
+	send_bytes(&h, line[0], len[0]);
+	for (size_t i = 0; i < nlines; i++)
+		send_bytes(&h, line[i], len[i]);
+	host_expect_ready(&h, 1);
+	send_bytes(&h, b.data, b.len); /* the same plan: ignored */
+	host_ping(&h, 5);
+	host_expect_pong(&h, 5);
+	for (uint32_t step = 1; step <= 2; step++) {
+		char want[32];
+
+		host_run_step(&h, step, &s);
+		snprintf(want, sizeof(want), "step %u\n", step);
+		ck_assert_str_eq(s.out, want);
+		free(s.out);
+		host_expect_ready(&h, step + 1);
+	}
+	host_bye(&h);
+	proto_buf_free(&b);
+	proto_msg_clear(&m);
+}
+END_TEST
+
 START_TEST(test_garbage_resyncs)
 {
 	struct host h;
@@ -573,6 +644,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_cpu_steps);
 	tcase_add_test(tc, test_stale_go_ignored);
 	tcase_add_test(tc, test_plan_duplicate_and_conflict);
+	tcase_add_test(tc, test_plan_in_parts);
 	tcase_add_test(tc, test_garbage_resyncs);
 	tcase_add_test(tc, test_host_resync_reannounce);
 	tcase_add_test(tc, test_command_output_status);

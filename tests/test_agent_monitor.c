@@ -33,7 +33,7 @@ static void send_plan(struct host *h, const char *cmd, uint32_t interval_ms)
 	st->iteration = 1;
 	snprintf(st->benchmark, sizeof(st->benchmark), "mon");
 	st->kind = PROTO_STEP_COMMAND;
-	snprintf(st->command, sizeof(st->command), "%s", cmd);
+	ck_assert_int_eq(proto_step_set_command(st, cmd), 0);
 	host_send(h, &m);
 	proto_msg_clear(&m);
 }

@@ -107,6 +107,7 @@ START_TEST(test_alias_iterations_and_command_override)
 	ck_assert_uint_eq(p.steps[3].iteration, 2);
 	ck_assert_ptr_nonnull(p.info[0].spec);
 	ck_assert_ptr_null(p.info[1].spec);
+	ck_assert_ptr_null(p.steps[1].command); /* a cpu-probe has none */
 	plan_fini(&p);
 
 	ck_assert_int_eq(plan_of("MMTESTS=hb\nCOMMAND_HB=\"echo mine\"\n", 2, &p, &d), 0);
@@ -160,6 +161,47 @@ START_TEST(test_errors_name_place_and_value)
 }
 END_TEST
 
+/* A step's command is at most PROTO_COMMAND_MAX - 1 bytes, from a COMMAND_
+ * or from a spec, and is kept whole. */
+START_TEST(test_command_limit)
+{
+	const size_t max = PROTO_COMMAND_MAX - 1;
+	char *cmd = malloc(max + 2), *gconf = malloc(max + 64), *spec = malloc(max + 1024);
+	struct node_plan p;
+	struct config_diag d = { 0 };
+
+	ck_assert_ptr_nonnull(cmd);
+	ck_assert_ptr_nonnull(gconf);
+	ck_assert_ptr_nonnull(spec);
+	memset(cmd, 'a', max);
+	cmd[max] = '\0';
+	snprintf(gconf, max + 64, "MMTESTS=cp\nCOMMAND_CP=\"%s\"\n", cmd);
+	ck_assert_msg(plan_of(gconf, 2, &p, &d) == 0, "%s", d.text);
+	ck_assert_uint_eq(strlen(p.steps[0].command), max);
+	plan_fini(&p);
+	strcat(cmd, "a");
+	snprintf(gconf, max + 64, "MMTESTS=cp\nCOMMAND_CP=\"%s\"\n", cmd);
+	ck_assert_int_lt(plan_of(gconf, 2, &p, &d), 0);
+	ck_assert_msg(strstr(d.text, "COMMAND_CP is 4096 bytes long; the limit is 4095"), "%s",
+		      d.text);
+
+	/* sweep points 8 and 16: the first command fits exactly, the second
+	 * is one byte over, and the steps made for the first are freed */
+	cmd[max - 1] = '\0';
+	snprintf(spec, max + 1024, SPEC_HEAD "BENCH_COMMAND='%.*s${GROUPS}'\n", (int)(max - 1),
+		 cmd);
+	put("hb.bench", spec);
+	ck_assert_msg(plan_of("MMTESTS=hb\nHB_MIN=8\nHB_MAX=8\n", 2, &p, &d) == 0, "%s", d.text);
+	ck_assert_uint_eq(strlen(p.steps[0].command), max);
+	plan_fini(&p);
+	ck_assert_int_lt(plan_of("MMTESTS=hb\nHB_MIN=8\nHB_MAX=16\n", 2, &p, &d), 0);
+	ck_assert_msg(strstr(d.text, "the command of hb is 4096 bytes; at most 4095"), "%s", d.text);
+	free(cmd);
+	free(gconf);
+	free(spec);
+}
+END_TEST
+
 START_TEST(test_two_specs_one_name)
 {
 	put("hb.bench", spec_text);
@@ -196,7 +238,9 @@ START_TEST(test_shipped_specs_load)
 			ck_assert_uint_ge(k, 1);
 			ck_assert_uint_ge(v[i]->nmetrics, 1);
 			ck_assert_uint_ge(v[i]->nbinaries, 1);
-			free(steps);
+			ck_assert_ptr_nonnull(steps[0].command);
+			ck_assert_uint_lt(strlen(steps[0].command), PROTO_COMMAND_MAX);
+			proto_steps_free(steps, k);
 			free(info);
 		}
 		config_free(g);
@@ -213,6 +257,7 @@ int main(void)
 	tcase_add_test(tc, test_sweep_uses_node_facts_and_user_values);
 	tcase_add_test(tc, test_alias_iterations_and_command_override);
 	tcase_add_test(tc, test_errors_name_place_and_value);
+	tcase_add_test(tc, test_command_limit);
 	tcase_add_test(tc, test_two_specs_one_name);
 	tcase_add_test(tc, test_shipped_specs_load);
 	suite_add_tcase(s, tc);
