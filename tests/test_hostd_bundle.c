@@ -16,65 +16,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "demo_testlib.h"
 #include "hostd_testlib.h"
 
-#define DEMO_KERNEL "/var/lib/lockstep/demo-guest/vmlinux"
 
-static char prefix[64];
-/* The agent pushed into guests must be static; a sanitizer build's is not,
- * so tools/test names the static one of the plain build. */
-static const char *state_args[5] = { "--state-dir", "/var/lib/lockstep" };
 
 static void setup(void)
 {
-	hostd_test_setup();
-	const char *guest_agent = getenv("LOCKSTEP_GUEST_AGENT");
-	if (guest_agent) {
-		state_args[2] = "--guest-agent";
-		state_args[3] = guest_agent;
-	}
-	snprintf(prefix, sizeof(prefix), "lockstep-bundle-%d-", (int)getpid());
+	demo_test_setup("bundle");
 }
 
 static void teardown(void)
 {
-	virConnectPtr c = virConnectOpen("qemu:///system");
-	if (c) {
-		char name[96];
-		snprintf(name, sizeof(name), "%s1", prefix);
-		virDomainPtr d = virDomainLookupByName(c, name);
-		if (d) {
-			virDomainDestroy(d);
-			virDomainFree(d);
-		}
-		virConnectClose(c);
-	}
-	hostd_test_teardown();
+	demo_test_teardown(1);
 }
 
+/* ports of this process's own, away from the other e2e tests' */
 static void write_hconf(void)
 {
-	char text[2048], dir[128];
-	const char *src = getenv("LOCKSTEP_SOURCE_ROOT");
-	ck_assert_ptr_nonnull(src);
-	/* ports of this process's own, away from the other e2e tests' */
-	snprintf(text, sizeof(text),
-		 "GUEST_KIND=libvirt\nGUEST_COUNT=1\nGUEST_NAME_PREFIX=%s\n"
-		 "GUEST_TEMPLATE=%s/vm-templates/demo-guest.xml.in\n"
-		 "GUEST_SSH_PORT_BASE=%d\nGUEST_RUNTIME_DIR=/run/lockstep/bundle-%d\n"
-		 "GUEST_BOOT_TIMEOUT=300\nBARRIER_TIMEOUT=300\nSTEP_TIMEOUT=600\n"
-		 "GUEST_SSH_TIMEOUT=120\n",
-		 prefix, src, 24000 + (getpid() % 400) * 2, (int)getpid());
-	write_file("h.conf", text, 0644);
-	snprintf(dir, sizeof(dir), "/run/lockstep/bundle-%d", (int)getpid());
-	mkdir("/run/lockstep", 0755);
-	mkdir(dir, 0755);
+	demo_write_hconf(1, 24000, "GUEST_BOOT_TIMEOUT=300\nBARRIER_TIMEOUT=300\nSTEP_TIMEOUT=600\n"
+			 "GUEST_SSH_TIMEOUT=120\n");
 }
 
 static const char *step_out(int step)
 {
 	char path[512];
-	snprintf(path, sizeof(path), "%s/results/t/nodes/%s1/step-%d.out", tmpdir, prefix, step);
+	snprintf(path, sizeof(path), "%s/results/t/nodes/%s1/step-%d.out", tmpdir, demo_prefix, step);
 	return read_text(path);
 }
 
@@ -89,7 +56,7 @@ START_TEST(test_hackbench_and_sysbench_in_busybox_guest)
 		   /* by its path: busybox sh runs its own applet for a bare "cat",
 		    * whatever PATH says */
 		   "COMMAND_MAPS='/run/lockstep/bin/cat /proc/self/maps'\n", 0644);
-	int code = hostd_test_run(NULL, state_args);
+	int code = hostd_test_run(NULL, demo_args);
 	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
 
 	json_object *m = manifest();
@@ -105,7 +72,7 @@ START_TEST(test_hackbench_and_sysbench_in_busybox_guest)
 	size_t n;
 	json_object **s = read_ndjson("samples.ndjson", &n);
 	char node[96];
-	snprintf(node, sizeof(node), "%s1", prefix);
+	snprintf(node, sizeof(node), "%s1", demo_prefix);
 	for (int step = 1; step <= 3; step++)
 		ck_assert_int_eq(count_sample(s, n, node, step, "elapsed"), 1);
 	free_ndjson(s, n);
@@ -148,12 +115,12 @@ START_TEST(test_specs_in_busybox_guest)
 		   "HACKBENCH_MAX_GROUPS=1\nHACKBENCH_LOOPS=50\nHACKBENCH_ITERATIONS=1\n"
 		   "SYSBENCHCPU_MAX_THREADS=1\nSYSBENCHCPU_EVENTS=200\nSYSBENCHCPU_ITERATIONS=1\n",
 		   0644);
-	int code = hostd_test_run(NULL, state_args);
+	int code = hostd_test_run(NULL, demo_args);
 	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
 	size_t n;
 	json_object **s = read_ndjson("samples.ndjson", &n);
 	char node[96];
-	snprintf(node, sizeof(node), "%s1", prefix);
+	snprintf(node, sizeof(node), "%s1", demo_prefix);
 	for (size_t i = 0; i < n; i++)
 		ck_assert_msg(!json_object_object_get_ex(s[i], "failed", NULL), "%s",
 			      json_object_to_json_string(s[i]));
@@ -171,7 +138,7 @@ START_TEST(test_missing_binary_before_boot)
 	write_hconf();
 	write_file("g.conf", "MMTESTS=x\nHARNESS_BINARIES='hackbench lockstep-not-on-host'\n"
 			     "COMMAND_X=true\n", 0644);
-	int code = hostd_test_run(NULL, state_args);
+	int code = hostd_test_run(NULL, demo_args);
 	ck_assert_int_ne(code, 0);
 	char path[512];
 	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
@@ -182,7 +149,7 @@ START_TEST(test_missing_binary_before_boot)
 	virConnectPtr c = virConnectOpen("qemu:///system");
 	ck_assert_ptr_nonnull(c);
 	char name[96];
-	snprintf(name, sizeof(name), "%s1", prefix);
+	snprintf(name, sizeof(name), "%s1", demo_prefix);
 	virDomainPtr d = virDomainLookupByName(c, name);
 	ck_assert_ptr_null(d);
 	virConnectClose(c);
@@ -191,8 +158,8 @@ END_TEST
 
 static void skip_unless_possible(void)
 {
-	if (geteuid() != 0 || access(DEMO_KERNEL, R_OK) != 0 ||
-	    access("/usr/bin/hackbench", X_OK) != 0 || access("/usr/bin/sysbench", X_OK) != 0) {
+	demo_skip_unless_possible();
+	if (access("/usr/bin/hackbench", X_OK) != 0 || access("/usr/bin/sysbench", X_OK) != 0) {
 		fprintf(stderr, "needs root, the demo guest (vm-templates/build-demo-guest), "
 				"rt-tests and sysbench\n");
 		exit(77);

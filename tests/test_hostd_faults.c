@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "demo_testlib.h"
 #include "hostd_testlib.h"
 
 #define DEMO_KERNEL "/var/lib/lockstep/demo-guest/vmlinux"
@@ -78,17 +79,6 @@ static virConnectPtr conn_or_die(void)
 	}
 	ck_assert_ptr_nonnull(c);
 	return c;
-}
-
-static bool domain_exists(const char *name)
-{
-	virConnectPtr c = conn_or_die();
-	virDomainPtr d = virDomainLookupByName(c, name);
-	bool there = d != NULL;
-	if (d)
-		virDomainFree(d);
-	virConnectClose(c);
-	return there;
 }
 
 static void teardown(void)
@@ -229,8 +219,8 @@ START_TEST(test_suspended_guest)
 	ck_assert(has_event(m, "its domain was paused"));
 	json_object_put(m);
 	check_survivor();
-	ck_assert(!domain_exists(node1));
-	ck_assert(!domain_exists(node2));
+	ck_assert(!demo_domain_exists(node1));
+	ck_assert(!demo_domain_exists(node2));
 }
 END_TEST
 
@@ -263,7 +253,7 @@ START_TEST(test_agent_killed_in_guest)
 	snprintf(path, sizeof(path), "%s/results/t/nodes/%s/agent.log", tmpdir, node1);
 	log = read_text(path);
 	ck_assert_msg(log && strlen(log) > 0, "no %s", path);
-	ck_assert(!domain_exists(node2));
+	ck_assert(!demo_domain_exists(node2));
 }
 END_TEST
 
@@ -348,7 +338,7 @@ START_TEST(test_ssh_cut_during_push)
 	ck_assert_msg(strstr(reason, where), "reason \"%s\" does not name %s", reason, where);
 	json_object_put(m);
 	check_survivor();
-	ck_assert(!domain_exists(node2));
+	ck_assert(!demo_domain_exists(node2));
 }
 END_TEST
 
@@ -431,8 +421,8 @@ START_TEST(test_libvirtd_restart)
 		ck_assert_int_eq(count_sample(s, n, node2, step, "elapsed"), 1);
 	free_ndjson(s, n);
 	/* they were running before the run: left running */
-	ck_assert(domain_exists(node1));
-	ck_assert(domain_exists(node2));
+	ck_assert(demo_domain_exists(node1));
+	ck_assert(demo_domain_exists(node2));
 }
 END_TEST
 
@@ -478,8 +468,8 @@ START_TEST(test_libvirtd_restart_template_guests)
 			ck_assert_int_eq(count_sample(s, n, node2, step, "elapsed"), 1);
 	}
 	free_ndjson(s, n);
-	ck_assert(!domain_exists(node1));
-	ck_assert(!domain_exists(node2));
+	ck_assert(!demo_domain_exists(node1));
+	ck_assert(!demo_domain_exists(node2));
 }
 END_TEST
 

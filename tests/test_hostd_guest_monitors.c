@@ -23,59 +23,28 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "demo_testlib.h"
 #include "hostd_testlib.h"
 
-#define DEMO_DIR "/var/lib/lockstep/demo-guest"
 
-static char prefix[64];
 static char node[96];
-/* The agent pushed into guests must be static; a sanitizer build's is not,
- * so tools/test names the static one of the plain build. */
-static const char *state_args[5] = { "--state-dir", "/var/lib/lockstep" };
 
 static void setup(void)
 {
-	hostd_test_setup();
-	const char *guest_agent = getenv("LOCKSTEP_GUEST_AGENT");
-	if (guest_agent) {
-		state_args[2] = "--guest-agent";
-		state_args[3] = guest_agent;
-	}
-	snprintf(prefix, sizeof(prefix), "lockstep-gmon-%d-", (int)getpid());
-	snprintf(node, sizeof(node), "%s1", prefix);
+	demo_test_setup("gmon");
+	snprintf(node, sizeof(node), "%s1", demo_prefix);
 }
 
 static void teardown(void)
 {
-	virConnectPtr c = virConnectOpen("qemu:///system");
-	if (c) {
-		virDomainPtr d = virDomainLookupByName(c, node);
-		if (d) {
-			virDomainDestroy(d);
-			virDomainFree(d);
-		}
-		virConnectClose(c);
-	}
-	hostd_test_teardown();
+	demo_test_teardown(1);
 }
 
+/* ports of this process's own, above the other e2e tests' ranges */
 static void write_hconf(void)
 {
-	char text[2048], dir[128];
-	const char *src = getenv("LOCKSTEP_SOURCE_ROOT");
-	ck_assert_ptr_nonnull(src);
-	/* ports of this process's own, above the other e2e tests' ranges */
-	snprintf(text, sizeof(text),
-		 "GUEST_KIND=libvirt\nGUEST_COUNT=1\nGUEST_NAME_PREFIX=%s\n"
-		 "GUEST_TEMPLATE=%s/vm-templates/demo-guest.xml.in\n"
-		 "GUEST_SSH_PORT_BASE=%d\nGUEST_RUNTIME_DIR=/run/lockstep/gmon-%d\n"
-		 "GUEST_BOOT_TIMEOUT=300\nBARRIER_TIMEOUT=300\nSTEP_TIMEOUT=600\n"
-		 "GUEST_SSH_TIMEOUT=120\n",
-		 prefix, src, 34000 + (getpid() % 400) * 2, (int)getpid());
-	write_file("h.conf", text, 0644);
-	snprintf(dir, sizeof(dir), "/run/lockstep/gmon-%d", (int)getpid());
-	mkdir("/run/lockstep", 0755);
-	mkdir(dir, 0755);
+	demo_write_hconf(1, 34000, "GUEST_BOOT_TIMEOUT=300\nBARRIER_TIMEOUT=300\nSTEP_TIMEOUT=600\n"
+			 "GUEST_SSH_TIMEOUT=120\n");
 }
 
 static char *monitor_file(const char *file)
@@ -199,7 +168,7 @@ START_TEST(test_vmstat_mpstat_in_busybox_guest)
 		   "CPU_PROBE_UNITS=2000000000\n"
 		   "HACKBENCH_MAX_GROUPS=1\nHACKBENCH_LOOPS=50\nHACKBENCH_ITERATIONS=1\n"
 		   "MONITORS='vmstat mpstat'\nMONITOR_UPDATE_FREQUENCY=0.5\n", 0644);
-	int code = hostd_test_run(NULL, state_args);
+	int code = hostd_test_run(NULL, demo_args);
 	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
 
 	json_object *m = manifest();
@@ -295,7 +264,7 @@ START_TEST(test_top_applet_name)
 	write_hconf();
 	write_file("g.conf", "MMTESTS=cpu-probe\nCPU_PROBE_UNITS=2000000000\n"
 		   "MONITORS=top\nMONITOR_UPDATE_FREQUENCY=0.5\n", 0644);
-	int code = hostd_test_run(NULL, state_args);
+	int code = hostd_test_run(NULL, demo_args);
 	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
 	text = monitor_file("top-step-1.log");
 	ck_assert_msg(text != NULL, "no top-step-1.log; %s", run_diagnosis());
@@ -312,8 +281,8 @@ END_TEST
 
 static void skip_unless_possible(void)
 {
-	if (geteuid() != 0 || access(DEMO_DIR "/vmlinux", R_OK) != 0 ||
-	    access("/usr/bin/hackbench", X_OK) != 0 || access("/usr/bin/vmstat", X_OK) != 0 ||
+	demo_skip_unless_possible();
+	if (access("/usr/bin/hackbench", X_OK) != 0 || access("/usr/bin/vmstat", X_OK) != 0 ||
 	    access("/usr/bin/mpstat", X_OK) != 0 ||
 	    access("/lib/x86_64-linux-gnu/libproc2.so.0", R_OK) != 0) {
 		fprintf(stderr, "needs root, the demo guest (vm-templates/build-demo-guest), "

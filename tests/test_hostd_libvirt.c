@@ -21,83 +21,29 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "demo_testlib.h"
 #include "hostd_testlib.h"
 
-#define DEMO_KERNEL "/var/lib/lockstep/demo-guest/vmlinux"
 
-static char prefix[64];
-/* The agent pushed into guests must be static; a sanitizer build's is not,
- * so tools/test names the static one of the plain build. */
-static const char *state_args[5] = { "--state-dir", "/var/lib/lockstep" };
 
 static void setup(void)
 {
-	hostd_test_setup();
-	const char *guest_agent = getenv("LOCKSTEP_GUEST_AGENT");
-	if (guest_agent) {
-		state_args[2] = "--guest-agent";
-		state_args[3] = guest_agent;
-	}
-	snprintf(prefix, sizeof(prefix), "lockstep-e2e-%d-", (int)getpid());
+	demo_test_setup("e2e");
 }
 
 static void teardown(void)
 {
 	/* whatever happened, no guest of this case may outlive it */
-	virConnectPtr c = virConnectOpen("qemu:///system");
-	if (c) {
-		for (int i = 1; i <= 2; i++) {
-			char name[96];
-			snprintf(name, sizeof(name), "%s%d", prefix, i);
-			virDomainPtr d = virDomainLookupByName(c, name);
-			if (d) {
-				virDomainDestroy(d);
-				virDomainFree(d);
-			}
-		}
-		virConnectClose(c);
-	}
-	hostd_test_teardown();
+	demo_test_teardown(2);
 }
 
+/* a port range of this process's own, away from the default 22200 */
 static void write_hconf(const char *extra)
 {
 	char text[2048];
-	const char *src = getenv("LOCKSTEP_SOURCE_ROOT");
-	ck_assert_ptr_nonnull(src);
-	/* a port range of this process's own, away from the default 22200 */
 	snprintf(text, sizeof(text),
-		 "GUEST_KIND=libvirt\nGUEST_COUNT=2\nGUEST_NAME_PREFIX=%s\n"
-		 "GUEST_TEMPLATE=%s/vm-templates/demo-guest.xml.in\n"
-		 "GUEST_SSH_PORT_BASE=%d\nGUEST_RUNTIME_DIR=/run/lockstep/e2e-%d\n"
-		 "GUEST_BOOT_TIMEOUT=180\nBARRIER_TIMEOUT=60\nHOST_RUNS_BENCHMARKS=yes\n%s",
-		 prefix, src, 23000 + (getpid() % 400) * 2, (int)getpid(), extra);
-	write_file("h.conf", text, 0644);
-	char dir[128];
-	snprintf(dir, sizeof(dir), "/run/lockstep/e2e-%d", (int)getpid());
-	mkdir("/run/lockstep", 0755);
-	mkdir(dir, 0755);
-}
-
-
-static bool domain_exists(const char *name)
-{
-	virConnectPtr c = virConnectOpen("qemu:///system");
-	ck_assert_ptr_nonnull(c);
-	virDomainPtr d = virDomainLookupByName(c, name);
-	bool there = d != NULL;
-	if (d)
-		virDomainFree(d);
-	virConnectClose(c);
-	return there;
-}
-
-static void skip_unless_possible(void)
-{
-	if (geteuid() != 0 || access(DEMO_KERNEL, R_OK) != 0) {
-		fprintf(stderr, "needs root and the demo guest (vm-templates/build-demo-guest)\n");
-		exit(77);
-	}
+		 "GUEST_BOOT_TIMEOUT=180\nBARRIER_TIMEOUT=60\nHOST_RUNS_BENCHMARKS=yes\n%s", extra);
+	demo_write_hconf(2, 23000, text);
 }
 
 START_TEST(test_two_guests_and_host)
@@ -105,7 +51,7 @@ START_TEST(test_two_guests_and_host)
 	write_hconf("");
 	write_file("g.conf", "MMTESTS='cpu-probe uname'\nITERATIONS=2\nCPU_PROBE_UNITS=200000\n"
 			     "COMMAND_UNAME='uname -r'\n", 0644);
-	int code = hostd_test_run(NULL, state_args);
+	int code = hostd_test_run(NULL, demo_args);
 	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
 
 	json_object *m = manifest();
@@ -131,7 +77,7 @@ START_TEST(test_two_guests_and_host)
 	json_object **s = read_ndjson("samples.ndjson", &n);
 	ck_assert_uint_eq(n, 3 * (2 * 2 + 2));
 	for (int g = 1; g <= 2; g++) {
-		snprintf(node, sizeof(node), "%s%d", prefix, g);
+		snprintf(node, sizeof(node), "%s%d", demo_prefix, g);
 		for (int step = 1; step <= 4; step++)
 			ck_assert_int_eq(count_sample(s, n, node, step, "elapsed"), 1);
 		ck_assert_int_eq(count_sample(s, n, node, 3, "ops_per_sec"), 1);
@@ -151,16 +97,16 @@ START_TEST(test_two_guests_and_host)
 
 	/* raw output came back from the guest */
 	char path[512];
-	snprintf(path, sizeof(path), "%s/results/t/nodes/%s1/step-2.out", tmpdir, prefix);
+	snprintf(path, sizeof(path), "%s/results/t/nodes/%s1/step-2.out", tmpdir, demo_prefix);
 	char *out = read_text(path);
 	ck_assert_ptr_nonnull(out);
 	ck_assert_ptr_nonnull(strstr(out, "6.1."));
 
 	/* guests made for the run are gone */
-	snprintf(node, sizeof(node), "%s1", prefix);
-	ck_assert(!domain_exists(node));
-	snprintf(node, sizeof(node), "%s2", prefix);
-	ck_assert(!domain_exists(node));
+	snprintf(node, sizeof(node), "%s1", demo_prefix);
+	ck_assert(!demo_domain_exists(node));
+	snprintf(node, sizeof(node), "%s2", demo_prefix);
+	ck_assert(!demo_domain_exists(node));
 }
 END_TEST
 
@@ -174,7 +120,7 @@ START_TEST(test_guest_destroyed_mid_run)
 	write_hconf("ON_GUEST_FAILURE=continue\nBARRIER_TIMEOUT=120\nSTEP_TIMEOUT=600\n");
 	write_file("g.conf", "MMTESTS='cpu-probe nap'\nITERATIONS=3\nCPU_PROBE_UNITS=200000\n"
 			     "COMMAND_NAP='sleep 4'\n", 0644);
-	pid_t pid = hostd_test_start(NULL, state_args);
+	pid_t pid = hostd_test_start(NULL, demo_args);
 
 	/* step 1's record is written once step 1 started everywhere; step 2
 	 * (the nap) is released right after it */
@@ -184,7 +130,7 @@ START_TEST(test_guest_destroyed_mid_run)
 	virConnectPtr c = virConnectOpen("qemu:///system");
 	ck_assert_ptr_nonnull(c);
 	char name[96];
-	snprintf(name, sizeof(name), "%s2", prefix);
+	snprintf(name, sizeof(name), "%s2", demo_prefix);
 	virDomainPtr d = virDomainLookupByName(c, name);
 	ck_assert_ptr_nonnull(d);
 	struct timespec t0, t1;
@@ -217,7 +163,7 @@ START_TEST(test_guest_destroyed_mid_run)
 	/* the others ran every step */
 	size_t n;
 	json_object **s = read_ndjson("samples.ndjson", &n);
-	snprintf(name, sizeof(name), "%s1", prefix);
+	snprintf(name, sizeof(name), "%s1", demo_prefix);
 	for (int step = 1; step <= 6; step++) {
 		ck_assert_int_eq(count_sample(s, n, name, step, "elapsed"), 1);
 		ck_assert_int_eq(count_sample(s, n, "host", step, "elapsed"), 1);
@@ -235,22 +181,22 @@ START_TEST(test_unreachable_guest_named)
 	write_hconf("GUEST_ADDRESSES=\"127.0.0.1:1 127.0.0.1:1\"\nGUEST_SSH_TIMEOUT=3\n"
 		    "ON_GUEST_FAILURE=abort\n");
 	write_file("g.conf", "MMTESTS=cpu-probe\n", 0644);
-	ck_assert_int_eq(hostd_test_run(NULL, state_args), 2);
+	ck_assert_int_eq(hostd_test_run(NULL, demo_args), 2);
 	json_object *m = manifest();
 	ck_assert_str_eq(jstr(m, "status"), "aborted");
 	json_object *f0 = json_object_array_get_idx(json_object_object_get(m, "failures"), 0);
-	ck_assert_ptr_nonnull(strstr(jstr(f0, "node"), prefix));
+	ck_assert_ptr_nonnull(strstr(jstr(f0, "node"), demo_prefix));
 	ck_assert_ptr_nonnull(strstr(jstr(f0, "reason"), "127.0.0.1:1"));
 	json_object_put(m);
 	char node[96];
-	snprintf(node, sizeof(node), "%s1", prefix);
-	ck_assert(!domain_exists(node));
+	snprintf(node, sizeof(node), "%s1", demo_prefix);
+	ck_assert(!demo_domain_exists(node));
 }
 END_TEST
 
 int main(void)
 {
-	skip_unless_possible();
+	demo_skip_unless_possible();
 	Suite *s = suite_create("hostd-libvirt");
 	TCase *tc = tcase_create("demo-guests");
 	tcase_add_checked_fixture(tc, setup, teardown);
