@@ -311,7 +311,7 @@ int bench_specs_load_dir(const char *dir, const struct sysfacts *facts, struct b
 		v[count++] = s;
 	}
 	closedir(dh);
-	if (r == 0) {
+	if (r == 0 && count) {
 		qsort(v, count, sizeof(*v), cmp_spec);
 		r = check_unique(v, count, d);
 	}
