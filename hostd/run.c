@@ -265,14 +265,29 @@ static void send_go_scheduled(struct run *r, uint32_t k, int64_t at)
 	}
 }
 
+/* Every step released: complete only when nothing failed.  A failure
+ * record is a step that gave no numbers, so a run with one is degraded
+ * (exit 2) even when every participant stayed. */
+static void run_finish_status(struct run *r)
+{
+	char why[128];
+	bool lost = r->failures && json_object_array_length(r->failures);
+	if (!lost && !r->step_failures) {
+		finish(r, RUN_COMPLETE, NULL);
+		return;
+	}
+	snprintf(why, sizeof(why), "%s%s%llu failed benchmark step%s (failure records in samples.ndjson)",
+		 lost ? "a participant failed" : "", lost ? "; " : "",
+		 (unsigned long long)r->step_failures, r->step_failures == 1 ? "" : "s");
+	finish(r, RUN_DEGRADED, why);
+}
+
 static void release(struct run *r)
 {
 	uint32_t k = barrier_step(r->barrier), n = barrier_nsteps(r->barrier);
 	if (k > n) {
 		barrier_released(r->barrier, clock_mono_ns());
-		finish(r, r->failures && json_object_array_length(r->failures) ? RUN_DEGRADED
-									 : RUN_COMPLETE,
-		       NULL);
+		run_finish_status(r);
 		return;
 	}
 	/* The previous step's record is complete by now unless someone never

@@ -168,6 +168,7 @@ struct run {
 	int64_t lead_ns;        /* the lead of scheduled releases, learnt */
 	unsigned events_dropped;
 	uint64_t samples_written;
+	uint64_t step_failures; /* failure records written: the run is degraded */
 };
 
 /* The clock offset in use for a participant, and its method's name. */
