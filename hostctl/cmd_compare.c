@@ -25,6 +25,38 @@ void cmd_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+static bool name_taken(const struct run *runs, size_t n, size_t i, const char *name)
+{
+	for (size_t j = 0; j < n; j++)
+		if (j != i && !strcmp(runs[j].name, name))
+			return true;
+	return false;
+}
+
+/* Two runs of one name (a run folder renamed, or copied from another
+ * host) are told apart by their folders' names, or whole paths. */
+static void rename_duplicates(struct run *runs, size_t n)
+{
+	bool *dup = xcalloc(n, sizeof(*dup));
+
+	for (size_t i = 0; i < n; i++)
+		dup[i] = name_taken(runs, n, i, runs[i].name);
+	for (size_t i = 0; i < n; i++) {
+		const char *base = strrchr(runs[i].path, '/');
+
+		if (!dup[i])
+			continue;
+		free(runs[i].name);
+		runs[i].name = xstrdup(base && base[1] ? base + 1 : runs[i].path);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (dup[i] && name_taken(runs, n, i, runs[i].name)) {
+			free(runs[i].name);
+			runs[i].name = xstrdup(runs[i].path);
+		}
+	free(dup);
+}
+
 int cmd_load_runs(char **args, size_t n, const char *results_dir, struct run_dict *d,
 		  struct run **out)
 {
@@ -45,6 +77,7 @@ int cmd_load_runs(char **args, size_t n, const char *results_dir, struct run_dic
 			return ret;
 		}
 	}
+	rename_duplicates(runs, n);
 	*out = runs;
 	return 0;
 }
@@ -98,6 +131,24 @@ int cmp_opts_parse(int opt, const char *arg, struct cmp_opts *o)
 	case CMP_OPT_FAIL:
 		o->fail_set = true;
 		return parse_double("--fail-on-regression", arg, 0, 1e9, &o->fail_pct);
+	case CMP_OPT_FORCE:
+		o->force = true;
+		return 0;
+	case CMP_OPT_VARY:
+		if (!*arg || o->nvary >= CMP_VARY_MAX) {
+			cmd_error("--vary '%s': expected a setting's name, at most %d of them", arg,
+				  CMP_VARY_MAX);
+			return -EINVAL;
+		}
+		o->vary[o->nvary++] = arg;
+		return 0;
+	case CMP_OPT_FAMILY:
+		if (!strcmp(arg, "primary") || !strcmp(arg, "all")) {
+			o->family_all = arg[0] == 'a';
+			return 0;
+		}
+		cmd_error("--family '%s': expected primary or all", arg);
+		return -EINVAL;
 	}
 	return -ENOENT;
 }
@@ -160,6 +211,8 @@ int cmd_compare(int argc, char **argv)
 		case CMP_OPT_ALPHA:
 		case CMP_OPT_CORRECTION:
 		case CMP_OPT_FAIL:
+		case CMP_OPT_VARY:
+		case CMP_OPT_FAMILY:
 			return HOSTCTL_EXIT_USAGE; /* said by cmp_opts_parse */
 		default:
 			compare_usage(stderr);
@@ -185,6 +238,8 @@ int cmd_compare(int argc, char **argv)
 	}
 	out_print(stdout, fmt, &c);
 	fflush(stdout);
+	if (out_forced_warning(&c)) /* also where CSV has no room for it */
+		cmd_error("%s", out_forced_warning(&c));
 	opt = c.regression ? HOSTCTL_EXIT_REGRESSION : HOSTCTL_EXIT_OK;
 	if (c.regression)
 		cmd_error("a significant change for the worse beyond %g%% (--fail-on-regression): "

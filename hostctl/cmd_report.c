@@ -6,6 +6,7 @@
 
 #include "cmd.h"
 #include "cmp_opts.h"
+#include "out.h"
 #include "report.h"
 
 static void report_usage(FILE *f)
@@ -95,6 +96,8 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	printf("%s/index.html\n", dir);
+	if (out_forced_warning(&c))
+		cmd_error("%s", out_forced_warning(&c));
 	status = c.regression ? HOSTCTL_EXIT_REGRESSION : HOSTCTL_EXIT_OK;
 	cmp_free(&c);
 out:

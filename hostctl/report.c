@@ -44,7 +44,8 @@ static const char style[] =
 	".better{color:#06623b;font-weight:bold}.worse{color:#a50f15;font-weight:bold}"
 	".same{color:#666}.reg{background:#fdd}"
 	"img{max-width:100%;height:auto;display:block;margin:.5em 0}"
-	".notes li{margin:.2em 0}";
+	".notes li{margin:.2em 0}.warn{background:#fdd;border:2px solid #a50f15;padding:.5em}"
+	"tr.sec td{font-style:italic}.verdict li{margin:.2em 0}";
 
 /* Marks each image the browser decoded, so a headless browser's dumped DOM
  * shows whether the page came out whole (tests/test_hostctl_report.c). */
@@ -76,7 +77,9 @@ static void group_table(FILE *f, const struct cmp_result *c, const struct report
 	for (size_t i = 0; i < t.nrows; i++) {
 		const struct cmp_cell *x = &c->rows[g->first + i / c->nruns].cells[i % c->nruns];
 
-		fprintf(f, "<tr%s>", i % c->nruns ? "" : " class=\"first\"");
+		const struct cmp_row *row = &c->rows[g->first + i / c->nruns];
+
+		fprintf(f, "<tr class=\"%s%s\">", i % c->nruns ? "" : "first ", row->primary ? "" : "sec");
 		for (size_t k = 0; k < OUT_COLS; k++) {
 			const char *cls = k < 2 ? "l" : k == 8 ? verdict_class(x->verdict) : "";
 
@@ -122,6 +125,61 @@ static void skew_section(FILE *f, const struct report *r)
 		fputs("<p>No run measured a skew (no barriers.ndjson, or nobody started).</p>\n", f);
 }
 
+static void html_list(FILE *f, const char *title, const char *id, const char *cls,
+		      struct out_lines *l)
+{
+	if (!l->n)
+		return;
+	fprintf(f, "<h2 id=\"%s\">", id);
+	html(f, title);
+	fprintf(f, "</h2>\n<ul class=\"%s\">", cls);
+	for (size_t i = 0; i < l->n; i++) {
+		fputs("<li>", f);
+		html(f, l->line[i]);
+		fputs("</li>", f);
+	}
+	fputs("</ul>\n", f);
+	out_lines_free(l);
+}
+
+/* Verdict, failures, each run's header and the settings that differ:
+ * what a kernel engineer reads before any table. */
+static void summary(FILE *f, const struct cmp_result *c)
+{
+	struct out_lines l = { 0 };
+
+	if (out_forced_warning(c)) {
+		fputs("<p class=\"warn\" id=\"warning\">", f);
+		html(f, out_forced_warning(c));
+		fputs("</p>\n", f);
+	}
+	for (size_t j = 1; j < c->nruns; j++) {
+		char *t = xasprintf("Verdict: %s against %s", c->runs[j].name, c->runs[0].name);
+		char id[32];
+
+		snprintf(id, sizeof(id), "verdict%zu", j);
+		out_verdict(c, j, &l);
+		free(l.line[0]); /* the title says it */
+		memmove(l.line, l.line + 1, --l.n * sizeof(*l.line));
+		html_list(f, t, id, "verdict", &l);
+		free(t);
+	}
+	for (size_t j = 0; j < c->nruns; j++)
+		out_failures(c, j, &l);
+	html_list(f, "Failures (a failed step gives no number from its node)", "failures", "notes", &l);
+	for (size_t j = 0; j < c->nruns; j++) {
+		char *t = xasprintf("Run %s (%s)", c->runs[j].name, j ? "new" : "base");
+		char id[32];
+
+		snprintf(id, sizeof(id), "run%zu", j);
+		out_header(c, j, &l);
+		html_list(f, t, id, "notes", &l);
+		free(t);
+	}
+	out_diffs(c, &l);
+	html_list(f, "Settings that differ from the base", "differences", "notes", &l);
+}
+
 static void page(FILE *f, const struct report *r)
 {
 	const struct cmp_result *c = r->c;
@@ -146,10 +204,13 @@ static void page(FILE *f, const struct report *r)
 		html(f, c->runs[j].path);
 		fputs("</td></tr>\n", f);
 	}
-	fputs("</table>\n<p>Test: ", f);
+	fputs("</table>\n", f);
+	summary(f, c);
+	fputs("<p>Test: ", f);
 	html(f, w);
-	fprintf(f, ". Change: of the %s against the base; <b>~</b> = not significant; p is the "
-		   "one decided on.</p>\n<ul>", c->opts.test == CMP_TEST_WELCH ? "mean" : "median");
+	fprintf(f, ". Change: of the %s against the base; <b>~</b> beside it (greyed) = not "
+		   "significant; p is the one decided on; secondary rows in italics, on their raw "
+		   "p.</p>\n<ul>", c->opts.test == CMP_TEST_WELCH ? "mean" : "median");
 	for (size_t gi = 0; gi < r->ngroups; gi++) {
 		char *t = out_group_title(c, &c->rows[r->groups[gi].first]);
 

@@ -126,8 +126,9 @@ START_TEST(page_renders_with_every_image)
 	char *rep = K("%s/rep", tmp), *out = K("%s/out", tmp);
 	char *err = K("%s/err", tmp), *prof = K("%s/profile", tmp);
 	char *index = K("%s/index.html", rep), *url = K("file://%s", index);
-	const char *gen[] = { hostctl, "report", "--results", data, "-o", rep, "base", "new",
-			      "nonode", NULL };
+	/* nonode has 2 guests: the comparison is about that (--vary) */
+	const char *gen[] = { hostctl, "report", "--results", data, "-o", rep, "--vary",
+			      "GUEST_COUNT", "base", "new", "nonode", NULL };
 	const char *chromium[] = { "chromium", "--headless", "--no-sandbox", "--disable-gpu",
 				   "--disable-quic", "--no-first-run",
 				   "--disable-background-networking", "--disable-component-update",
@@ -165,6 +166,39 @@ START_TEST(page_renders_with_every_image)
 	}
 	ck_assert_ptr_nonnull(strstr(dom, "+19.91% better"));
 	ck_assert_ptr_nonnull(strstr(dom, "no samples in run nonode"));
+	/* issue 15: the verdict in words on top, the header of each run, the
+	 * expected differences; a change not significant keeps its size */
+	ck_assert_msg(strstr(dom, "<h2 id=\"verdict1\">Verdict: new against base</h2>") &&
+			      strstr(dom, "<li>significantly better: cpu-probe ops_per_sec, host +19.89%"),
+		      "%s", dom);
+	ck_assert(strstr(dom, "verdict1") < strstr(dom, "<h2 id=\"g0\">"));
+	ck_assert_ptr_nonnull(strstr(dom, "<li>host kernel 6.1.0-patched; "));
+	ck_assert_ptr_nonnull(strstr(dom, "<li>expected guest_count (GUEST_COUNT): base 3, nonode 2</li>"));
+	ck_assert_ptr_nonnull(strstr(dom, "<td class=\"same\">+0.12% ~</td>"));
+}
+END_TEST
+
+/* Issue 15: the page of a run with failed steps lists them on top, by
+ * node, benchmark and reason; a forced comparison keeps its warning. */
+START_TEST(failures_and_warning_on_the_page)
+{
+	char *rep = K("%s/fail", tmp), *out = K("%s/out", tmp), *err = K("%s/err", tmp);
+	char *index = K("%s/index.html", rep), *page;
+	const char *gen[] = { hostctl, "report", "--results", data, "-o", rep, "base", "failedguest",
+			      NULL };
+	const char *forced[] = { hostctl, "report", "--results", data, "-o", rep, "--force",
+				 "loops200", "loops400", NULL };
+
+	ck_assert_msg(spawn(gen, out, err) == 0, "%s", slurp(err));
+	page = slurp(index);
+	ck_assert_msg(strstr(page, "<li>failedguest: guest-2 cpu-probe: 2 failed steps: cpu-probe "
+				   "exited with status 1</li>"), "%s", page);
+	ck_assert(strstr(page, "id=\"failures\"") < strstr(page, "<h2 id=\"g0\">"));
+	ck_assert_int_eq(spawn(forced, out, err), 0);
+	page = slurp(index);
+	ck_assert_msg(strstr(page, "<p class=\"warn\" id=\"warning\">WARNING: these runs differ"),
+		      "%s", page);
+	ck_assert_ptr_nonnull(strstr(slurp(err), "WARNING"));
 }
 END_TEST
 
@@ -213,6 +247,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, page_renders_with_every_image);
 	tcase_add_test(tc, gnuplot_missing_is_said);
 	tcase_add_test(tc, single_run_report);
+	tcase_add_test(tc, failures_and_warning_on_the_page);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
