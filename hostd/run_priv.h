@@ -169,6 +169,7 @@ struct run {
 	unsigned events_dropped;
 	uint64_t samples_written;
 	uint64_t step_failures; /* failure records written: the run is degraded */
+	int64_t started_mono_ns, first_release_ns; /* for the progress line's times */
 };
 
 /* The clock offset in use for a participant, and its method's name. */
