@@ -120,7 +120,9 @@ static void skew_section(FILE *f, const struct report *r)
 	}
 	fputs("</table>\n", f);
 	if (r->has_skew)
-		fputs("<img src=\"skew.svg\" alt=\"histogram of barrier skew per run\">\n", f);
+		fputs("<img src=\"skew.svg\" alt=\"histogram of barrier skew per run\">\n"
+		      "<img src=\"skew-steps.svg\" alt=\"barrier skew per step, log scale, with the "
+		      "clock bound\">\n", f);
 	else
 		fputs("<p>No run measured a skew (no barriers.ndjson, or nobody started).</p>\n", f);
 }
@@ -240,6 +242,11 @@ static void page(FILE *f, const struct report *r)
 		fprintf(f, ": per-node box plots, runs side by side\">\n<img src=\"%s\" alt=\"", g->iter);
 		html(f, t);
 		fputs(": values per iteration\">\n", f);
+		if (g->has_jain) {
+			fprintf(f, "<img src=\"%s\" alt=\"", g->jain);
+			html(f, t);
+			fputs(": Jain's index across guests per iteration, per run\">\n", f);
+		}
 		free(t);
 		free(fw);
 	}
@@ -317,6 +324,7 @@ int report_write(const struct cmp_result *c, const char *dir, const char *gnuplo
 		g->count = n;
 		snprintf(g->box, sizeof(g->box), "g%zu-box.svg", r.ngroups);
 		snprintf(g->iter, sizeof(g->iter), "g%zu-iter.svg", r.ngroups);
+		snprintf(g->jain, sizeof(g->jain), "g%zu-jain.svg", r.ngroups);
 		r.ngroups++;
 	}
 	ret = report_plot(&r, tmp, gnuplot, e);

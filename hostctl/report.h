@@ -13,7 +13,8 @@
 /* The images of one (benchmark, metric) group, by its first row. */
 struct report_group {
 	size_t first, count;
-	char box[32], iter[32]; /* file names inside the folder */
+	char box[32], iter[32], jain[32]; /* file names inside the folder */
+	bool has_jain; /* some run has a fairness row: Jain per iteration drawn */
 };
 
 struct report {
@@ -21,7 +22,7 @@ struct report {
 	const char *dir;
 	struct report_group *groups;
 	size_t ngroups;
-	bool has_skew; /* skew.svg drawn: some run measured a skew */
+	bool has_skew; /* skew.svg and skew-steps.svg drawn: some run measured a skew */
 };
 
 int report_write(const struct cmp_result *c, const char *dir, const char *gnuplot,

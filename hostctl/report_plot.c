@@ -180,7 +180,8 @@ static int write_iter_data(const struct run *run, const struct cmp_row *row, con
 		const struct run_sample *s = &run->samples[i];
 
 		fprintf(f, "%lld %.17g\n", (long long)s->iteration, s->value);
-		if (!run_is_host(run, s->node))
+		/* as in the table: an iteration with a failed guest has no mean */
+		if (!run_is_host(run, s->node) && !run_guest_failed_in(run, row->bench, s->iteration))
 			g[ng++] = (struct itv){ s->iteration, s->value };
 	}
 	qsort(g, ng, sizeof(*g), itv_cmp);
@@ -234,6 +235,74 @@ static int iter_plot(FILE *gp, const struct report *r, size_t gi, const char *tm
 	return 0;
 }
 
+/* Jain's index across guests per iteration, a line per run: whether
+ * fairness drifted during a run, not only its median. */
+static int jain_plot(FILE *gp, struct report *r, size_t gi, const char *tmp, struct run_err *e)
+{
+	const struct cmp_result *c = r->c;
+	struct report_group *g = &r->groups[gi];
+	const struct cmp_row *fr = NULL;
+	char *title;
+
+	for (size_t i = g->first; i < g->first + g->count; i++)
+		if (c->rows[i].kind == CMP_ROW_FAIRNESS)
+			fr = &c->rows[i];
+	g->has_jain = fr != NULL;
+	if (!fr)
+		return 0;
+	for (size_t j = 0; j < c->nruns; j++) {
+		char name[64];
+		FILE *f;
+
+		snprintf(name, sizeof(name), "g%zu-r%zu-jain.dat", gi, j);
+		if (!(f = open_data(tmp, name, e)))
+			return -EIO;
+		fprintf(f, "NaN NaN\n");
+		for (size_t q = 0; q < fr->cells[j].n; q++)
+			fprintf(f, "%zu %.17g\n", q + 1, fr->cells[j].values[q]);
+		if (close_data(f, name, e) < 0)
+			return -EIO;
+	}
+	title = out_group_title(c, fr);
+	gp_output(gp, r->dir, g->jain);
+	fprintf(gp, "set title ");
+	gp_str(gp, title);
+	fprintf(gp, ".' Jain index across guests' noenhanced\nset xlabel 'iteration (in order, "
+		    "those with a failed guest left out)'\nset ylabel 'Jain index (1 = fair)'\nplot ");
+	for (size_t j = 0; j < c->nruns; j++) {
+		fprintf(gp, "%s'%s/g%zu-r%zu-jain.dat' using 1:2 with linespoints lw 2 pt 7 "
+			    "lc rgb '%s' title ", j ? ", " : "", tmp, gi, j, COLOUR(j));
+		gp_str(gp, c->runs[j].name);
+	}
+	fprintf(gp, "\nunset xlabel\n");
+	free(title);
+	return 0;
+}
+
+/* Skew per released step on a log scale, with the largest clock bound:
+ * a skew below the bound is not known to be a skew. */
+static void skew_steps_plot(FILE *gp, const struct report *r, const char *tmp)
+{
+	const struct cmp_result *c = r->c;
+	double bound = 0;
+
+	for (size_t j = 0; j < c->nruns; j++)
+		bound = fmax(bound, c->runs[j].skew_bound_max_ns / 1e3);
+	gp_output(gp, r->dir, "skew-steps.svg");
+	fprintf(gp, "set title 'barrier skew per released step (log scale)'\n"
+		    "set xlabel 'released step (in order)'\nset ylabel 'skew (us)'\nset logscale y\n"
+		    "unset xrange\nset xrange [*:*]\nplot ");
+	for (size_t j = 0; j < c->nruns; j++) {
+		fprintf(gp, "%s'%s/skew-r%zu.dat' using 0:($1 > 0 ? $1 : 0.001) with linespoints "
+			    "pt 7 ps 0.4 lc rgb '%s' title ", j ? ", " : "", tmp, j, COLOUR(j));
+		gp_str(gp, c->runs[j].name);
+	}
+	if (bound > 0)
+		fprintf(gp, ", %.9g with lines dt 2 lc rgb '#444444' title 'largest clock bound'",
+			bound);
+	fprintf(gp, "\nunset logscale y\nunset xlabel\n");
+}
+
 static int skew_plot(FILE *gp, struct report *r, const char *tmp, struct run_err *e)
 {
 	const struct cmp_result *c = r->c;
@@ -272,6 +341,7 @@ static int skew_plot(FILE *gp, struct report *r, const char *tmp, struct run_err
 		gp_str(gp, c->runs[j].name);
 	}
 	fprintf(gp, "\n");
+	skew_steps_plot(gp, r, tmp);
 	return 0;
 }
 
@@ -327,7 +397,8 @@ int report_plot(struct report *r, const char *tmp, const char *gnuplot, struct r
 		    "set style fill solid 0.35 border -1\nset style boxplot outliers pointtype 7\n"
 		    "set pointsize 0.5\n");
 	for (size_t gi = 0; gi < r->ngroups; gi++)
-		if (box_plot(gp, r, gi, tmp, e) < 0 || iter_plot(gp, r, gi, tmp, e) < 0) {
+		if (box_plot(gp, r, gi, tmp, e) < 0 || iter_plot(gp, r, gi, tmp, e) < 0 ||
+		    jain_plot(gp, r, gi, tmp, e) < 0) {
 			fclose(gp);
 			goto out;
 		}

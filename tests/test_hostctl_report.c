@@ -139,8 +139,9 @@ START_TEST(page_renders_with_every_image)
 	ck_assert_msg(spawn(gen, out, err) == 0, "report failed: %s", slurp(err));
 	page = slurp(index);
 	src = img_sources(page, &n);
-	/* 3 metrics x (box plot + per iteration) + skew */
-	ck_assert_uint_eq(n, 7);
+	/* 3 metrics x (box plot + per iteration + Jain per iteration) + skew
+	 * histogram + skew per step */
+	ck_assert_uint_eq(n, 11);
 	for (size_t i = 0; i < n; i++) {
 		char *path = K("%s/%s", rep, src[i]), *svg;
 
