@@ -223,6 +223,14 @@ static void page(FILE *f, const struct report *r)
 	}
 	fputs("<li><a href=\"#skew\">barrier skew</a></li></ul>\n", f);
 	free(w);
+	if (r->nsweeps)
+		fputs("<h2 id=\"sweeps\">Sweeps</h2>\n<p>Each sweep point's median with its 95% "
+		      "confidence interval as a band, a line per run.</p>\n", f);
+	for (size_t i = 0; i < r->nsweeps; i++) {
+		fprintf(f, "<img src=\"%s\" alt=\"", r->sweeps[i].file);
+		html(f, r->sweeps[i].title);
+		fputs("\">\n", f);
+	}
 	for (size_t gi = 0; gi < r->ngroups; gi++) {
 		const struct report_group *g = &r->groups[gi];
 		char *t = out_group_title(c, &c->rows[g->first]);
@@ -332,5 +340,8 @@ int report_write(const struct cmp_result *c, const char *dir, const char *gnuplo
 		ret = report_html(&r, e);
 	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	free(r.groups);
+	for (size_t i = 0; i < r.nsweeps; i++)
+		free(r.sweeps[i].title);
+	free(r.sweeps);
 	return ret;
 }

@@ -235,6 +235,115 @@ static int iter_plot(FILE *gp, const struct report *r, size_t gi, const char *tm
 	return 0;
 }
 
+/* "bench:param=value" with a numeric value: the bench, the param and the
+ * value; false for anything else. */
+static bool sweep_point(const char *name, char *bench, size_t blen, char *param, size_t plen,
+			double *value)
+{
+	const char *colon = strrchr(name, ':'), *eq = colon ? strchr(colon, '=') : NULL;
+	char *end;
+
+	if (!colon || !eq || (size_t)(colon - name) >= blen || (size_t)(eq - colon - 1) >= plen)
+		return false;
+	*value = strtod(eq + 1, &end);
+	if (end == eq + 1 || *end)
+		return false;
+	snprintf(bench, blen, "%.*s", (int)(colon - name), name);
+	snprintf(param, plen, "%.*s", (int)(eq - colon - 1), colon + 1);
+	return true;
+}
+
+/* The row a sweep plot follows: the guests together, else the host. */
+static const struct cmp_row *sweep_row(const struct cmp_result *c, const struct report_group *g)
+{
+	const struct cmp_row *host = NULL;
+
+	for (size_t i = g->first; i < g->first + g->count; i++) {
+		if (c->rows[i].kind == CMP_ROW_GUESTS)
+			return &c->rows[i];
+		if (c->rows[i].kind == CMP_ROW_NODE && !strcmp(cmp_name(c, c->rows[i].node), "host"))
+			host = &c->rows[i];
+	}
+	return host;
+}
+
+/* MMTests' classic graph: each sweep point's median with its 95% CI as a
+ * band, against the parameter, a line per run. */
+static int sweep_plots(FILE *gp, struct report *r, const char *tmp, struct run_err *e)
+{
+	const struct cmp_result *c = r->c;
+	bool *done = xcalloc(r->ngroups + 1, sizeof(*done));
+	int ret = 0;
+
+	for (size_t gi = 0; gi < r->ngroups && ret == 0; gi++) {
+		const struct cmp_row *row = &c->rows[r->groups[gi].first];
+		char bench[128], param[64], b2[128], p2[64], name[64];
+		double v;
+		size_t npoints = 0, si = r->nsweeps;
+
+		if (done[gi] || !sweep_point(cmp_name(c, row->bench), bench, sizeof(bench), param,
+					     sizeof(param), &v))
+			continue;
+		for (size_t j = 0; j < c->nruns && ret == 0; j++) {
+			FILE *f;
+
+			snprintf(name, sizeof(name), "s%zu-r%zu.dat", si, j);
+			if (!(f = open_data(tmp, name, e))) {
+				ret = -EIO;
+				break;
+			}
+			fprintf(f, "NaN NaN NaN NaN\n");
+			npoints = 0;
+			for (size_t k = gi; k < r->ngroups; k++) {
+				const struct cmp_row *rk = &c->rows[r->groups[k].first], *sr;
+
+				if (rk->metric != row->metric ||
+				    !sweep_point(cmp_name(c, rk->bench), b2, sizeof(b2), p2, sizeof(p2), &v) ||
+				    strcmp(b2, bench) || strcmp(p2, param))
+					continue;
+				done[k] = true;
+				npoints++;
+				sr = sweep_row(c, &r->groups[k]);
+				if (sr && sr->cells[j].present)
+					fprintf(f, "%.17g %.17g %.17g %.17g\n", v, sr->cells[j].d.median,
+						sr->cells[j].d.has_ci ? sr->cells[j].d.ci_lo : sr->cells[j].d.median,
+						sr->cells[j].d.has_ci ? sr->cells[j].d.ci_hi : sr->cells[j].d.median);
+			}
+			if (close_data(f, name, e) < 0)
+				ret = -EIO;
+		}
+		if (ret || npoints < 2)
+			continue;
+		r->sweeps = xrealloc(r->sweeps, (r->nsweeps + 1) * sizeof(*r->sweeps));
+		snprintf(r->sweeps[si].file, sizeof(r->sweeps[si].file), "s%zu-sweep.svg", si);
+		r->sweeps[si].title = xasprintf("%s %s [%s%s%s is better] against %s, %s", bench,
+						cmp_name(c, row->metric), row->unit, *row->unit ? ", " : "",
+						row->better > 0 ? "higher" : "lower", param,
+						sweep_row(c, &r->groups[gi]) &&
+								sweep_row(c, &r->groups[gi])->kind == CMP_ROW_GUESTS ?
+							"guests together" : "host");
+		r->nsweeps++;
+		gp_output(gp, r->dir, r->sweeps[si].file);
+		fprintf(gp, "set title ");
+		gp_str(gp, r->sweeps[si].title);
+		fprintf(gp, " noenhanced\nset xlabel ");
+		gp_str(gp, param);
+		fprintf(gp, "\nset ylabel ");
+		gp_str(gp, row->unit);
+		fprintf(gp, "\nplot ");
+		for (size_t j = 0; j < c->nruns; j++) {
+			fprintf(gp, "%s'%s/s%zu-r%zu.dat' using 1:3:4 with filledcurves fs transparent "
+				    "solid 0.2 noborder lc rgb '%s' notitle, '%s/s%zu-r%zu.dat' using 1:2 "
+				    "with linespoints lw 2 pt 7 lc rgb '%s' title ", j ? ", " : "", tmp, si,
+				j, COLOUR(j), tmp, si, j, COLOUR(j));
+			gp_str(gp, c->runs[j].name);
+		}
+		fprintf(gp, "\nunset xlabel\n");
+	}
+	free(done);
+	return ret;
+}
+
 /* Jain's index across guests per iteration, a line per run: whether
  * fairness drifted during a run, not only its median. */
 static int jain_plot(FILE *gp, struct report *r, size_t gi, const char *tmp, struct run_err *e)
@@ -402,7 +511,7 @@ int report_plot(struct report *r, const char *tmp, const char *gnuplot, struct r
 			fclose(gp);
 			goto out;
 		}
-	if (skew_plot(gp, r, tmp, e) < 0) {
+	if (sweep_plots(gp, r, tmp, e) < 0 || skew_plot(gp, r, tmp, e) < 0) {
 		fclose(gp);
 		goto out;
 	}

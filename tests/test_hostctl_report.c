@@ -226,6 +226,24 @@ START_TEST(single_run_report)
 }
 END_TEST
 
+/* Issue 15: a benchmark swept over groups=1,2,4 is drawn against groups
+ * (the guests' median with its CI band); the page names the sweep plot. */
+START_TEST(sweep_is_drawn)
+{
+	char *rep = K("%s/sweep", tmp), *out = K("%s/out", tmp), *err = K("%s/err", tmp);
+	char *index = K("%s/index.html", rep), *svg;
+	const char *gen[] = { hostctl, "report", "--results", data, "-o", rep, "sweep", NULL };
+
+	ck_assert_msg(spawn(gen, out, err) == 0, "%s", slurp(err));
+	ck_assert_msg(strstr(slurp(index), "<img src=\"s0-sweep.svg\" alt=\"hackbench time [s, "
+					   "lower is better] against groups, guests together\">"),
+		      "%s", slurp(index));
+	ck_assert_ptr_null(strstr(slurp(index), "s1-sweep.svg")); /* one metric, one sweep */
+	svg = slurp(K("%s/s0-sweep.svg", rep));
+	ck_assert(strstr(svg, "<svg") && strstr(svg, "</svg>") && strstr(svg, "groups"));
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("hostctl-report");
@@ -249,6 +267,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, gnuplot_missing_is_said);
 	tcase_add_test(tc, single_run_report);
 	tcase_add_test(tc, failures_and_warning_on_the_page);
+	tcase_add_test(tc, sweep_is_drawn);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

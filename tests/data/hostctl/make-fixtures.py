@@ -33,6 +33,8 @@ row's verdict is known without computing anything:
   loops200, loops400: hackbench run with -l 200 and -l 400 (plan and
     g.conf HACKBENCH_LOOPS differ): refused unless --force or
     --vary HACKBENCH_LOOPS.
+  sweep: hackbench swept over groups=1,2,4 (values scaled by the groups):
+    the report draws it against groups.
 """
 import json
 import os
@@ -62,7 +64,7 @@ def write_run(name, kind="base", iterations=8, nodes=NODES, schema=1,
                        ("cpu-probe", "elapsed", "s", "lower"),
                        ("uname", "elapsed", "s", "lower")),
               nan_at=None, unit_override=None, fail=None, command=None, conf=None,
-              kernel="6.1.0-base"):
+              kernel="6.1.0-base", variants=(None,)):
     d = os.path.join(HERE, name)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -72,11 +74,13 @@ def write_run(name, kind="base", iterations=8, nodes=NODES, schema=1,
             bench_names.append(b[0])
     plan, step = [], 0
     samples, barriers = [], []
-    for it in range(1, iterations + 1):
-        for bn in bench_names:
+    for it, bn, var in [(it, bn, var) for it in range(1, iterations + 1)
+                        for bn in bench_names for var in variants]:
             step += 1
             plan.append({"step": step, "benchmark": bn, "iteration": it,
                          "kind": "command", "command": command or bn})
+            if var:
+                plan[-1]["variant"] = var
             barriers.append({"step": step, "benchmark": bn, "iteration": it,
                              "clock": "host-monotonic",
                              "skew_ns": 1000 * (step % 5 + 1) if step != 3 else None,
@@ -103,7 +107,10 @@ def write_run(name, kind="base", iterations=8, nodes=NODES, schema=1,
                         continue
                     samples.append({"node": node, "benchmark": b, "iteration": it,
                                     "step": step, "metric": metric,
-                                    "value": v, "unit": unit, "better": better})
+                                    "value": v * (int(var.split("=")[1]) if var else 1),
+                                    "unit": unit, "better": better})
+                    if var:
+                        samples[-1]["variant"] = var
     manifest = {
         "schema_version": schema, "run": name,
         "status": "degraded" if fail else "complete",
@@ -158,3 +165,4 @@ write_run("loops200", benches=HB, command="hackbench -g 4 -l 200 --pipe",
           conf={"h.conf": H_CONF, "g.conf": "export MMTESTS=hackbench\nexport HACKBENCH_LOOPS=200\n"})
 write_run("loops400", kind="new", benches=HB, command="hackbench -g 4 -l 400 --pipe",
           conf={"h.conf": H_CONF, "g.conf": "export MMTESTS=hackbench\nexport HACKBENCH_LOOPS=400\n"})
+write_run("sweep", benches=HB, variants=("groups=1", "groups=2", "groups=4"))
