@@ -42,6 +42,18 @@ static void gp_output(FILE *f, const char *dir, const char *name)
 	fprintf(f, "set output '%s/%s'\n", dir, name);
 }
 
+/* Title and axis labels, then the start of the plot command. */
+static void gp_plot_head(FILE *gp, const char *title, const char *xlabel, const char *ylabel)
+{
+	fprintf(gp, "set title ");
+	gp_str(gp, title);
+	fprintf(gp, " noenhanced\nset xlabel ");
+	gp_str(gp, xlabel);
+	fprintf(gp, "\nset ylabel ");
+	gp_str(gp, ylabel);
+	fprintf(gp, "\nplot ");
+}
+
 static FILE *open_data(const char *tmp, const char *name, struct run_err *e)
 {
 	char *p = xasprintf("%s/%s", tmp, name);
@@ -214,11 +226,7 @@ static int iter_plot(FILE *gp, const struct report *r, size_t gi, const char *tm
 			return -EIO;
 		}
 	gp_output(gp, r->dir, r->groups[gi].iter);
-	fprintf(gp, "set title ");
-	gp_str(gp, title);
-	fprintf(gp, " noenhanced\nset xlabel 'iteration'\nset ylabel ");
-	gp_str(gp, row->unit);
-	fprintf(gp, "\nplot ");
+	gp_plot_head(gp, title, "iteration", row->unit);
 	for (size_t j = 0; j < c->nruns; j++) {
 		double off = ((double)j - (double)(c->nruns - 1) / 2) * w;
 
@@ -324,13 +332,7 @@ static int sweep_plots(FILE *gp, struct report *r, const char *tmp, struct run_e
 							"guests together" : "host");
 		r->nsweeps++;
 		gp_output(gp, r->dir, r->sweeps[si].file);
-		fprintf(gp, "set title ");
-		gp_str(gp, r->sweeps[si].title);
-		fprintf(gp, " noenhanced\nset xlabel ");
-		gp_str(gp, param);
-		fprintf(gp, "\nset ylabel ");
-		gp_str(gp, row->unit);
-		fprintf(gp, "\nplot ");
+		gp_plot_head(gp, r->sweeps[si].title, param, row->unit);
 		for (size_t j = 0; j < c->nruns; j++) {
 			fprintf(gp, "%s'%s/s%zu-r%zu.dat' using 1:3:4 with filledcurves fs transparent "
 				    "solid 0.2 noborder lc rgb '%s' notitle, '%s/s%zu-r%zu.dat' using 1:2 "
