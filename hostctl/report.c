@@ -144,10 +144,63 @@ static void html_list(FILE *f, const char *title, const char *id, const char *cl
 	out_lines_free(l);
 }
 
+/* A verdict line with each "benchmark metric," it names linked to its
+ * table. */
+static void verdict_line(FILE *f, const struct report *r, const char *s)
+{
+	const struct cmp_result *c = r->c;
+
+	while (*s) {
+		size_t len = 0, gi;
+
+		for (gi = 0; gi < r->ngroups && !len; gi++) {
+			const struct cmp_row *row = &c->rows[r->groups[gi].first];
+			char *name = xasprintf("%s %s,", cmp_name(c, row->bench), cmp_name(c, row->metric));
+
+			if (!strncmp(s, name, strlen(name)))
+				len = strlen(name) - 1;
+			free(name);
+		}
+		if (!len) {
+			char one[2] = { *s++, 0 };
+
+			html(f, one);
+			continue;
+		}
+		char *text = xstrndup(s, len);
+
+		fprintf(f, "<a href=\"#g%zu\">", gi - 1);
+		html(f, text);
+		fputs("</a>", f);
+		free(text);
+		s += len;
+	}
+}
+
+static void verdict_list(FILE *f, const struct report *r, size_t j)
+{
+	struct out_lines l = { 0 };
+
+	out_verdict(r->c, j, &l);
+	fprintf(f, "<h2 id=\"verdict%zu\">Verdict: ", j);
+	html(f, r->c->runs[j].name);
+	fputs(" against ", f);
+	html(f, r->c->runs[0].name);
+	fputs("</h2>\n<ul class=\"verdict\">", f);
+	for (size_t i = 1; i < l.n; i++) { /* line 0 names the pair: the title says it */
+		fputs("<li>", f);
+		verdict_line(f, r, l.line[i]);
+		fputs("</li>", f);
+	}
+	fputs("</ul>\n", f);
+	out_lines_free(&l);
+}
+
 /* Verdict, failures, each run's header and the settings that differ:
  * what a kernel engineer reads before any table. */
-static void summary(FILE *f, const struct cmp_result *c)
+static void summary(FILE *f, const struct report *r)
 {
+	const struct cmp_result *c = r->c;
 	struct out_lines l = { 0 };
 
 	if (out_forced_warning(c)) {
@@ -155,17 +208,8 @@ static void summary(FILE *f, const struct cmp_result *c)
 		html(f, out_forced_warning(c));
 		fputs("</p>\n", f);
 	}
-	for (size_t j = 1; j < c->nruns; j++) {
-		char *t = xasprintf("Verdict: %s against %s", c->runs[j].name, c->runs[0].name);
-		char id[32];
-
-		snprintf(id, sizeof(id), "verdict%zu", j);
-		out_verdict(c, j, &l);
-		free(l.line[0]); /* the title says it */
-		memmove(l.line, l.line + 1, --l.n * sizeof(*l.line));
-		html_list(f, t, id, "verdict", &l);
-		free(t);
-	}
+	for (size_t j = 1; j < c->nruns; j++)
+		verdict_list(f, r, j);
 	for (size_t j = 0; j < c->nruns; j++)
 		out_failures(c, j, &l);
 	html_list(f, "Failures (a failed step gives no number from its node)", "failures", "notes", &l);
@@ -207,7 +251,7 @@ static void page(FILE *f, const struct report *r)
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</table>\n", f);
-	summary(f, c);
+	summary(f, r);
 	fputs("<p>Test: ", f);
 	html(f, w);
 	fprintf(f, ". Change: of the %s against the base; <b>~</b> beside it (greyed) = not "

@@ -23,6 +23,8 @@ extern char **environ;
 static const char *const colours[] = { "#0072B2", "#E69F00", "#009E73", "#CC79A7",
 				       "#56B4E9", "#D55E00", "#F0E442", "#000000" };
 #define COLOUR(j) colours[(j) % (sizeof(colours) / sizeof(colours[0]))]
+/* filled circle, square, triangle, diamond, pentagon */
+static const int point_types[5] = { 7, 5, 9, 13, 15 };
 
 /* gnuplot's single-quoted strings end at a quote; names are checked by
  * hostd, but a report may read anything, so quotes are dropped. */
@@ -186,12 +188,17 @@ static int write_iter_data(const struct run *run, const struct cmp_row *row, con
 		fclose(f);
 		goto out;
 	}
-	fprintf(f, "NaN NaN\n"); /* a run without this metric still plots */
+	fprintf(f, "NaN NaN 1\n"); /* a run without this metric still plots */
 	fprintf(m, "NaN NaN\n");
 	for (size_t i = first; i < first + n; i++) {
 		const struct run_sample *s = &run->samples[i];
 
-		fprintf(f, "%lld %.17g\n", (long long)s->iteration, s->value);
+		/* the node's colour: its place in the run's participants */
+		size_t node = 0;
+
+		while (node < run->nnodes && run->nodes[node] != s->node)
+			node++;
+		fprintf(f, "%lld %.17g %zu\n", (long long)s->iteration, s->value, node + 1);
 		/* as in the table: an iteration with a failed guest has no mean */
 		if (!run_is_host(run, s->node) && !run_guest_failed_in(run, row->bench, s->iteration))
 			g[ng++] = (struct itv){ s->iteration, s->value };
@@ -230,13 +237,20 @@ static int iter_plot(FILE *gp, const struct report *r, size_t gi, const char *tm
 	for (size_t j = 0; j < c->nruns; j++) {
 		double off = ((double)j - (double)(c->nruns - 1) / 2) * w;
 
-		fprintf(gp, "%s'%s/g%zu-r%zu-it.dat' using ($1%+.3f):2 with points pt 7 ps 0.35 "
-			    "lc rgb '%s' title ", j ? ", " : "", tmp, gi, j, off, COLOUR(j));
+		/* a colour per node (gnuplot's line types), a point shape per run */
+		fprintf(gp, "%s'%s/g%zu-r%zu-it.dat' using ($1%+.3f):2:3 with points pt %d ps 0.45 "
+			    "lc variable title ", j ? ", " : "", tmp, gi, j, off, point_types[j % 5]);
 		gp_str(gp, c->runs[j].name);
+		fprintf(gp, ".' nodes (a colour each)'");
 		fprintf(gp, ", '%s/g%zu-r%zu-mean.dat' using 1:2 with linespoints lw 2 pt 5 "
 			    "lc rgb '%s' title ", tmp, gi, j, COLOUR(j));
 		gp_str(gp, c->runs[j].name);
 		fprintf(gp, ".' guests mean'");
+	}
+	/* the key of the nodes' colours, from the base's participants */
+	for (size_t k = 0; k < c->runs[0].nnodes && k < 12; k++) {
+		fprintf(gp, ", NaN with points pt 7 lc %zu title ", k + 1);
+		gp_str(gp, cmp_name(c, c->runs[0].nodes[k]));
 	}
 	fprintf(gp, "\nunset xlabel\n");
 	free(title);
