@@ -326,6 +326,8 @@ static void release(struct run *r)
 	r->rec.release_at_ns = at;
 	/* Only writes between the two stamps: this is the release. */
 	bool boosted = rtprio_boost(&r->rtprio);
+	if (boosted)
+		r->rtprio_held = r->rtprio.priority;
 	int64_t first = clock_mono_ns();
 	if (at == 0)
 		send_go_all(r, k);
@@ -334,6 +336,14 @@ static void release(struct run *r)
 	int64_t last = clock_mono_ns();
 	if (boosted)
 		rtprio_restore(&r->rtprio);
+	if (r->rtprio.denied && !r->warned_rtprio) {
+		/* after the release, not between its stamps */
+		r->warned_rtprio = true;
+		progress_clear(r);
+		log_warn("RELEASE_RT_PRIORITY=%d: the kernel refused SCHED_FIFO (hostd needs "
+			 "CAP_SYS_NICE or root): barriers are released without it; the manifest "
+			 "says release_rt_priority_held %d", r->rtprio.priority, r->rtprio_held);
+	}
 	monitor_ext_step_start(r->ext, k);
 	host_proc_step_start(r->hproc, k);
 	r->rec.go_first_ns = first;

@@ -238,6 +238,8 @@ void run_manifest_write(struct run *r)
 	json_object_object_add(cfg, "guest", json_object_new_string(r->opt->guest_config));
 	json_object_object_add(m, "config_from", cfg);
 	json_object_object_add(m, "settings", settings(r->exp));
+	/* what the kernel granted of RELEASE_RT_PRIORITY (0: never boosted) */
+	json_object_object_add(m, "release_rt_priority_held", json_object_new_int(r->rtprio_held));
 	/* kept from the start: the connection is gone when the last manifest
 	 * is written */
 	if (r->conn && !r->libvirt_info) {
