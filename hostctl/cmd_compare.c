@@ -142,6 +142,8 @@ int cmp_opts_parse(int opt, const char *arg, struct cmp_opts *o)
 		}
 		o->vary[o->nvary++] = arg;
 		return 0;
+	case CMP_OPT_NOISE:
+		return parse_double("--noise-pct", arg, 0, 100, &o->noise_pct);
 	case CMP_OPT_FAMILY:
 		if (!strcmp(arg, "primary") || !strcmp(arg, "all")) {
 			o->family_all = arg[0] == 'a';
@@ -213,6 +215,7 @@ int cmd_compare(int argc, char **argv)
 		case CMP_OPT_FAIL:
 		case CMP_OPT_VARY:
 		case CMP_OPT_FAMILY:
+		case CMP_OPT_NOISE:
 			return HOSTCTL_EXIT_USAGE; /* said by cmp_opts_parse */
 		default:
 			compare_usage(stderr);

@@ -13,9 +13,10 @@ enum {
 	CMP_OPT_FORCE,
 	CMP_OPT_VARY,
 	CMP_OPT_FAMILY,
+	CMP_OPT_NOISE,
 };
 
-#define CMP_OPTS_DEFAULT { .test = CMP_TEST_MWU, .alpha = 0.05, .holm = true }
+#define CMP_OPTS_DEFAULT { .test = CMP_TEST_MWU, .alpha = 0.05, .holm = true, .noise_pct = 5 }
 
 #define CMP_OPTS_LONG                                                              \
 	{ "test", required_argument, NULL, CMP_OPT_TEST },                         \
@@ -24,7 +25,8 @@ enum {
 	{ "fail-on-regression", required_argument, NULL, CMP_OPT_FAIL },           \
 	{ "force", no_argument, NULL, CMP_OPT_FORCE },                             \
 	{ "vary", required_argument, NULL, CMP_OPT_VARY },                         \
-	{ "family", required_argument, NULL, CMP_OPT_FAMILY }
+	{ "family", required_argument, NULL, CMP_OPT_FAMILY },                     \
+	{ "noise-pct", required_argument, NULL, CMP_OPT_NOISE }
 
 #define CMP_OPTS_HELP                                                                       \
 	"  --test mann-whitney|welch Mann-Whitney U (default; exact below 50 per side\n"   \
@@ -42,6 +44,9 @@ enum {
 	"                            (repeatable; kernels always are)\n"                   \
 	"  --force                   compare runs whose plan or guests differ, with a\n"   \
 	"                            warning in every output (else refused, exit 1)\n"    \
+	"  --noise-pct P             a step is noisy when some node's steal time, CPU\n"   \
+	"                            pressure or vCPU delay over it exceeds P%% (default\n" \
+	"                            5); n says how many values came from noisy steps\n"   \
 	"  --fail-on-regression PCT  exit 3 when a significant change for the worse\n"     \
 	"                            exceeds PCT percent on any row\n"
 

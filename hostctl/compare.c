@@ -174,15 +174,73 @@ static size_t fill_aggregates(const struct run *r, const struct run_metric *m,
 	return left_out;
 }
 
-static void fill_node(const struct run *r, const struct run_metric *m, uint32_t node,
-		      struct cmp_cell *cell)
+/* Noise flags: the steps of a run in which some node's monitors saw steal
+ * time, another process's load (CPU pressure) or a guest's vCPU waiting
+ * to run above the limit.  noisy[step], for steps 0..*nsteps-1. */
+static bool *noisy_steps(const struct run *r, const struct run_dict *d, double pct,
+			 size_t *nsteps, size_t *count)
 {
-	size_t first, n = run_samples_of(r, m->bench, m->metric, node, &first);
+	size_t n = 1;
+	bool *noisy;
+
+	for (size_t i = 0; i < r->nsamples; i++)
+		if (r->samples[i].step >= 0 && (size_t)r->samples[i].step >= n)
+			n = (size_t)r->samples[i].step + 1;
+	noisy = xcalloc(n, sizeof(*noisy));
+	*count = 0;
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct run_sample *s = &r->samples[i];
+		const char *m = d->names[s->metric];
+
+		if (s->step < 0 || s->value <= pct || noisy[s->step] ||
+		    (strcmp(m, "steal_pct") && strcmp(m, "cpu_pressure") && strcmp(m, "vcpu_delay_pct")))
+			continue;
+		noisy[s->step] = true;
+		(*count)++;
+	}
+	*nsteps = n;
+	return noisy;
+}
+
+static bool step_noisy(const struct cmp_result *c, size_t run, int64_t step)
+{
+	return step >= 0 && (size_t)step < c->nnoisy[run] && c->noisy[run][step];
+}
+
+static void fill_node(const struct cmp_result *c, size_t run, const struct run_metric *m,
+		      uint32_t node, struct cmp_cell *cell)
+{
+	const struct run *r = &c->runs[run];
+	size_t first, n = run_samples_of(r, m->bench, m->metric, node, &first), noisy = 0;
 	double *v = xmalloc((n ? n : 1) * sizeof(*v));
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		v[i] = r->samples[first + i].value;
+		noisy += step_noisy(c, run, r->samples[first + i].step);
+	}
 	cell_set(cell, v, n);
+	cell->noisy = noisy;
+}
+
+/* Iterations of a metric with a value from a noisy step, any node's. */
+static size_t noisy_iterations(const struct cmp_result *c, size_t run, const struct run_metric *m)
+{
+	const struct run *r = &c->runs[run];
+	size_t first, n = run_samples_metric(r, m->bench, m->metric, &first), count = 0;
+	int64_t *its = xmalloc((n ? n : 1) * sizeof(*its));
+
+	for (size_t i = first; i < first + n; i++) {
+		bool seen = false;
+
+		if (!step_noisy(c, run, r->samples[i].step))
+			continue;
+		for (size_t k = 0; k < count && !seen; k++)
+			seen = its[k] == r->samples[i].iteration;
+		if (!seen)
+			its[count++] = r->samples[i].iteration;
+	}
+	free(its);
+	return count;
 }
 
 /* Words for a pair the test cannot decide; "" when it can. */
@@ -378,15 +436,33 @@ static bool run_has_node_samples(const struct run *r, uint32_t node)
 	return false;
 }
 
-/* The agent times every step: beside a benchmark's own metrics its
- * elapsed is a by-product, not what the benchmark measures. */
-static bool agent_elapsed(const struct run_metric *const *mets, size_t nm,
-			  const struct run_metric *m, const struct run_dict *d)
+bool cmp_monitor_metric(const char *metric)
 {
-	if (strcmp(d->names[m->metric], "elapsed"))
+	static const char *const names[] = { "steal_pct", "run_delay", "cpu_pressure",
+					     "vcpu_time_pct", "vcpu_delay_pct" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(metric, names[i]))
+			return true;
+	return false;
+}
+
+/* What a row measures besides the benchmark: the agent times every step,
+ * and beside a benchmark's own metrics its elapsed is a by-product; the
+ * monitors' step summaries (docs/monitors.md) say how the step ran, not
+ * what the benchmark measured. */
+static bool secondary_metric(const struct run_metric *const *mets, size_t nm,
+			     const struct run_metric *m, const struct run_dict *d)
+{
+	const char *name = d->names[m->metric];
+
+	if (cmp_monitor_metric(name))
+		return true;
+	if (strcmp(name, "elapsed"))
 		return false;
 	for (size_t k = 0; k < nm; k++)
-		if (mets[k]->bench == m->bench && strcmp(d->names[mets[k]->metric], "elapsed"))
+		if (mets[k]->bench == m->bench && strcmp(d->names[mets[k]->metric], "elapsed") &&
+		    !cmp_monitor_metric(d->names[mets[k]->metric]))
 			return true;
 	return false;
 }
@@ -411,7 +487,7 @@ static void add_metric_rows(struct cmp_result *c, const struct run_metric *m, bo
 			r->primary = c->opts.family_all ||
 				     (!secondary_metric && run_is_host(&c->runs[i], node));
 			for (size_t j = 0; j < c->nruns; j++) {
-				fill_node(&c->runs[j], m, node, &r->cells[j]);
+				fill_node(c, j, m, node, &r->cells[j]);
 				if (r->cells[j].present || !run_metric_find(&c->runs[j], m->bench, m->metric))
 					continue;
 				if (!run_has_node_samples(&c->runs[j], node))
@@ -430,6 +506,8 @@ static void add_metric_rows(struct cmp_result *c, const struct run_metric *m, bo
 	g->primary = f->primary = c->opts.family_all || !secondary_metric;
 	for (size_t j = 0; j < c->nruns; j++) {
 		size_t out = fill_aggregates(&c->runs[j], m, &g->cells[j], &f->cells[j]);
+
+		g->cells[j].noisy = f->cells[j].noisy = noisy_iterations(c, j, m);
 
 		if (out) {
 			c->left_out[j] += out;
@@ -482,9 +560,14 @@ int cmp_build(struct cmp_result *c, const struct run *runs, size_t nruns,
 		cmp_free(c);
 		return ret;
 	}
+	c->noisy = xcalloc(nruns, sizeof(*c->noisy));
+	c->nnoisy = xcalloc(nruns, sizeof(*c->nnoisy));
+	c->noisy_steps = xcalloc(nruns, sizeof(*c->noisy_steps));
+	for (size_t j = 0; j < nruns; j++)
+		c->noisy[j] = noisy_steps(&runs[j], d, o->noise_pct, &c->nnoisy[j], &c->noisy_steps[j]);
 	seen = xcalloc(d->n ? d->n : 1, sizeof(*seen));
 	for (size_t k = 0; k < nm; k++)
-		add_metric_rows(c, mets[k], seen, !o->family_all && agent_elapsed(mets, nm, mets[k], d));
+		add_metric_rows(c, mets[k], seen, !o->family_all && secondary_metric(mets, nm, mets[k], d));
 	free(seen);
 	free(mets);
 	c->skew = xcalloc(nruns, sizeof(*c->skew));
@@ -516,6 +599,11 @@ void cmp_free(struct cmp_result *c)
 	free(c->skew);
 	free(c->family);
 	free(c->left_out);
+	for (size_t j = 0; c->noisy && j < c->nruns; j++)
+		free(c->noisy[j]);
+	free(c->noisy);
+	free(c->nnoisy);
+	free(c->noisy_steps);
 	for (size_t i = 0; i < c->ndiffs; i++)
 		free(c->diffs[i].what);
 	free(c->diffs);

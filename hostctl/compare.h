@@ -26,6 +26,9 @@ struct cmp_opts {
 	bool force;
 	/* every row in the Holm family, as before issue 15 */
 	bool family_all;
+	/* a step is noisy when some node's steal_pct, cpu_pressure or
+	 * vcpu_delay_pct over it exceeds this (percent) */
+	double noise_pct;
 	/* settings (config names) the comparison is about: differences
 	 * expected; the strings are the caller's and must outlive the result */
 	const char *vary[CMP_VARY_MAX];
@@ -53,6 +56,7 @@ struct cmp_cell {
 	size_t n;
 	struct stats_desc d;
 	double fair_cv, fair_maxmin; /* fairness rows: medians over iterations, NAN if none */
+	size_t noisy; /* values from noisy steps (node rows) or iterations (guests, fairness) */
 	/* against the base (cells of runs 1..): */
 	enum cmp_verdict verdict;
 	bool tested, significant, regression;
@@ -101,6 +105,9 @@ struct cmp_result {
 	struct cmp_skew *skew; /* per run */
 	size_t *family;	       /* per run: tests in its Holm family */
 	size_t *left_out;      /* per run: iterations of guests (mean)/fairness left out */
+	size_t *noisy_steps;   /* per run: steps flagged noisy */
+	bool **noisy;	       /* per run: noisy[step], for steps below nnoisy[run] */
+	size_t *nnoisy;
 	struct cmp_diff *diffs;
 	size_t ndiffs;
 	bool forced; /* some difference was refused, and --force compares anyway */
@@ -113,6 +120,8 @@ struct cmp_result {
 int cmp_build(struct cmp_result *c, const struct run *runs, size_t nruns,
 	      const struct run_dict *d, const struct cmp_opts *o, struct run_err *e);
 void cmp_free(struct cmp_result *c);
+/* A monitor's step summary (steal_pct, run_delay, ...): a secondary row. */
+bool cmp_monitor_metric(const char *metric);
 /* compare_fit.c: fills c->diffs; -EINVAL with the differences in e when
  * some would be refused and o->force is not set. */
 int cmp_fit(struct cmp_result *c, struct run_err *e);

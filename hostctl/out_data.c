@@ -45,6 +45,7 @@ static struct json_object *json_cell(const struct cmp_result *c, const struct cm
 
 	json_object_object_add(o, "run", json_object_new_string(c->runs[j].name));
 	json_object_object_add(o, "n", json_object_new_int64((int64_t)x->n));
+	json_object_object_add(o, "noisy", json_object_new_int64((int64_t)x->noisy));
 	if (x->present) {
 		json_object_object_add(o, "median", num(x->d.median));
 		json_object_object_add(o, "ci_low", x->d.has_ci ? num(x->d.ci_lo) : NULL);
@@ -146,6 +147,7 @@ static void out_json(FILE *f, const struct cmp_result *c)
 	json_object_object_add(o, "change_of", json_object_new_string(c->opts.test == CMP_TEST_WELCH ? "mean" : "median"));
 	json_object_object_add(o, "fail_on_regression_pct", c->opts.fail_set ? num(c->opts.fail_pct) : NULL);
 	json_object_object_add(o, "family", json_object_new_string(c->opts.family_all ? "all" : "primary"));
+	json_object_object_add(o, "noise_pct", num(c->opts.noise_pct));
 	json_object_object_add(o, "force", json_object_new_boolean(c->opts.force));
 	a = json_object_new_array();
 	for (size_t i = 0; i < c->opts.nvary; i++)
@@ -189,6 +191,7 @@ static void out_json(FILE *f, const struct cmp_result *c)
 		json_object_object_add(o, "header", json_header(c, j));
 		json_object_object_add(o, "failures", json_failures(c, j));
 		json_object_object_add(o, "left_out_iterations", json_object_new_int64((int64_t)c->left_out[j]));
+		json_object_object_add(o, "noisy_steps", json_object_new_int64((int64_t)c->noisy_steps[j]));
 		if (j) {
 			struct out_lines l = { 0 };
 			struct json_object *v = json_object_new_array();
@@ -258,7 +261,7 @@ static void csv_num(FILE *f, double v)
 static void out_csv(FILE *f, const struct cmp_result *c)
 {
 	fprintf(f, "benchmark,metric,unit,better,kind,node,run,role,n,median,ci_low,ci_high,mean,sd,cv,"
-		   "change_pct,test,p,p_adjusted,verdict,regression,why,primary\n");
+		   "change_pct,test,p,p_adjusted,verdict,regression,why,primary,noisy\n");
 	for (size_t i = 0; i < c->nrows; i++) {
 		const struct cmp_row *r = &c->rows[i];
 
@@ -288,7 +291,8 @@ static void out_csv(FILE *f, const struct cmp_result *c)
 			csv_str(f, cmp_verdict_name(x->verdict), false);
 			csv_str(f, x->regression ? "1" : "0", false);
 			csv_str(f, x->why, false);
-			csv_str(f, r->primary ? "1" : "0", true);
+			csv_str(f, r->primary ? "1" : "0", false);
+			fprintf(f, "%zu\n", x->noisy);
 		}
 	}
 }

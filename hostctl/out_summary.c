@@ -123,6 +123,11 @@ void out_verdict(const struct cmp_result *c, size_t run, struct out_lines *l)
 	if (missing)
 		push(l, "not tested (missing from a run, or untestable): %s", missing);
 	for (size_t j = 0; j < c->nruns; j++)
+		if ((j == 0 || j == run) && c->noisy_steps[j])
+			push(l, "run %s has %zu noisy step%s (some node's steal time, CPU pressure or vCPU "
+				"delay over %g%%): n says how many values came from them", c->runs[j].name,
+			     c->noisy_steps[j], c->noisy_steps[j] == 1 ? "" : "s", c->opts.noise_pct);
+	for (size_t j = 0; j < c->nruns; j++)
 		if ((j == 0 || j == run) && (c->runs[j].failed_steps || c->runs[j].meta.nmanifest_failures))
 			push(l, "run %s had failures (listed below): the failed steps' nodes give no "
 				"number for them", c->runs[j].name);

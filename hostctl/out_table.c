@@ -138,7 +138,7 @@ static void fill_row(const struct cmp_result *c, const struct cmp_row *r, size_t
 		cell[8] = run ? cell_change(x) : xstrdup("no samples");
 		return;
 	}
-	cell[2] = xasprintf("%zu", x->n);
+	cell[2] = x->noisy ? xasprintf("%zu, %zu noisy", x->n, x->noisy) : xasprintf("%zu", x->n);
 	num = r->kind == CMP_ROW_FAIRNESS ? plain_num : out_num;
 	num(a, sizeof(a), x->d.median);
 	cell[3] = xstrdup(a);

@@ -84,7 +84,8 @@ static const struct cmp_row *row(const char *bench, const char *metric, enum cmp
 	return NULL;
 }
 
-static const struct cmp_opts defaults = { .test = CMP_TEST_MWU, .alpha = 0.05, .holm = true };
+static const struct cmp_opts defaults = { .test = CMP_TEST_MWU, .alpha = 0.05, .holm = true,
+					  .noise_pct = 5 };
 
 START_TEST(verdicts_base_new)
 {
@@ -436,6 +437,35 @@ START_TEST(holm_over_primary_family)
 }
 END_TEST
 
+/* Issue 15: the monitors' steal_pct says 20% on guest-1 in cpu-probe's
+ * iterations 3 and 6: those two steps are noisy for every node, counted
+ * per series; steal_pct's own rows are secondary. */
+START_TEST(noise_flags_and_monitor_rows)
+{
+	struct cmp_opts o = defaults;
+
+	compare2("base", "noisy", &defaults);
+	ck_assert_uint_eq(cmp.noisy_steps[0], 0);
+	ck_assert_uint_eq(cmp.noisy_steps[1], 2);
+	ck_assert_uint_eq(row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-1")->cells[1].noisy, 2);
+	ck_assert_uint_eq(row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-3")->cells[1].noisy, 2);
+	ck_assert_uint_eq(row("cpu-probe", "elapsed", CMP_ROW_GUESTS, NULL)->cells[1].noisy, 2);
+	ck_assert_uint_eq(row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-1")->cells[0].noisy, 0);
+	ck_assert_uint_eq(row("uname", "elapsed", CMP_ROW_NODE, "guest-1")->cells[1].noisy, 0);
+	ck_assert(!row("cpu-probe", "steal_pct", CMP_ROW_GUESTS, NULL)->primary);
+	ck_assert(!row("cpu-probe", "steal_pct", CMP_ROW_NODE, "host")->primary);
+	/* a monitor's metric does not make uname's elapsed the agent's by-product */
+	ck_assert(row("uname", "elapsed", CMP_ROW_GUESTS, NULL)->primary);
+	ck_assert(!row("cpu-probe", "elapsed", CMP_ROW_GUESTS, NULL)->primary);
+	ck_assert_uint_eq(cmp.family[1], 6);
+	teardown();
+	o.noise_pct = 25;
+	compare2("base", "noisy", &o);
+	ck_assert_uint_eq(cmp.noisy_steps[1], 0);
+	ck_assert_uint_eq(row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-1")->cells[1].noisy, 0);
+}
+END_TEST
+
 START_TEST(locate_by_name)
 {
 	struct run_err e = { "" };
@@ -527,7 +557,7 @@ START_TEST(cli_help_names_every_option)
 {
 	static const char *const opts[] = { "--test", "--alpha", "--correction", "--format",
 					    "--fail-on-regression", "--results", "--help",
-					    "--family", "--vary", "--force" };
+					    "--family", "--vary", "--force", "--noise-pct" };
 	struct out o = run_hostctl("compare", "--help", NULL);
 
 	ck_assert_int_eq(o.status, 0);
@@ -604,6 +634,12 @@ START_TEST(cli_verdict_failures_header_on_top)
 		      "%s", o.out);
 	ck_assert_msg(strstr(o.out, "+0.45% ~\n"), "%s", o.out); /* the size, never hidden */
 	ck_assert_int_eq(run_hostctl("compare", "--family", "some", "base", "new", NULL).status, 2);
+	o = run_hostctl("compare", "base", "noisy", NULL);
+	ck_assert_msg(strstr(o.out, "  run noisy has 2 noisy steps (some node's steal time, CPU "
+				    "pressure or vCPU delay over 5%)") && strstr(o.out, " 8, 2 noisy "),
+		      "%s", o.out);
+	o = run_hostctl("compare", "--noise-pct", "25", "base", "noisy", NULL);
+	ck_assert_ptr_null(strstr(o.out, "noisy step"));
 
 	o = run_hostctl("compare", "base", "failedguest", NULL);
 	ck_assert_int_eq(o.status, 0);
@@ -705,6 +741,7 @@ int main(int argc, char **argv)
 	tcase_add_test(lib, guests_must_match);
 	tcase_add_test(lib, kernels_expected_and_header_read);
 	tcase_add_test(lib, holm_over_primary_family);
+	tcase_add_test(lib, noise_flags_and_monitor_rows);
 	tcase_add_checked_fixture(cli, NULL, teardown);
 	tcase_add_test(cli, cli_text_and_exit_status);
 	tcase_add_test(cli, cli_help_names_every_option);

@@ -33,6 +33,9 @@ row's verdict is known without computing anything:
   loops200, loops400: hackbench run with -l 200 and -l 400 (plan and
     g.conf HACKBENCH_LOOPS differ): refused unless --force or
     --vary HACKBENCH_LOOPS.
+  noisy: new with the monitors' steal_pct per node and step (about 0.5%),
+    but 20% on guest-1 in cpu-probe's iterations 3 and 6: two noisy steps;
+    steal_pct rows are secondary, and uname keeps its elapsed primary.
   sweep: hackbench swept over groups=1,2,4 (values scaled by the groups):
     the report draws it against groups.
 """
@@ -64,7 +67,7 @@ def write_run(name, kind="base", iterations=8, nodes=NODES, schema=1,
                        ("cpu-probe", "elapsed", "s", "lower"),
                        ("uname", "elapsed", "s", "lower")),
               nan_at=None, unit_override=None, fail=None, command=None, conf=None,
-              kernel="6.1.0-base", variants=(None,)):
+              kernel="6.1.0-base", variants=(None,), steal=None):
     d = os.path.join(HERE, name)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -87,6 +90,11 @@ def write_run(name, kind="base", iterations=8, nodes=NODES, schema=1,
                              "skew_bound_ns": 0,
                              "not_started": [] if step != 3 else list(nodes)})
             for ni, node in enumerate(nodes):
+                if steal is not None:  # the monitors' step summary (docs/monitors.md)
+                    samples.append({"node": node, "benchmark": bn, "iteration": it,
+                                    "step": step, "metric": "steal_pct",
+                                    "value": steal.get((node, bn, it), 0.5 + ni * 0.01 + it * 0.001),
+                                    "unit": "%", "better": "lower"})
                 for (b, metric, unit, better) in benches:
                     if b != bn:
                         continue
@@ -166,3 +174,5 @@ write_run("loops200", benches=HB, command="hackbench -g 4 -l 200 --pipe",
 write_run("loops400", kind="new", benches=HB, command="hackbench -g 4 -l 400 --pipe",
           conf={"h.conf": H_CONF, "g.conf": "export MMTESTS=hackbench\nexport HACKBENCH_LOOPS=400\n"})
 write_run("sweep", benches=HB, variants=("groups=1", "groups=2", "groups=4"))
+write_run("noisy", kind="new", kernel="6.1.0-patched",
+          steal={("guest-1", "cpu-probe", 3): 20.0, ("guest-1", "cpu-probe", 6): 20.0})
