@@ -159,9 +159,13 @@ static void compare_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: hostctl compare [OPTIONS] BASE NEW [NEW...]\n\n"
-		"Compares each NEW run with BASE: one row per (benchmark, metric, node), one\n"
-		"for the guests taken together (their mean per iteration) and one for\n"
-		"fairness across guests (Jain's index per iteration); barrier skew per run.\n"
+		"Compares each NEW run with BASE.  First the verdict in words, the failed\n"
+		"steps (by node, benchmark and reason: they give no number), each run's\n"
+		"header (kernels, host, dates, hostd, release, skew) and the settings that\n"
+		"differ from the base; runs whose plan or guests differ are refused unless\n"
+		"--force or --vary.  Then one row per (benchmark, metric, node), one for the\n"
+		"guests taken together (their mean per iteration) and one for fairness\n"
+		"across guests (Jain's index per iteration); barrier skew per run.\n"
 		"A run is a results folder, or a run name under --results DIR.\n\n"
 		"options:\n"
 		CMP_OPTS_HELP

@@ -37,8 +37,9 @@ enum {
 	"                            (default holm)\n"                                      \
 	"  --family primary|all      the rows Holm corrects over: primary (default: each\n" \
 	"                            benchmark's own metrics for the guests together,\n"   \
-	"                            fairness and the host; guests' own rows and the\n"    \
-	"                            agent's elapsed are secondary, on their raw p) or all\n" \
+	"                            fairness and the host; guests' own rows, the agent's\n" \
+	"                            elapsed and monitor summaries are secondary, on\n"    \
+	"                            their raw p) or all\n"                                \
 	"  --vary NAME               a setting the comparison is about (h.conf/g.conf\n"   \
 	"                            name, e.g. GUEST_COUNT): its difference is expected\n"\
 	"                            (repeatable; kernels always are)\n"                   \
