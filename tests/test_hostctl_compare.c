@@ -380,6 +380,18 @@ START_TEST(guests_must_match)
 	ck_assert_msg(cmp_build(&cmp, runs, 2, &dict, &o, &e) == 0, "%s", e.msg);
 	ck_assert(!cmp.forced);
 	ck_assert_int_eq(diff_with("guest_count")->kind, CMP_DIFF_EXPECTED);
+	cmp_free(&cmp);
+	/* vCPUs per guest: refused when both record them and differ; shown
+	 * when one manifest (an older hostd's) does not say */
+	runs[0].meta.guest_vcpus = 2;
+	runs[1].meta.guest_vcpus = 4;
+	ck_assert_int_eq(cmp_build(&cmp, runs, 2, &dict, &o, &e), -EINVAL);
+	ck_assert_msg(strstr(e.msg, "REFUSED  guest_vcpus (GUEST_VCPUS): base 2, nonode 4"), "%s", e.msg);
+	runs[1].meta.guest_vcpus = -1;
+	ck_assert_msg(cmp_build(&cmp, runs, 2, &dict, &o, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(diff_with("guest_vcpus")->kind, CMP_DIFF_SHOWN);
+	ck_assert_str_eq(diff_with("guest_vcpus")->what,
+			 "guest_vcpus (GUEST_VCPUS): base 2, nonode (not recorded)");
 }
 END_TEST
 
