@@ -49,7 +49,7 @@ enum {
 	"                            pressure or vCPU delay over it exceeds P%% (default\n" \
 	"                            5); n says how many values came from noisy steps\n"   \
 	"  --fail-on-regression PCT  exit 3 when a significant change for the worse\n"     \
-	"                            exceeds PCT percent on any row\n"
+	"                            exceeds PCT percent on any primary row\n"
 
 /* 0 when opt was one of the above and arg was good; -EINVAL (said on
  * stderr) when bad; -ENOENT when opt is not one of these. */

@@ -135,6 +135,7 @@ START_TEST(regression_gate)
 
 	o.fail_set = true;
 	o.fail_pct = 60; /* elapsed is +50%: below the gate */
+	o.family_all = true;
 	compare2("base", "new", &o);
 	ck_assert(!cmp.regression);
 	teardown();
@@ -142,6 +143,20 @@ START_TEST(regression_gate)
 	compare2("base", "new", &o);
 	ck_assert(cmp.regression);
 	ck_assert(row("cpu-probe", "elapsed", CMP_ROW_NODE, "guest-1")->cells[1].regression);
+	ck_assert(!row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-1")->cells[1].regression);
+	teardown();
+	/* by default the gate is the verdict's: cpu-probe's elapsed is the
+	 * agent's (secondary); new against base, ops_per_sec of the host and
+	 * the guests together fell by about 16% */
+	o.family_all = false;
+	compare2("base", "new", &o);
+	ck_assert(!cmp.regression);
+	ck_assert(!row("cpu-probe", "elapsed", CMP_ROW_NODE, "guest-1")->cells[1].regression);
+	teardown();
+	o.fail_pct = 10;
+	compare2("new", "base", &o);
+	ck_assert(cmp.regression);
+	ck_assert(row("cpu-probe", "ops_per_sec", CMP_ROW_GUESTS, NULL)->cells[1].regression);
 	ck_assert(!row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-1")->cells[1].regression);
 }
 END_TEST
@@ -544,7 +559,7 @@ START_TEST(cli_text_and_exit_status)
 			      strstr(o.out, "guests (mean)") && strstr(o.out, "barrier skew"), "%s", o.out);
 	/* uname: not significant; its change is printed, ~ beside it (issue 15) */
 	ck_assert_msg(strstr(o.out, "  +0.12% ~\n"), "%s", o.out);
-	o = run_hostctl("compare", "base", "new", "--fail-on-regression", "10", NULL);
+	o = run_hostctl("compare", "new", "base", "--fail-on-regression", "10", NULL);
 	ck_assert_int_eq(o.status, 3);
 	ck_assert_ptr_nonnull(strstr(o.out, "worse REGRESSION"));
 	ck_assert_ptr_nonnull(strstr(o.err, "exit status 3"));
