@@ -25,6 +25,38 @@ void cmd_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+static bool name_taken(const struct run *runs, size_t n, size_t i, const char *name)
+{
+	for (size_t j = 0; j < n; j++)
+		if (j != i && !strcmp(runs[j].name, name))
+			return true;
+	return false;
+}
+
+/* Two runs of one name (a run folder renamed, or copied from another
+ * host) are told apart by their folders' names, or whole paths. */
+static void rename_duplicates(struct run *runs, size_t n)
+{
+	bool *dup = xcalloc(n, sizeof(*dup));
+
+	for (size_t i = 0; i < n; i++)
+		dup[i] = name_taken(runs, n, i, runs[i].name);
+	for (size_t i = 0; i < n; i++) {
+		const char *base = strrchr(runs[i].path, '/');
+
+		if (!dup[i])
+			continue;
+		free(runs[i].name);
+		runs[i].name = xstrdup(base && base[1] ? base + 1 : runs[i].path);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (dup[i] && name_taken(runs, n, i, runs[i].name)) {
+			free(runs[i].name);
+			runs[i].name = xstrdup(runs[i].path);
+		}
+	free(dup);
+}
+
 int cmd_load_runs(char **args, size_t n, const char *results_dir, struct run_dict *d,
 		  struct run **out)
 {
@@ -45,6 +77,7 @@ int cmd_load_runs(char **args, size_t n, const char *results_dir, struct run_dic
 			return ret;
 		}
 	}
+	rename_duplicates(runs, n);
 	*out = runs;
 	return 0;
 }
@@ -98,6 +131,26 @@ int cmp_opts_parse(int opt, const char *arg, struct cmp_opts *o)
 	case CMP_OPT_FAIL:
 		o->fail_set = true;
 		return parse_double("--fail-on-regression", arg, 0, 1e9, &o->fail_pct);
+	case CMP_OPT_FORCE:
+		o->force = true;
+		return 0;
+	case CMP_OPT_VARY:
+		if (!*arg || o->nvary >= CMP_VARY_MAX) {
+			cmd_error("--vary '%s': expected a setting's name, at most %d of them", arg,
+				  CMP_VARY_MAX);
+			return -EINVAL;
+		}
+		o->vary[o->nvary++] = arg;
+		return 0;
+	case CMP_OPT_NOISE:
+		return parse_double("--noise-pct", arg, 0, 100, &o->noise_pct);
+	case CMP_OPT_FAMILY:
+		if (!strcmp(arg, "primary") || !strcmp(arg, "all")) {
+			o->family_all = arg[0] == 'a';
+			return 0;
+		}
+		cmd_error("--family '%s': expected primary or all", arg);
+		return -EINVAL;
 	}
 	return -ENOENT;
 }
@@ -106,9 +159,13 @@ static void compare_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: hostctl compare [OPTIONS] BASE NEW [NEW...]\n\n"
-		"Compares each NEW run with BASE: one row per (benchmark, metric, node), one\n"
-		"for the guests taken together (their mean per iteration) and one for\n"
-		"fairness across guests (Jain's index per iteration); barrier skew per run.\n"
+		"Compares each NEW run with BASE.  First the verdict in words, the failed\n"
+		"steps (by node, benchmark and reason: they give no number), each run's\n"
+		"header (kernels, host, dates, hostd, release, skew) and the settings that\n"
+		"differ from the base; runs whose plan or guests differ are refused unless\n"
+		"--force or --vary.  Then one row per (benchmark, metric, node), one for the\n"
+		"guests taken together (their mean per iteration) and one for fairness\n"
+		"across guests (Jain's index per iteration); barrier skew per run.\n"
 		"A run is a results folder, or a run name under --results DIR.\n\n"
 		"options:\n"
 		CMP_OPTS_HELP
@@ -160,6 +217,9 @@ int cmd_compare(int argc, char **argv)
 		case CMP_OPT_ALPHA:
 		case CMP_OPT_CORRECTION:
 		case CMP_OPT_FAIL:
+		case CMP_OPT_VARY:
+		case CMP_OPT_FAMILY:
+		case CMP_OPT_NOISE:
 			return HOSTCTL_EXIT_USAGE; /* said by cmp_opts_parse */
 		default:
 			compare_usage(stderr);
@@ -185,6 +245,8 @@ int cmd_compare(int argc, char **argv)
 	}
 	out_print(stdout, fmt, &c);
 	fflush(stdout);
+	if (out_forced_warning(&c)) /* also where CSV has no room for it */
+		cmd_error("%s", out_forced_warning(&c));
 	opt = c.regression ? HOSTCTL_EXIT_REGRESSION : HOSTCTL_EXIT_OK;
 	if (c.regression)
 		cmd_error("a significant change for the worse beyond %g%% (--fail-on-regression): "

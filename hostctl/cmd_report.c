@@ -6,6 +6,7 @@
 
 #include "cmd.h"
 #include "cmp_opts.h"
+#include "out.h"
 #include "report.h"
 
 static void report_usage(FILE *f)
@@ -13,9 +14,11 @@ static void report_usage(FILE *f)
 	fprintf(f,
 		"usage: hostctl report [OPTIONS] -o DIR RUN [RUN...]\n\n"
 		"Writes DIR/index.html and its SVG images: the comparison of every RUN\n"
-		"with the first (as hostctl compare prints it), per-node box plots of each\n"
-		"run side by side and values per iteration for each benchmark metric, and a\n"
-		"histogram of barrier skew.  Plots are drawn by gnuplot.\n\n"
+		"with the first (as hostctl compare prints it: verdict, failures, headers\n"
+		"and settings that differ on top), per-node box plots of each run side by\n"
+		"side, values and Jain's index per iteration for each benchmark metric,\n"
+		"sweep plots, and barrier skew as a histogram and per step.  Plots are\n"
+		"drawn by gnuplot.\n\n"
 		"options:\n"
 		"  -o, --output DIR          the report folder (created; files in it replaced)\n"
 		CMP_OPTS_HELP
@@ -95,6 +98,8 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	printf("%s/index.html\n", dir);
+	if (out_forced_warning(&c))
+		cmd_error("%s", out_forced_warning(&c));
 	status = c.regression ? HOSTCTL_EXIT_REGRESSION : HOSTCTL_EXIT_OK;
 	cmp_free(&c);
 out:

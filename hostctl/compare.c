@@ -49,8 +49,7 @@ static void note(struct cmp_result *c, const char *fmt, ...)
 	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		abort();
+	s = xvasprintf(fmt, ap);
 	va_end(ap);
 	for (size_t i = 0; i < c->nnotes; i++)
 		if (!strcmp(c->notes[i], s)) {
@@ -69,8 +68,9 @@ static struct cmp_row *add_row(struct cmp_result *c, enum cmp_kind kind, const s
 	if ((c->nrows & (c->nrows - 1)) == 0)
 		c->rows = xrealloc(c->rows, (c->nrows ? 2 * c->nrows : 1) * sizeof(*c->rows));
 	r = &c->rows[c->nrows++];
-	*r = (struct cmp_row){ kind, m->bench, m->metric, node, m->unit, m->better,
-			       xcalloc(c->nruns, sizeof(*r->cells)) };
+	*r = (struct cmp_row){ .kind = kind, .bench = m->bench, .metric = m->metric, .node = node,
+			       .unit = m->unit, .better = m->better, .primary = true,
+			       .cells = xcalloc(c->nruns, sizeof(*r->cells)) };
 	if (kind == CMP_ROW_FAIRNESS) {
 		r->unit = "";
 		r->better = RUN_BETTER_HIGHER; /* Jain: 1 is fair */
@@ -126,9 +126,11 @@ static double median_of(double *x, size_t n)
 
 /* The guests row (mean per iteration) and the fairness row (Jain per
  * iteration, with CV and max/min beside it) of one run. */
-static void fill_aggregates(const struct run *r, const struct run_metric *m,
-			    struct cmp_cell *guests, struct cmp_cell *fair)
+static size_t fill_aggregates(const struct run *r, const struct run_metric *m,
+			      struct cmp_cell *guests, struct cmp_cell *fair)
 {
+	size_t left_out = 0;
+
 	struct itv *v;
 	size_t n = guest_values(r, m, &v), ng = 0, nf = 0, ncv = 0, nmm = 0;
 	double *gm = xmalloc((n ? n : 1) * sizeof(double)), *jain = xmalloc((n ? n : 1) * sizeof(double));
@@ -141,6 +143,12 @@ static void fill_aggregates(const struct run *r, const struct run_metric *m,
 
 		for (j = i; j < n && v[j].it == v[i].it; j++)
 			;
+		/* a guest's step failed: the others of that iteration are no
+		 * set of guests to average or to judge fairness by */
+		if (run_guest_failed_in(r, m->bench, v[i].it)) {
+			left_out++;
+			continue;
+		}
 		k = j - i;
 		grp = xmalloc(k * sizeof(*grp));
 		for (size_t q = 0; q < k; q++)
@@ -163,17 +171,76 @@ static void fill_aggregates(const struct run *r, const struct run_metric *m,
 	free(cv);
 	free(mm);
 	free(v);
+	return left_out;
 }
 
-static void fill_node(const struct run *r, const struct run_metric *m, uint32_t node,
-		      struct cmp_cell *cell)
+/* Noise flags: the steps of a run in which some node's monitors saw steal
+ * time, another process's load (CPU pressure) or a guest's vCPU waiting
+ * to run above the limit.  noisy[step], for steps 0..*nsteps-1. */
+static bool *noisy_steps(const struct run *r, const struct run_dict *d, double pct,
+			 size_t *nsteps, size_t *count)
 {
-	size_t first, n = run_samples_of(r, m->bench, m->metric, node, &first);
+	size_t n = 1;
+	bool *noisy;
+
+	for (size_t i = 0; i < r->nsamples; i++)
+		if (r->samples[i].step >= 0 && (size_t)r->samples[i].step >= n)
+			n = (size_t)r->samples[i].step + 1;
+	noisy = xcalloc(n, sizeof(*noisy));
+	*count = 0;
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct run_sample *s = &r->samples[i];
+		const char *m = d->names[s->metric];
+
+		if (s->step < 0 || s->value <= pct || noisy[s->step] ||
+		    (strcmp(m, "steal_pct") && strcmp(m, "cpu_pressure") && strcmp(m, "vcpu_delay_pct")))
+			continue;
+		noisy[s->step] = true;
+		(*count)++;
+	}
+	*nsteps = n;
+	return noisy;
+}
+
+static bool step_noisy(const struct cmp_result *c, size_t run, int64_t step)
+{
+	return step >= 0 && (size_t)step < c->nnoisy[run] && c->noisy[run][step];
+}
+
+static void fill_node(const struct cmp_result *c, size_t run, const struct run_metric *m,
+		      uint32_t node, struct cmp_cell *cell)
+{
+	const struct run *r = &c->runs[run];
+	size_t first, n = run_samples_of(r, m->bench, m->metric, node, &first), noisy = 0;
 	double *v = xmalloc((n ? n : 1) * sizeof(*v));
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		v[i] = r->samples[first + i].value;
+		noisy += step_noisy(c, run, r->samples[first + i].step);
+	}
 	cell_set(cell, v, n);
+	cell->noisy = noisy;
+}
+
+/* Iterations of a metric with a value from a noisy step, any node's. */
+static size_t noisy_iterations(const struct cmp_result *c, size_t run, const struct run_metric *m)
+{
+	const struct run *r = &c->runs[run];
+	size_t first, n = run_samples_metric(r, m->bench, m->metric, &first), count = 0;
+	int64_t *its = xmalloc((n ? n : 1) * sizeof(*its));
+
+	for (size_t i = first; i < first + n; i++) {
+		bool seen = false;
+
+		if (!step_noisy(c, run, r->samples[i].step))
+			continue;
+		for (size_t k = 0; k < count && !seen; k++)
+			seen = its[k] == r->samples[i].iteration;
+		if (!seen)
+			its[count++] = r->samples[i].iteration;
+	}
+	free(its);
+	return count;
 }
 
 /* Words for a pair the test cannot decide; "" when it can. */
@@ -236,7 +303,7 @@ static void decide(struct cmp_result *c, size_t run)
 	size_t n = 0;
 
 	for (size_t i = 0; i < c->nrows; i++)
-		if (c->rows[i].cells[run].tested)
+		if (c->rows[i].cells[run].tested && c->rows[i].primary)
 			p[n++] = c->rows[i].cells[run].t.p;
 	if (c->opts.holm)
 		stats_holm(p, n, adj);
@@ -250,7 +317,7 @@ static void decide(struct cmp_result *c, size_t run)
 
 		if (!x->tested)
 			continue;
-		x->p_adj = adj[n++];
+		x->p_adj = r->primary ? adj[n++] : x->t.p;
 		x->significant = x->p_adj < c->opts.alpha;
 		if (!x->significant)
 			x->verdict = CMP_NO_CHANGE;
@@ -259,7 +326,9 @@ static void decide(struct cmp_result *c, size_t run)
 		else
 			x->verdict = (x->change_pct > 0) == (r->better == RUN_BETTER_HIGHER) ?
 					     CMP_BETTER : CMP_WORSE;
-		x->regression = c->opts.fail_set && x->verdict == CMP_WORSE &&
+		/* the gate is the verdict's: a secondary row, on its raw p, would
+		 * trip it by chance among many guests */
+		x->regression = c->opts.fail_set && r->primary && x->verdict == CMP_WORSE &&
 				fabs(x->change_pct) > c->opts.fail_pct;
 		c->regression |= x->regression;
 	}
@@ -369,7 +438,39 @@ static bool run_has_node_samples(const struct run *r, uint32_t node)
 	return false;
 }
 
-static void add_metric_rows(struct cmp_result *c, const struct run_metric *m, bool *seen)
+bool cmp_monitor_metric(const char *metric)
+{
+	static const char *const names[] = { "steal_pct", "run_delay", "cpu_pressure",
+					     "vcpu_time_pct", "vcpu_delay_pct" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(metric, names[i]))
+			return true;
+	return false;
+}
+
+/* What a row measures besides the benchmark: the agent times every step,
+ * and beside a benchmark's own metrics its elapsed is a by-product; the
+ * monitors' step summaries (docs/monitors.md) say how the step ran, not
+ * what the benchmark measured. */
+static bool secondary_metric(const struct run_metric *const *mets, size_t nm,
+			     const struct run_metric *m, const struct run_dict *d)
+{
+	const char *name = d->names[m->metric];
+
+	if (cmp_monitor_metric(name))
+		return true;
+	if (strcmp(name, "elapsed"))
+		return false;
+	for (size_t k = 0; k < nm; k++)
+		if (mets[k]->bench == m->bench && strcmp(d->names[mets[k]->metric], "elapsed") &&
+		    !cmp_monitor_metric(d->names[mets[k]->metric]))
+			return true;
+	return false;
+}
+
+static void add_metric_rows(struct cmp_result *c, const struct run_metric *m, bool *seen,
+			    bool secondary_metric)
 {
 	struct cmp_row *g, *f;
 	bool any_g = false, any_f = false;
@@ -385,8 +486,10 @@ static void add_metric_rows(struct cmp_result *c, const struct run_metric *m, bo
 				continue;
 			seen[node] = true;
 			r = add_row(c, CMP_ROW_NODE, m, node);
+			r->primary = c->opts.family_all ||
+				     (!secondary_metric && run_is_host(&c->runs[i], node));
 			for (size_t j = 0; j < c->nruns; j++) {
-				fill_node(&c->runs[j], m, node, &r->cells[j]);
+				fill_node(c, j, m, node, &r->cells[j]);
 				if (r->cells[j].present || !run_metric_find(&c->runs[j], m->bench, m->metric))
 					continue;
 				if (!run_has_node_samples(&c->runs[j], node))
@@ -402,8 +505,19 @@ static void add_metric_rows(struct cmp_result *c, const struct run_metric *m, bo
 	add_row(c, CMP_ROW_FAIRNESS, m, 0); /* may move the rows: index them after */
 	g = &c->rows[c->nrows - 2];
 	f = &c->rows[c->nrows - 1];
+	g->primary = f->primary = c->opts.family_all || !secondary_metric;
 	for (size_t j = 0; j < c->nruns; j++) {
-		fill_aggregates(&c->runs[j], m, &g->cells[j], &f->cells[j]);
+		size_t out = fill_aggregates(&c->runs[j], m, &g->cells[j], &f->cells[j]);
+
+		g->cells[j].noisy = f->cells[j].noisy = noisy_iterations(c, j, m);
+
+		if (out) {
+			c->left_out[j] += out;
+			note(c, "%s %s in run %s: %zu iteration%s where a guest's step failed %s left "
+			     "out of guests (mean) and fairness; the nodes that ran keep their own rows",
+			     cmp_name(c, m->bench), cmp_name(c, m->metric), c->runs[j].name, out,
+			     out == 1 ? "" : "s", out == 1 ? "is" : "are");
+		}
 		any_g |= g->cells[j].present;
 		any_f |= f->cells[j].present;
 	}
@@ -435,16 +549,27 @@ int cmp_build(struct cmp_result *c, const struct run *runs, size_t nruns,
 	c->runs = runs;
 	c->nruns = nruns;
 	c->opts = *o;
-	if ((ret = metric_union(runs, nruns, d, &mets, &nm, e)) < 0)
+	c->left_out = xcalloc(nruns, sizeof(*c->left_out));
+	if ((ret = metric_union(runs, nruns, d, &mets, &nm, e)) < 0) {
+		cmp_free(c);
 		return ret;
-	if ((ret = check_shared(c, mets, nm, e)) < 0) {
+	}
+	ret = cmp_fit(c, e);
+	if (ret == 0)
+		ret = check_shared(c, mets, nm, e);
+	if (ret < 0) {
 		free(mets);
 		cmp_free(c);
 		return ret;
 	}
+	c->noisy = xcalloc(nruns, sizeof(*c->noisy));
+	c->nnoisy = xcalloc(nruns, sizeof(*c->nnoisy));
+	c->noisy_steps = xcalloc(nruns, sizeof(*c->noisy_steps));
+	for (size_t j = 0; j < nruns; j++)
+		c->noisy[j] = noisy_steps(&runs[j], d, o->noise_pct, &c->nnoisy[j], &c->noisy_steps[j]);
 	seen = xcalloc(d->n ? d->n : 1, sizeof(*seen));
 	for (size_t k = 0; k < nm; k++)
-		add_metric_rows(c, mets[k], seen);
+		add_metric_rows(c, mets[k], seen, !o->family_all && secondary_metric(mets, nm, mets[k], d));
 	free(seen);
 	free(mets);
 	c->skew = xcalloc(nruns, sizeof(*c->skew));
@@ -475,5 +600,14 @@ void cmp_free(struct cmp_result *c)
 	free(c->rows);
 	free(c->skew);
 	free(c->family);
+	free(c->left_out);
+	for (size_t j = 0; c->noisy && j < c->nruns; j++)
+		free(c->noisy[j]);
+	free(c->noisy);
+	free(c->nnoisy);
+	free(c->noisy_steps);
+	for (size_t i = 0; i < c->ndiffs; i++)
+		free(c->diffs[i].what);
+	free(c->diffs);
 	memset(c, 0, sizeof(*c));
 }

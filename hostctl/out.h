@@ -38,4 +38,22 @@ char *out_test_words(const struct cmp_result *c);
 void out_num(char *buf, size_t len, double v);
 void out_ns(char *buf, size_t len, double ns);
 
+/* Lines of words above the tables (out_summary.c). */
+struct out_lines {
+	char **line;
+	size_t n;
+};
+
+void out_lines_free(struct out_lines *l);
+/* The verdict of run (1..) against the base, primary rows only. */
+void out_verdict(const struct cmp_result *c, size_t run, struct out_lines *l);
+/* The run's failed steps by node, benchmark and reason; its manifest's failures. */
+void out_failures(const struct cmp_result *c, size_t run, struct out_lines *l);
+/* The run's header: kernels, machine, dates, hostd, release, skew, failures. */
+void out_header(const struct cmp_result *c, size_t run, struct out_lines *l);
+/* "expected|REFUSED|differs  what" per difference from the base. */
+void out_diffs(const struct cmp_result *c, struct out_lines *l);
+/* The warning of a --force comparison of runs that differ, or NULL. */
+const char *out_forced_warning(const struct cmp_result *c);
+
 #endif

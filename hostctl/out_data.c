@@ -45,6 +45,7 @@ static struct json_object *json_cell(const struct cmp_result *c, const struct cm
 
 	json_object_object_add(o, "run", json_object_new_string(c->runs[j].name));
 	json_object_object_add(o, "n", json_object_new_int64((int64_t)x->n));
+	json_object_object_add(o, "noisy", json_object_new_int64((int64_t)x->noisy));
 	if (x->present) {
 		json_object_object_add(o, "median", num(x->d.median));
 		json_object_object_add(o, "ci_low", x->d.has_ci ? num(x->d.ci_lo) : NULL);
@@ -75,6 +76,63 @@ static struct json_object *json_cell(const struct cmp_result *c, const struct cm
 	return o;
 }
 
+static struct json_object *str_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+static struct json_object *int_or_null(int64_t v)
+{
+	return v >= 0 ? json_object_new_int64(v) : NULL;
+}
+
+static struct json_object *json_header(const struct cmp_result *c, size_t j)
+{
+	const struct run_meta *m = &c->runs[j].meta;
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "host_kernel", str_or_null(m->kernel));
+	json_object_object_add(o, "guest_kernel", str_or_null(m->guest_kernel));
+	json_object_object_add(o, "hostname", str_or_null(m->hostname));
+	json_object_object_add(o, "cpu_model", str_or_null(m->cpu_model));
+	json_object_object_add(o, "started", str_or_null(m->started));
+	json_object_object_add(o, "ended", str_or_null(m->ended));
+	json_object_object_add(o, "hostd_version", str_or_null(m->hostd_version));
+	json_object_object_add(o, "release", str_or_null(m->release));
+	json_object_object_add(o, "reason", str_or_null(m->reason));
+	json_object_object_add(o, "guest_kind", str_or_null(m->guest_kind));
+	json_object_object_add(o, "guest_count", int_or_null(m->guest_count));
+	json_object_object_add(o, "guest_vcpus", int_or_null(m->guest_vcpus));
+	json_object_object_add(o, "guest_memory_mib", int_or_null(m->guest_memory_mib));
+	return o;
+}
+
+static struct json_object *json_failures(const struct cmp_result *c, size_t j)
+{
+	const struct run *r = &c->runs[j];
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < r->failed_steps; i++) {
+		const struct run_failure *f = &r->failures[i];
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "node", json_object_new_string(cmp_name(c, f->node)));
+		json_object_object_add(o, "benchmark", json_object_new_string(cmp_name(c, f->bench)));
+		json_object_object_add(o, "iteration", json_object_new_int64(f->iteration));
+		json_object_object_add(o, "step", int_or_null(f->step));
+		json_object_object_add(o, "warmup", json_object_new_boolean(f->warmup));
+		json_object_object_add(o, "reason", json_object_new_string(f->reason));
+		json_object_array_add(a, o);
+	}
+	for (size_t i = 0; i < r->meta.nmanifest_failures; i++) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "participant", json_object_new_string(r->meta.manifest_failures[i]));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static void out_json(FILE *f, const struct cmp_result *c)
 {
 	struct json_object *root = json_object_new_object(), *a, *o;
@@ -88,7 +146,28 @@ static void out_json(FILE *f, const struct cmp_result *c)
 	json_object_object_add(o, "correction", json_object_new_string(c->opts.holm ? "holm" : "none"));
 	json_object_object_add(o, "change_of", json_object_new_string(c->opts.test == CMP_TEST_WELCH ? "mean" : "median"));
 	json_object_object_add(o, "fail_on_regression_pct", c->opts.fail_set ? num(c->opts.fail_pct) : NULL);
+	json_object_object_add(o, "family", json_object_new_string(c->opts.family_all ? "all" : "primary"));
+	json_object_object_add(o, "noise_pct", num(c->opts.noise_pct));
+	json_object_object_add(o, "force", json_object_new_boolean(c->opts.force));
+	a = json_object_new_array();
+	for (size_t i = 0; i < c->opts.nvary; i++)
+		json_object_array_add(a, json_object_new_string(c->opts.vary[i]));
+	json_object_object_add(o, "vary", a);
 	json_object_object_add(root, "settings", o);
+	json_object_object_add(root, "comparable", json_object_new_boolean(!c->forced));
+	json_object_object_add(root, "warning", out_forced_warning(c) ?
+				json_object_new_string(out_forced_warning(c)) : NULL);
+	a = json_object_new_array();
+	for (size_t i = 0; i < c->ndiffs; i++) {
+		o = json_object_new_object();
+		json_object_object_add(o, "run", json_object_new_string(c->runs[c->diffs[i].run].name));
+		json_object_object_add(o, "kind", json_object_new_string(
+			c->diffs[i].kind == CMP_DIFF_EXPECTED ? "expected" :
+			c->diffs[i].kind == CMP_DIFF_REFUSED ? "refused" : "shown"));
+		json_object_object_add(o, "what", json_object_new_string(c->diffs[i].what));
+		json_object_array_add(a, o);
+	}
+	json_object_object_add(root, "differences", a);
 	a = json_object_new_array();
 	for (size_t j = 0; j < c->nruns; j++) {
 		const struct cmp_skew *s = &c->skew[j];
@@ -109,6 +188,20 @@ static void out_json(FILE *f, const struct cmp_result *c)
 		json_object_object_add(sk, "max_ns", num(s->max_ns));
 		json_object_object_add(sk, "bound_max_ns", num(s->bound_max_ns));
 		json_object_object_add(o, "barrier_skew", sk);
+		json_object_object_add(o, "header", json_header(c, j));
+		json_object_object_add(o, "failures", json_failures(c, j));
+		json_object_object_add(o, "left_out_iterations", json_object_new_int64((int64_t)c->left_out[j]));
+		json_object_object_add(o, "noisy_steps", json_object_new_int64((int64_t)c->noisy_steps[j]));
+		if (j) {
+			struct out_lines l = { 0 };
+			struct json_object *v = json_object_new_array();
+
+			out_verdict(c, j, &l);
+			for (size_t i = 1; i < l.n; i++) /* line 0 names the pair */
+				json_object_array_add(v, json_object_new_string(l.line[i]));
+			out_lines_free(&l);
+			json_object_object_add(o, "verdict", v);
+		}
 		json_object_array_add(a, o);
 	}
 	json_object_object_add(root, "runs", a);
@@ -124,6 +217,7 @@ static void out_json(FILE *f, const struct cmp_result *c)
 		json_object_object_add(o, "node", r->kind == CMP_ROW_NODE ? json_object_new_string(cmp_name(c, r->node)) : NULL);
 		json_object_object_add(o, "unit", json_object_new_string(r->unit));
 		json_object_object_add(o, "better", json_object_new_string(r->better > 0 ? "higher" : "lower"));
+		json_object_object_add(o, "primary", json_object_new_boolean(r->primary));
 		for (size_t j = 0; j < c->nruns; j++)
 			json_object_array_add(cells, json_cell(c, r, j));
 		json_object_object_add(o, "runs", cells);
@@ -167,7 +261,7 @@ static void csv_num(FILE *f, double v)
 static void out_csv(FILE *f, const struct cmp_result *c)
 {
 	fprintf(f, "benchmark,metric,unit,better,kind,node,run,role,n,median,ci_low,ci_high,mean,sd,cv,"
-		   "change_pct,test,p,p_adjusted,verdict,regression,why\n");
+		   "change_pct,test,p,p_adjusted,verdict,regression,why,primary,noisy\n");
 	for (size_t i = 0; i < c->nrows; i++) {
 		const struct cmp_row *r = &c->rows[i];
 
@@ -196,7 +290,9 @@ static void out_csv(FILE *f, const struct cmp_result *c)
 			csv_num(f, t ? x->p_adj : NAN);
 			csv_str(f, cmp_verdict_name(x->verdict), false);
 			csv_str(f, x->regression ? "1" : "0", false);
-			csv_str(f, x->why, true);
+			csv_str(f, x->why, false);
+			csv_str(f, r->primary ? "1" : "0", false);
+			fprintf(f, "%zu\n", x->noisy);
 		}
 	}
 }

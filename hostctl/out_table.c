@@ -57,12 +57,17 @@ char *out_group_title(const struct cmp_result *c, const struct cmp_row *r)
 
 char *out_test_words(const struct cmp_result *c)
 {
+	const char *holm = c->opts.family_all ?
+				   "Holm-Bonferroni correction over every tested row of each pair "
+				   "(--family all)" :
+				   "Holm-Bonferroni correction over the primary rows of each pair (each "
+				   "benchmark's own metrics for the guests together, fairness, the host); "
+				   "secondary rows (each guest's own, the agent's elapsed) decided on their "
+				   "raw p, marked \"raw\"";
 	char *s = xasprintf("%s, two-sided, alpha %g, %s",
 			    c->opts.test == CMP_TEST_WELCH ? "Welch's t test" :
 							     "Mann-Whitney U test (exact below 50 per side without ties)",
-			    c->opts.alpha,
-			    c->opts.holm ? "Holm-Bonferroni correction over the tested rows of each pair" :
-					   "no correction for multiple rows");
+			    c->opts.alpha, c->opts.holm ? holm : "no correction for multiple rows");
 
 	return s;
 }
@@ -82,7 +87,12 @@ static char *cell_change(const struct cmp_cell *x)
 	case CMP_BASE:
 		return xstrdup("(base)");
 	case CMP_NO_CHANGE:
-		return xstrdup("~");
+		/* the size of a change is never hidden: ~ only says it is not significant */
+		if (!isfinite(x->change_pct))
+			return xstrdup("~");
+		return xasprintf(fabs(x->change_pct) >= 0.01 || x->change_pct == 0 ? "%+.2f%% ~" :
+										   "%+.2g%% ~",
+				 x->change_pct);
 	case CMP_BETTER:
 	case CMP_WORSE:
 		/* a tiny significant change keeps its digits: "+0.00%" would read as none */
@@ -99,11 +109,11 @@ static char *cell_change(const struct cmp_cell *x)
 	return xstrdup("?");
 }
 
-static char *cell_p(const struct cmp_cell *x)
+static char *cell_p(const struct cmp_row *r, const struct cmp_cell *x)
 {
 	if (!x->tested)
 		return NULL;
-	return xasprintf("%.2g", x->p_adj);
+	return xasprintf(r->primary ? "%.2g" : "%.2g raw", x->p_adj);
 }
 
 static void fill_row(const struct cmp_result *c, const struct cmp_row *r, size_t run, char **cell)
@@ -112,16 +122,23 @@ static void fill_row(const struct cmp_result *c, const struct cmp_row *r, size_t
 	void (*num)(char *, size_t, double);
 	char a[32], b[32];
 
-	cell[0] = run == 0 ? xstrdup(r->kind == CMP_ROW_GUESTS ? "guests (mean)" :
-				      r->kind == CMP_ROW_FAIRNESS ? "fairness (Jain)" :
-								    cmp_name(c, r->node)) : NULL;
+	cell[0] = run != 0 ? NULL :
+		  r->kind == CMP_ROW_GUESTS ? xstrdup("guests (mean)") :
+		  r->kind == CMP_ROW_FAIRNESS ? xstrdup("fairness (Jain)") :
+		  r->primary ? xstrdup(cmp_name(c, r->node)) :
+			       xasprintf("%s (secondary)", cmp_name(c, r->node));
+	if (run == 0 && !r->primary && r->kind != CMP_ROW_NODE) {
+		free(cell[0]);
+		cell[0] = xasprintf("%s (secondary)", r->kind == CMP_ROW_GUESTS ? "guests (mean)" :
+									     "fairness (Jain)");
+	}
 	cell[1] = xstrdup(c->runs[run].name);
 	if (!x->present) {
 		cell[2] = xstrdup("0");
 		cell[8] = run ? cell_change(x) : xstrdup("no samples");
 		return;
 	}
-	cell[2] = xasprintf("%zu", x->n);
+	cell[2] = x->noisy ? xasprintf("%zu, %zu noisy", x->n, x->noisy) : xasprintf("%zu", x->n);
 	num = r->kind == CMP_ROW_FAIRNESS ? plain_num : out_num;
 	num(a, sizeof(a), x->d.median);
 	cell[3] = xstrdup(a);
@@ -138,7 +155,7 @@ static void fill_row(const struct cmp_result *c, const struct cmp_row *r, size_t
 	cell[6] = xstrdup(a);
 	cell[7] = isfinite(x->d.cv) ? xasprintf("%.1f%%", 100 * x->d.cv) : xstrdup("-");
 	cell[8] = cell_change(x);
-	cell[9] = cell_p(x);
+	cell[9] = cell_p(r, x);
 }
 
 void out_group_table(const struct cmp_result *c, size_t first, size_t *count, struct out_table *t)
@@ -211,7 +228,7 @@ static void print_aligned(FILE *f, const struct out_table *t)
 		for (size_t k = 0; k < OUT_COLS; k++) {
 			int col = order[k];
 			const char *s = row[col] ? row[col] : "";
-			int width = col == 9 ? 7 : (int)w[col];
+			int width = col == 9 ? 11 : (int)w[col];
 			bool right = col == 2 || col == 3 || col == 5 || col == 6 || col == 7;
 
 			if (col == 8)
@@ -245,16 +262,51 @@ static void print_skew_text(FILE *f, const struct cmp_result *c)
 	}
 }
 
+static void text_lines(FILE *f, const char *title, struct out_lines *l, const char *indent)
+{
+	if (!l->n)
+		return;
+	if (title)
+		fprintf(f, "%s\n", title);
+	for (size_t i = 0; i < l->n; i++)
+		fprintf(f, "%s%s\n", i || title ? indent : "", l->line[i]);
+	out_lines_free(l);
+}
+
 void out_text(FILE *f, const struct cmp_result *c)
 {
 	char *w = out_test_words(c);
+	struct out_lines l = { 0 };
 
-	fprintf(f, "base: %s (%s, %s)\n", c->runs[0].name, c->runs[0].status, c->runs[0].path);
+	if (out_forced_warning(c))
+		fprintf(f, "%s\n\n", out_forced_warning(c));
+	for (size_t j = 1; j < c->nruns; j++) {
+		out_verdict(c, j, &l);
+		fprintf(f, "verdict, ");
+		text_lines(f, NULL, &l, "  ");
+	}
+	if (c->nruns < 2)
+		fprintf(f, "one run: its figures, no tests\n");
+	for (size_t j = 0; j < c->nruns; j++)
+		out_failures(c, j, &l);
+	fprintf(f, "\n");
+	if (l.n) {
+		text_lines(f, "failures (a failed step gives no number from its node):", &l, "  ");
+		fprintf(f, "\n");
+	}
+	for (size_t j = 0; j < c->nruns; j++) {
+		out_header(c, j, &l);
+		text_lines(f, NULL, &l, "  ");
+	}
 	for (size_t j = 1; j < c->nruns; j++)
-		fprintf(f, "new:  %s (%s, %s), %zu tests\n", c->runs[j].name, c->runs[j].status,
-			c->runs[j].path, c->family[j]);
-	fprintf(f, "test: %s; p shown is the one decided on\n", w);
-	fprintf(f, "change: of the %s against the base; \"~\" = not significant\n\n",
+		fprintf(f, "%s: %zu tests in its Holm family\n", c->runs[j].name, c->family[j]);
+	out_diffs(c, &l);
+	if (l.n) {
+		fprintf(f, "\n");
+		text_lines(f, "settings that differ from the base (config diff):", &l, "  ");
+	}
+	fprintf(f, "\ntest: %s; p shown is the one decided on\n", w);
+	fprintf(f, "change: of the %s against the base; \"~\" beside it = not significant\n\n",
 		c->opts.test == CMP_TEST_WELCH ? "mean" : "median");
 	free(w);
 	for (size_t i = 0, n; i < c->nrows; i += n) {
@@ -290,14 +342,64 @@ static void md_cell(FILE *f, const char *s)
 	fputs(" |", f);
 }
 
+static void md_text(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '|' || *s == '~' || *s == '*' || *s == '_' || *s == '[' || *s == ']' ||
+		    *s == '<' || *s == '`')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+}
+
+static void md_list(FILE *f, const char *title, struct out_lines *l)
+{
+	if (!l->n)
+		return;
+	fprintf(f, "%s\n\n", title);
+	for (size_t i = 0; i < l->n; i++) {
+		fputs("- ", f);
+		md_text(f, l->line[i]);
+		fputc('\n', f);
+	}
+	fputc('\n', f);
+	out_lines_free(l);
+}
+
 void out_markdown(FILE *f, const struct cmp_result *c)
 {
 	char *w = out_test_words(c);
+	struct out_lines l = { 0 };
 
-	fprintf(f, "Base run **%s**; compared: ", c->runs[0].name);
-	for (size_t j = 1; j < c->nruns; j++)
-		fprintf(f, "%s**%s**", j > 1 ? ", " : "", c->runs[j].name);
-	fprintf(f, ".  \nTest: %s. Change: of the %s; `~` = not significant.\n\n", w,
+	if (out_forced_warning(c)) {
+		fputs("**", f);
+		md_text(f, out_forced_warning(c));
+		fputs("**\n\n", f);
+	}
+	for (size_t j = 1; j < c->nruns; j++) {
+		char *t = xasprintf("### Verdict: %s against %s", c->runs[j].name, c->runs[0].name);
+
+		out_verdict(c, j, &l);
+		free(l.line[0]); /* the title says it */
+		memmove(l.line, l.line + 1, --l.n * sizeof(*l.line));
+		md_list(f, t, &l);
+		free(t);
+	}
+	for (size_t j = 0; j < c->nruns; j++)
+		out_failures(c, j, &l);
+	md_list(f, "### Failures (a failed step gives no number from its node)", &l);
+	for (size_t j = 0; j < c->nruns; j++) {
+		char *t = xasprintf("### Run %s (%s)", c->runs[j].name, j ? "new" : "base");
+
+		out_header(c, j, &l);
+		md_list(f, t, &l);
+		free(t);
+	}
+	out_diffs(c, &l);
+	md_list(f, "### Settings that differ from the base", &l);
+	fputs("Test: ", f);
+	md_text(f, w);
+	fprintf(f, ". Change: of the %s; `~` beside it = not significant.\n\n",
 		c->opts.test == CMP_TEST_WELCH ? "mean" : "median");
 	free(w);
 	for (size_t i = 0, n; i < c->nrows; i += n) {

@@ -44,7 +44,8 @@ static const char style[] =
 	".better{color:#06623b;font-weight:bold}.worse{color:#a50f15;font-weight:bold}"
 	".same{color:#666}.reg{background:#fdd}"
 	"img{max-width:100%;height:auto;display:block;margin:.5em 0}"
-	".notes li{margin:.2em 0}";
+	".notes li{margin:.2em 0}.warn{background:#fdd;border:2px solid #a50f15;padding:.5em}"
+	"tr.sec td{font-style:italic}.verdict li{margin:.2em 0}";
 
 /* Marks each image the browser decoded, so a headless browser's dumped DOM
  * shows whether the page came out whole (tests/test_hostctl_report.c). */
@@ -76,7 +77,9 @@ static void group_table(FILE *f, const struct cmp_result *c, const struct report
 	for (size_t i = 0; i < t.nrows; i++) {
 		const struct cmp_cell *x = &c->rows[g->first + i / c->nruns].cells[i % c->nruns];
 
-		fprintf(f, "<tr%s>", i % c->nruns ? "" : " class=\"first\"");
+		const struct cmp_row *row = &c->rows[g->first + i / c->nruns];
+
+		fprintf(f, "<tr class=\"%s%s\">", i % c->nruns ? "" : "first ", row->primary ? "" : "sec");
 		for (size_t k = 0; k < OUT_COLS; k++) {
 			const char *cls = k < 2 ? "l" : k == 8 ? verdict_class(x->verdict) : "";
 
@@ -117,9 +120,110 @@ static void skew_section(FILE *f, const struct report *r)
 	}
 	fputs("</table>\n", f);
 	if (r->has_skew)
-		fputs("<img src=\"skew.svg\" alt=\"histogram of barrier skew per run\">\n", f);
+		fputs("<img src=\"skew.svg\" alt=\"histogram of barrier skew per run\">\n"
+		      "<img src=\"skew-steps.svg\" alt=\"barrier skew per step, log scale, with the "
+		      "clock bound\">\n", f);
 	else
 		fputs("<p>No run measured a skew (no barriers.ndjson, or nobody started).</p>\n", f);
+}
+
+static void html_list(FILE *f, const char *title, const char *id, const char *cls,
+		      struct out_lines *l)
+{
+	if (!l->n)
+		return;
+	fprintf(f, "<h2 id=\"%s\">", id);
+	html(f, title);
+	fprintf(f, "</h2>\n<ul class=\"%s\">", cls);
+	for (size_t i = 0; i < l->n; i++) {
+		fputs("<li>", f);
+		html(f, l->line[i]);
+		fputs("</li>", f);
+	}
+	fputs("</ul>\n", f);
+	out_lines_free(l);
+}
+
+/* A verdict line with each "benchmark metric," it names linked to its
+ * table. */
+static void verdict_line(FILE *f, const struct report *r, const char *s)
+{
+	const struct cmp_result *c = r->c;
+
+	while (*s) {
+		size_t len = 0, gi;
+
+		for (gi = 0; gi < r->ngroups && !len; gi++) {
+			const struct cmp_row *row = &c->rows[r->groups[gi].first];
+			char *name = xasprintf("%s %s,", cmp_name(c, row->bench), cmp_name(c, row->metric));
+
+			if (!strncmp(s, name, strlen(name)))
+				len = strlen(name) - 1;
+			free(name);
+		}
+		if (!len) {
+			char one[2] = { *s++, 0 };
+
+			html(f, one);
+			continue;
+		}
+		char *text = xstrndup(s, len);
+
+		fprintf(f, "<a href=\"#g%zu\">", gi - 1);
+		html(f, text);
+		fputs("</a>", f);
+		free(text);
+		s += len;
+	}
+}
+
+static void verdict_list(FILE *f, const struct report *r, size_t j)
+{
+	struct out_lines l = { 0 };
+
+	out_verdict(r->c, j, &l);
+	fprintf(f, "<h2 id=\"verdict%zu\">Verdict: ", j);
+	html(f, r->c->runs[j].name);
+	fputs(" against ", f);
+	html(f, r->c->runs[0].name);
+	fputs("</h2>\n<ul class=\"verdict\">", f);
+	for (size_t i = 1; i < l.n; i++) { /* line 0 names the pair: the title says it */
+		fputs("<li>", f);
+		verdict_line(f, r, l.line[i]);
+		fputs("</li>", f);
+	}
+	fputs("</ul>\n", f);
+	out_lines_free(&l);
+}
+
+/* Verdict, failures, each run's header and the settings that differ:
+ * what a kernel engineer reads before any table. */
+static void summary(FILE *f, const struct report *r)
+{
+	const struct cmp_result *c = r->c;
+	struct out_lines l = { 0 };
+
+	if (out_forced_warning(c)) {
+		fputs("<p class=\"warn\" id=\"warning\">", f);
+		html(f, out_forced_warning(c));
+		fputs("</p>\n", f);
+	}
+	for (size_t j = 1; j < c->nruns; j++)
+		verdict_list(f, r, j);
+	for (size_t j = 0; j < c->nruns; j++)
+		out_failures(c, j, &l);
+	html_list(f, "Failures (a failed step gives no number from its node)", "failures", "notes", &l);
+	for (size_t j = 0; j < c->nruns; j++) {
+		char *t = xasprintf("Run %s (%s)", c->runs[j].name, j ? "new" : "base");
+		char id[32];
+
+		snprintf(id, sizeof(id), "run%zu", j);
+		out_header(c, j, &l);
+		html_list(f, t, id, "notes", &l);
+		free(t);
+	}
+	out_diffs(c, &l);
+	html_list(f, "Settings that differ from the base", "differences", "notes", &l);
 }
 
 static void page(FILE *f, const struct report *r)
@@ -146,10 +250,13 @@ static void page(FILE *f, const struct report *r)
 		html(f, c->runs[j].path);
 		fputs("</td></tr>\n", f);
 	}
-	fputs("</table>\n<p>Test: ", f);
+	fputs("</table>\n", f);
+	summary(f, r);
+	fputs("<p>Test: ", f);
 	html(f, w);
-	fprintf(f, ". Change: of the %s against the base; <b>~</b> = not significant; p is the "
-		   "one decided on.</p>\n<ul>", c->opts.test == CMP_TEST_WELCH ? "mean" : "median");
+	fprintf(f, ". Change: of the %s against the base; <b>~</b> beside it (greyed) = not "
+		   "significant; p is the one decided on; secondary rows in italics, on their raw "
+		   "p.</p>\n<ul>", c->opts.test == CMP_TEST_WELCH ? "mean" : "median");
 	for (size_t gi = 0; gi < r->ngroups; gi++) {
 		char *t = out_group_title(c, &c->rows[r->groups[gi].first]);
 
@@ -160,6 +267,14 @@ static void page(FILE *f, const struct report *r)
 	}
 	fputs("<li><a href=\"#skew\">barrier skew</a></li></ul>\n", f);
 	free(w);
+	if (r->nsweeps)
+		fputs("<h2 id=\"sweeps\">Sweeps</h2>\n<p>Each sweep point's median with its 95% "
+		      "confidence interval as a band, a line per run.</p>\n", f);
+	for (size_t i = 0; i < r->nsweeps; i++) {
+		fprintf(f, "<img src=\"%s\" alt=\"", r->sweeps[i].file);
+		html(f, r->sweeps[i].title);
+		fputs("\">\n", f);
+	}
 	for (size_t gi = 0; gi < r->ngroups; gi++) {
 		const struct report_group *g = &r->groups[gi];
 		char *t = out_group_title(c, &c->rows[g->first]);
@@ -179,6 +294,11 @@ static void page(FILE *f, const struct report *r)
 		fprintf(f, ": per-node box plots, runs side by side\">\n<img src=\"%s\" alt=\"", g->iter);
 		html(f, t);
 		fputs(": values per iteration\">\n", f);
+		if (g->has_jain) {
+			fprintf(f, "<img src=\"%s\" alt=\"", g->jain);
+			html(f, t);
+			fputs(": Jain's index across guests per iteration, per run\">\n", f);
+		}
 		free(t);
 		free(fw);
 	}
@@ -256,6 +376,7 @@ int report_write(const struct cmp_result *c, const char *dir, const char *gnuplo
 		g->count = n;
 		snprintf(g->box, sizeof(g->box), "g%zu-box.svg", r.ngroups);
 		snprintf(g->iter, sizeof(g->iter), "g%zu-iter.svg", r.ngroups);
+		snprintf(g->jain, sizeof(g->jain), "g%zu-jain.svg", r.ngroups);
 		r.ngroups++;
 	}
 	ret = report_plot(&r, tmp, gnuplot, e);
@@ -263,5 +384,8 @@ int report_write(const struct cmp_result *c, const char *dir, const char *gnuplo
 		ret = report_html(&r, e);
 	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	free(r.groups);
+	for (size_t i = 0; i < r.nsweeps; i++)
+		free(r.sweeps[i].title);
+	free(r.sweeps);
 	return ret;
 }

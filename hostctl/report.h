@@ -13,7 +13,15 @@
 /* The images of one (benchmark, metric) group, by its first row. */
 struct report_group {
 	size_t first, count;
-	char box[32], iter[32]; /* file names inside the folder */
+	char box[32], iter[32], jain[32]; /* file names inside the folder */
+	bool has_jain; /* some run has a fairness row: Jain per iteration drawn */
+};
+
+/* A benchmark swept over a parameter ("hackbench:groups=4", groups=8...):
+ * one plot of a metric against the parameter, a line per run. */
+struct report_sweep {
+	char file[32];
+	char *title; /* "hackbench time [s] against groups" */
 };
 
 struct report {
@@ -21,7 +29,9 @@ struct report {
 	const char *dir;
 	struct report_group *groups;
 	size_t ngroups;
-	bool has_skew; /* skew.svg drawn: some run measured a skew */
+	bool has_skew; /* skew.svg and skew-steps.svg drawn: some run measured a skew */
+	struct report_sweep *sweeps; /* filled by report_plot */
+	size_t nsweeps;
 };
 
 int report_write(const struct cmp_result *c, const char *dir, const char *gnuplot,

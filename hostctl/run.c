@@ -189,6 +189,7 @@ static int load_manifest(struct run *r, struct run_dict *d, struct run_err *e)
 			    file, (long long)json_object_get_int64(v), RUN_SCHEMA_VERSION);
 		goto out;
 	}
+	run_meta_load(&r->meta, m, r->path);
 	r->name = xstrdup(jstr(m, "run") ? jstr(m, "run") : r->path);
 	r->status = xstrdup(jstr(m, "status") ? jstr(m, "status") : "unknown");
 	if (json_object_object_get_ex(m, "settings", &v) &&
@@ -346,6 +347,65 @@ static int check_metric(struct run *r, struct run_dict *d, struct json_object *o
 	return 0;
 }
 
+/* A failure record: which node, benchmark, iteration and step, and why.
+ * Its node is a participant even when it never gave a number. */
+static int failure_line(struct run *r, struct run_dict *d, struct json_object *o,
+			const char *where, struct run_err *e)
+{
+	struct run_failure f = { .step = -1 };
+	struct json_object *v;
+	const char *reason = jstr(o, "reason");
+	int ret;
+
+	if ((ret = get_name(d, o, "node", where, &f.node, e)) < 0 ||
+	    (ret = get_bench(d, o, where, &f.bench, e)) < 0)
+		return ret;
+	if (!json_object_object_get_ex(o, "iteration", &v) || !json_object_is_type(v, json_type_int)) {
+		run_err_set(e, "%s: no integer \"iteration\"", where);
+		return -EINVAL;
+	}
+	f.iteration = json_object_get_int64(v);
+	if (json_object_object_get_ex(o, "step", &v) && json_object_is_type(v, json_type_int))
+		f.step = json_object_get_int64(v);
+	f.warmup = json_object_object_get_ex(o, "warmup", &v) && json_object_get_boolean(v);
+	if ((ret = add_node(r, d, d->names[f.node], !strcmp(d->names[f.node], "host"))) < 0)
+		return ret;
+	f.reason = xstrdup(reason && *reason ? reason : "no reason given");
+	r->failures = xrealloc(r->failures, (r->failed_steps + 1) * sizeof(*r->failures));
+	r->failures[r->failed_steps++] = f;
+	return 0;
+}
+
+static bool sample_failed(const struct run *r, const struct run_sample *s)
+{
+	for (size_t i = 0; i < r->failed_steps; i++) {
+		const struct run_failure *f = &r->failures[i];
+
+		if (f->node != s->node)
+			continue;
+		if (f->step >= 0 && s->step >= 0 ? f->step == s->step :
+		    f->bench == s->bench && f->iteration == s->iteration)
+			return true;
+	}
+	return false;
+}
+
+/* A step with a failure record gives no number from that node: whatever
+ * it sent besides (the agent's elapsed of a benchmark that never ran) is
+ * not a measurement of the benchmark. */
+static void drop_failed(struct run *r)
+{
+	size_t k = 0;
+
+	if (!r->failed_steps)
+		return;
+	for (size_t i = 0; i < r->nsamples; i++)
+		if (!sample_failed(r, &r->samples[i]))
+			r->samples[k++] = r->samples[i];
+	r->dropped_samples = r->nsamples - k;
+	r->nsamples = k;
+}
+
 static int sample_line(struct run *r, struct run_dict *d, struct json_object *o,
 		       const char *where, struct run_err *e)
 {
@@ -355,10 +415,8 @@ static int sample_line(struct run *r, struct run_dict *d, struct json_object *o,
 
 	/* a failed step's record stands where its samples would be: counted,
 	 * not compared; warm-up runs are kept in the file but not compared */
-	if (json_object_object_get_ex(o, "failed", &v) && json_object_get_boolean(v)) {
-		r->failed_steps++;
-		return 0;
-	}
+	if (json_object_object_get_ex(o, "failed", &v) && json_object_get_boolean(v))
+		return failure_line(r, d, o, where, e);
 	if (json_object_object_get_ex(o, "warmup", &v) && json_object_get_boolean(v)) {
 		r->warmup_samples++;
 		return 0;
@@ -372,6 +430,8 @@ static int sample_line(struct run *r, struct run_dict *d, struct json_object *o,
 		return -EINVAL;
 	}
 	s.iteration = json_object_get_int64(v);
+	s.step = json_object_object_get_ex(o, "step", &v) && json_object_is_type(v, json_type_int) ?
+			 json_object_get_int64(v) : -1;
 	if (!json_object_object_get_ex(o, "value", &v) ||
 	    !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int))) {
 		run_err_set(e, "%s: no numeric \"value\"", where);
@@ -444,6 +504,7 @@ int run_load(struct run *r, const char *path, struct run_dict *d, struct run_err
 		goto fail;
 	if ((ret = read_ndjson(r, d, "barriers.ndjson", barrier_line, e)) < 0 && ret != -ENOENT)
 		goto fail;
+	drop_failed(r);
 	qsort(r->samples, r->nsamples, sizeof(*r->samples), sample_cmp);
 	return 0;
 fail:
@@ -460,6 +521,10 @@ void run_free(struct run *r)
 		free(r->metrics[i].where);
 	}
 	free(r->metrics);
+	for (size_t i = 0; i < r->failed_steps; i++)
+		free(r->failures[i].reason);
+	free(r->failures);
+	run_meta_free(&r->meta);
 	free(r->name);
 	free(r->path);
 	free(r->status);
@@ -489,7 +554,7 @@ const struct run_metric *run_metric_find(const struct run *r, uint32_t bench, ui
 /* First sample not ordered before the key (bench, metric, node). */
 static size_t lower_bound(const struct run *r, uint32_t bench, uint32_t metric, uint32_t node)
 {
-	struct run_sample key = { bench, metric, node, INT64_MIN, 0 };
+	struct run_sample key = { bench, metric, node, INT64_MIN, 0, 0 };
 	size_t lo = 0, hi = r->nsamples;
 
 	while (lo < hi) {
@@ -523,4 +588,16 @@ size_t run_samples_metric(const struct run *r, uint32_t bench, uint32_t metric, 
 		j++;
 	*first = i;
 	return j - i;
+}
+
+bool run_guest_failed_in(const struct run *r, uint32_t bench, int64_t iteration)
+{
+	for (size_t i = 0; i < r->failed_steps; i++) {
+		const struct run_failure *f = &r->failures[i];
+
+		if (f->bench == bench && f->iteration == iteration && !f->warmup &&
+		    !run_is_host(r, f->node))
+			return true;
+	}
+	return false;
 }

@@ -22,7 +22,7 @@
 #define RUN_NAMES_MAX 100000u
 
 struct run_err {
-	char msg[768];
+	char msg[4096]; /* a refusal lists every setting that differs */
 };
 
 void run_err_set(struct run_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -48,6 +48,15 @@ struct run_sample {
 	uint32_t bench, metric, node;
 	int64_t iteration;
 	double value;
+	int64_t step; /* the step that made it; -1 when the line has none */
+};
+
+/* A failure record of samples.ndjson: that node's step gave no numbers. */
+struct run_failure {
+	uint32_t node, bench; /* bench with its variant, as samples name it */
+	int64_t iteration, step;
+	bool warmup;
+	char *reason;
 };
 
 /* Unit and direction of one (benchmark, metric), as the samples say. */
@@ -57,6 +66,32 @@ struct run_metric {
 	enum run_better better;
 	char *where; /* file:line of its first sample, for messages */
 };
+
+/* What the manifest and the saved configs say about a run: its header
+ * (docs/hostctl.md) and what must match for two runs to compare.  Strings
+ * are NULL and numbers -1 when the manifest lacks them. */
+struct run_kv {
+	char *key, *value; /* key: "g.conf HACKBENCH_LOOPS" */
+};
+
+struct run_meta {
+	char *hostname, *kernel, *cpu_model, *started, *ended, *hostd_version, *release,
+		*reason, *guest_kind, *guest_kernel;
+	int64_t guest_count, guest_vcpus, guest_memory_mib;
+	char **plan; /* distinct steps, iteration left out: "benchmark [variant] kind what" */
+	size_t nplan;
+	struct run_kv *conf; /* NAME=VALUE lines of config/h.conf and config/g.conf */
+	size_t nconf;
+	char **manifest_failures; /* failures[] in words: "guest-2 at step 3: ..." */
+	size_t nmanifest_failures;
+};
+
+struct json_object;
+/* Reads the header fields, plan and saved configs of run folder dir. */
+void run_meta_load(struct run_meta *m, struct json_object *manifest, const char *dir);
+void run_meta_free(struct run_meta *m);
+/* The value of "h.conf NAME" or "g.conf NAME", or NULL. */
+const char *run_meta_conf(const struct run_meta *m, const char *key);
 
 struct run {
 	char *name, *path, *status;
@@ -76,6 +111,11 @@ struct run {
 	/* samples.ndjson lines that are not numbers to compare: failure
 	 * records of steps (where their samples would be), and warm-ups */
 	size_t failed_steps, warmup_samples;
+	struct run_failure *failures; /* failed_steps of them, in file order */
+	/* samples of a step that has a failure record for their node (the
+	 * agent's elapsed of a benchmark that never ran): dropped, counted */
+	size_t dropped_samples;
+	struct run_meta meta;
 };
 
 /*
@@ -94,5 +134,8 @@ size_t run_samples_of(const struct run *r, uint32_t bench, uint32_t metric, uint
 		      size_t *first);
 /* Samples of one (benchmark, metric), every node. */
 size_t run_samples_metric(const struct run *r, uint32_t bench, uint32_t metric, size_t *first);
+/* Whether a guest (not the host) has a failure record for this benchmark
+ * and iteration (warm-ups aside): the iteration has no whole set of guests. */
+bool run_guest_failed_in(const struct run *r, uint32_t bench, int64_t iteration);
 
 #endif

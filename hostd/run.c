@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "fileio.h"
 #include "log.h"
+#include "progress_line.h"
 #include "run_priv.h"
 #include "xalloc.h"
 
@@ -29,27 +30,38 @@ static int64_t s_to_ns(double s)
 
 /* ---- progress -------------------------------------------------------- */
 
+/* The barrier open is that of the step after the one running: who has
+ * said ready for it is done with the step, the others still run it. */
 static void progress(struct run *r)
 {
 	if (!r->finishing)
 		run_status_publish(r);
 	if (!r->opt->progress || r->finishing)
 		return;
-	uint32_t k = barrier_step(r->barrier), n = barrier_nsteps(r->barrier);
 	size_t idx[4];
+	const char *names[4];
+	char variant[96] = "", line[512];
 	size_t waiting = barrier_waiting_for(r->barrier, idx, 4);
-	char line[512];
-	int len;
-	if (k > n)
-		len = snprintf(line, sizeof(line), "finishing: waiting for");
-	else
-		len = snprintf(line, sizeof(line), "step %u/%u %s #%u: waiting for", k, n,
-			       r->exp->steps[k - 1].benchmark, r->exp->steps[k - 1].iteration);
-	for (size_t i = 0; i < waiting && i < 4 && len < (int)sizeof(line); i++)
-		len += snprintf(line + len, sizeof(line) - (size_t)len, "%s %s", i ? "," : "",
-				r->p[idx[i]].node.name);
-	if (waiting > 4 && len < (int)sizeof(line))
-		snprintf(line + len, sizeof(line) - (size_t)len, " (+%zu more)", waiting - 4);
+	struct progress_in in = {
+		.now_ns = clock_mono_ns(),
+		.started_ns = r->started_mono_ns,
+		.first_release_ns = r->first_release_ns,
+		.launched = r->launch_done,
+		.step = barrier_step(r->barrier) - 1,
+		.nsteps = barrier_nsteps(r->barrier),
+		.nready = barrier_in_run_count(r->barrier) - waiting,
+		.waiting = names,
+		.nwaiting_shown = waiting < 4 ? waiting : 4,
+		.nwaiting = waiting,
+	};
+	for (size_t i = 0; i < in.nwaiting_shown; i++)
+		names[i] = r->p[idx[i]].node.name;
+	if (in.step >= 1 && in.step <= in.nsteps) {
+		in.benchmark = r->exp->steps[in.step - 1].benchmark;
+		in.iteration = r->exp->steps[in.step - 1].iteration;
+		in.variant = plan_step_variant(r->exp->node_plan[0], in.step, variant, sizeof(variant));
+	}
+	progress_line(line, sizeof(line), &in);
 	fprintf(stderr, "\r\033[K%s", line);
 }
 
@@ -265,14 +277,29 @@ static void send_go_scheduled(struct run *r, uint32_t k, int64_t at)
 	}
 }
 
+/* Every step released: complete only when nothing failed.  A failure
+ * record is a step that gave no numbers, so a run with one is degraded
+ * (exit 2) even when every participant stayed. */
+static void run_finish_status(struct run *r)
+{
+	char why[128];
+	bool lost = r->failures && json_object_array_length(r->failures);
+	if (!lost && !r->step_failures) {
+		finish(r, RUN_COMPLETE, NULL);
+		return;
+	}
+	snprintf(why, sizeof(why), "%s%s%llu failed benchmark step%s (failure records in samples.ndjson)",
+		 lost ? "a participant failed" : "", lost ? "; " : "",
+		 (unsigned long long)r->step_failures, r->step_failures == 1 ? "" : "s");
+	finish(r, RUN_DEGRADED, why);
+}
+
 static void release(struct run *r)
 {
 	uint32_t k = barrier_step(r->barrier), n = barrier_nsteps(r->barrier);
 	if (k > n) {
 		barrier_released(r->barrier, clock_mono_ns());
-		finish(r, r->failures && json_object_array_length(r->failures) ? RUN_DEGRADED
-									 : RUN_COMPLETE,
-		       NULL);
+		run_finish_status(r);
 		return;
 	}
 	/* The previous step's record is complete by now unless someone never
@@ -299,6 +326,8 @@ static void release(struct run *r)
 	r->rec.release_at_ns = at;
 	/* Only writes between the two stamps: this is the release. */
 	bool boosted = rtprio_boost(&r->rtprio);
+	if (boosted)
+		r->rtprio_held = r->rtprio.priority;
 	int64_t first = clock_mono_ns();
 	if (at == 0)
 		send_go_all(r, k);
@@ -307,11 +336,21 @@ static void release(struct run *r)
 	int64_t last = clock_mono_ns();
 	if (boosted)
 		rtprio_restore(&r->rtprio);
+	if (r->rtprio.denied && !r->warned_rtprio) {
+		/* after the release, not between its stamps */
+		r->warned_rtprio = true;
+		progress_clear(r);
+		log_warn("RELEASE_RT_PRIORITY=%d: the kernel refused SCHED_FIFO (hostd needs "
+			 "CAP_SYS_NICE or root): barriers are released without it; the manifest "
+			 "says release_rt_priority_held %d", r->rtprio.priority, r->rtprio_held);
+	}
 	monitor_ext_step_start(r->ext, k);
 	host_proc_step_start(r->hproc, k);
 	r->rec.go_first_ns = first;
 	r->rec.go_last_ns = last;
 	barrier_released(r->barrier, last);
+	if (k == 1)
+		r->first_release_ns = last;
 	arm_deadline(r);
 	if (!r->opt->progress)
 		log_info("step %u/%u %s #%u released to %zu participants", k, n,
@@ -483,6 +522,10 @@ static void signal_cb(uv_signal_t *s, int signum)
 	struct run *r = s->data;
 	char why[64];
 	snprintf(why, sizeof(why), "interrupted by %s", signum == SIGINT ? "SIGINT" : "SIGTERM");
+	/* on its own line, not after the terminal's ^C on the progress line */
+	if (r->opt->progress)
+		fputc('\n', stderr);
+	progress_clear(r);
 	log_warn("%s: stopping the agents and closing the run", why);
 	finish(r, RUN_INTERRUPTED, why);
 }
@@ -556,6 +599,7 @@ static int setup(struct run *r)
 	}
 	sysfacts_read(&r->facts, "/");
 	clock_format_utc(clock_real_ns(), r->started_utc, sizeof(r->started_utc));
+	r->started_mono_ns = clock_mono_ns();
 	r->failures = json_object_new_array();
 	r->events = json_object_new_array();
 
@@ -676,6 +720,14 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 	}
 	log_info("run %s %s%s%s: %" PRIu64 " samples in %s", r.name, run_status_name(r.status),
 		 r.reason[0] ? ": " : "", r.reason, r.samples_written, where);
+	char took[32];
+	progress_duration(took, sizeof(took), clock_mono_ns() - r.started_mono_ns);
+	log_info("took %s; %" PRIu64 " failed step%s, %zu participant failure%s; next: "
+		 "hostctl compare --results %s BASELINE %s", took, r.step_failures,
+		 r.step_failures == 1 ? "" : "s",
+		 r.failures ? json_object_array_length(r.failures) : 0,
+		 r.failures && json_object_array_length(r.failures) == 1 ? "" : "s",
+		 r.opt->results_dir, r.name);
 	free(where);
 	teardown(&r);
 	uv_loop_close(r.loop);

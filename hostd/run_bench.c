@@ -82,6 +82,7 @@ void run_write_failure(struct run *r, struct participant *p, uint32_t step, int 
 	results_append_sample(r->results, o);
 	json_object_put(o);
 	r->samples_written++;
+	r->step_failures++;
 }
 
 static void write_metric(struct run *r, struct participant *p, uint32_t step,

@@ -2,6 +2,8 @@
 /* manifest.json: what ran, where, with what; its status and failures.
  * Rewritten atomically whenever it changes, so that it is whole even when
  * hostd is killed. */
+#include <string.h>
+
 #include "clock.h"
 #include "virt_json.h"
 #include "run_priv.h"
@@ -133,6 +135,17 @@ static json_object *settings(const struct experiment *e)
 											: "continue"));
 	json_object_object_add(o, "iterations", json_object_new_int64(e->iterations));
 	json_object_object_add(o, "release_rt_priority", json_object_new_int(e->release_rt_priority));
+	/* what hostctl's header shows and checks two runs share (issue 15) */
+	json_object_object_add(o, "release", json_object_new_string(
+		e->release == RELEASE_SCHEDULED ? "scheduled" : "immediate"));
+	if (e->guest_kind == GUEST_KIND_LIBVIRT && e->virt.vcpus)
+		json_object_object_add(o, "guest_vcpus", json_object_new_int64(e->virt.vcpus));
+	if (e->guest_kind == GUEST_KIND_LIBVIRT && e->virt.memory_mib)
+		json_object_object_add(o, "guest_memory_mib", json_object_new_int64(e->virt.memory_mib));
+	for (size_t i = 0; e->guest_kind == GUEST_KIND_LIBVIRT && i < e->virt.nvars; i++)
+		if (!strcmp(e->virt.vars[i].name, "KERNEL"))
+			json_object_object_add(o, "guest_kernel",
+					       json_object_new_string(e->virt.vars[i].value));
 	return o;
 }
 
@@ -225,6 +238,8 @@ void run_manifest_write(struct run *r)
 	json_object_object_add(cfg, "guest", json_object_new_string(r->opt->guest_config));
 	json_object_object_add(m, "config_from", cfg);
 	json_object_object_add(m, "settings", settings(r->exp));
+	/* what the kernel granted of RELEASE_RT_PRIORITY (0: never boosted) */
+	json_object_object_add(m, "release_rt_priority_held", json_object_new_int(r->rtprio_held));
 	/* kept from the start: the connection is gone when the last manifest
 	 * is written */
 	if (r->conn && !r->libvirt_info) {
@@ -243,6 +258,7 @@ void run_manifest_write(struct run *r)
 							     ? r->exp->nsteps
 							     : barrier_step(r->barrier) - 1));
 	json_object_object_add(m, "samples", json_object_new_uint64(r->samples_written));
+	json_object_object_add(m, "failed_steps", json_object_new_uint64(r->step_failures));
 	json_object_object_add(m, "failures", json_object_get(r->failures));
 	json_object_object_add(m, "events", json_object_get(r->events));
 	if (r->events_dropped)

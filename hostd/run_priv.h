@@ -168,6 +168,10 @@ struct run {
 	int64_t lead_ns;        /* the lead of scheduled releases, learnt */
 	unsigned events_dropped;
 	uint64_t samples_written;
+	uint64_t step_failures; /* failure records written: the run is degraded */
+	int64_t started_mono_ns, first_release_ns; /* for the progress line's times */
+	int rtprio_held;	/* the SCHED_FIFO priority a release ran at; 0: none */
+	bool warned_rtprio;	/* said once that the kernel refused it */
 };
 
 /* The clock offset in use for a participant, and its method's name. */

@@ -381,7 +381,9 @@ int virt_settings_load(const struct config *c, const char *path, unsigned guest_
 	char why[384];
 
 	memset(s, 0, sizeof(*s));
-	s->uri = xstrdup(get_or(c, "LIBVIRT_URI", VIRT_URI_DEFAULT));
+	/* as virsh: LIBVIRT_DEFAULT_URI when h.conf names no connection */
+	const char *env_uri = getenv("LIBVIRT_DEFAULT_URI");
+	s->uri = xstrdup(get_or(c, "LIBVIRT_URI", env_uri && *env_uri ? env_uri : VIRT_URI_DEFAULT));
 	s->restore_state = true;
 	s->shutdown_timeout_s = 60;
 	s->boot_timeout_s = 120;

@@ -84,7 +84,8 @@ static const struct cmp_row *row(const char *bench, const char *metric, enum cmp
 	return NULL;
 }
 
-static const struct cmp_opts defaults = { .test = CMP_TEST_MWU, .alpha = 0.05, .holm = true };
+static const struct cmp_opts defaults = { .test = CMP_TEST_MWU, .alpha = 0.05, .holm = true,
+					  .noise_pct = 5 };
 
 START_TEST(verdicts_base_new)
 {
@@ -94,13 +95,19 @@ START_TEST(verdicts_base_new)
 
 	compare2("base", "new", &defaults);
 	ck_assert_uint_eq(cmp.nrows, 18);
-	ck_assert_uint_eq(cmp.family[1], 18);
+	/* primary: host, guests and fairness of cpu-probe ops_per_sec and of
+	 * uname elapsed; cpu-probe's elapsed is the agent's, beside its metric */
+	ck_assert_uint_eq(cmp.family[1], 6);
 	r = row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-1");
+	ck_assert(!r->primary);
 	ck_assert_int_eq(r->cells[1].verdict, CMP_BETTER);
 	ck_assert_int_eq(r->cells[1].t.method, STATS_MWU_EXACT);
 	ck_assert_double_eq_tol(r->cells[1].t.p, p1, 1e-15);
-	ck_assert_double_eq_tol(r->cells[1].p_adj, 18 * p1, 1e-12); /* Holm, smallest of ties */
+	ck_assert_double_eq_tol(r->cells[1].p_adj, p1, 1e-15); /* secondary: its raw p */
 	ck_assert_double_eq_tol(r->cells[1].change_pct, 200 / 1004.545 * 100, 1e-9);
+	r = row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "host");
+	ck_assert(r->primary);
+	ck_assert_double_eq_tol(r->cells[1].p_adj, 6 * p1, 1e-12); /* Holm, smallest of ties */
 	r = row("cpu-probe", "elapsed", CMP_ROW_NODE, "host");
 	ck_assert_int_eq(r->cells[1].verdict, CMP_WORSE);
 	ck_assert(r->cells[1].change_pct > 49 && r->cells[1].change_pct < 50);
@@ -128,6 +135,7 @@ START_TEST(regression_gate)
 
 	o.fail_set = true;
 	o.fail_pct = 60; /* elapsed is +50%: below the gate */
+	o.family_all = true;
 	compare2("base", "new", &o);
 	ck_assert(!cmp.regression);
 	teardown();
@@ -135,6 +143,20 @@ START_TEST(regression_gate)
 	compare2("base", "new", &o);
 	ck_assert(cmp.regression);
 	ck_assert(row("cpu-probe", "elapsed", CMP_ROW_NODE, "guest-1")->cells[1].regression);
+	ck_assert(!row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-1")->cells[1].regression);
+	teardown();
+	/* by default the gate is the verdict's: cpu-probe's elapsed is the
+	 * agent's (secondary); new against base, ops_per_sec of the host and
+	 * the guests together fell by about 16% */
+	o.family_all = false;
+	compare2("base", "new", &o);
+	ck_assert(!cmp.regression);
+	ck_assert(!row("cpu-probe", "elapsed", CMP_ROW_NODE, "guest-1")->cells[1].regression);
+	teardown();
+	o.fail_pct = 10;
+	compare2("new", "base", &o);
+	ck_assert(cmp.regression);
+	ck_assert(row("cpu-probe", "ops_per_sec", CMP_ROW_GUESTS, NULL)->cells[1].regression);
 	ck_assert(!row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-1")->cells[1].regression);
 }
 END_TEST
@@ -178,7 +200,10 @@ START_TEST(missing_node)
 	const struct cmp_row *r;
 	bool noted = false;
 
-	compare2("base", "nonode", &defaults);
+	struct cmp_opts o = defaults;
+
+	o.force = true; /* 2 guests against 3: refused without it (see guests_must_match) */
+	compare2("base", "nonode", &o);
 	r = row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-3");
 	ck_assert(r->cells[0].present && !r->cells[1].present);
 	ck_assert_int_eq(r->cells[1].verdict, CMP_MISSING);
@@ -196,7 +221,10 @@ START_TEST(missing_benchmark)
 	const struct cmp_row *r;
 	bool noted = false;
 
-	compare2("base", "partbench", &defaults);
+	struct cmp_opts o = defaults;
+
+	o.force = true; /* another plan: refused without it */
+	compare2("base", "partbench", &o);
 	r = row("uname", "elapsed", CMP_ROW_NODE, "guest-1");
 	ck_assert_int_eq(r->cells[1].verdict, CMP_MISSING);
 	ck_assert_str_eq(r->cells[1].why, "no samples in run partbench");
@@ -205,7 +233,9 @@ START_TEST(missing_benchmark)
 		noted |= !strcmp(cmp.notes[i], "uname elapsed is not in run partbench: "
 					       "its rows there are marked missing");
 	ck_assert_msg(noted, "no note about uname");
-	ck_assert_uint_eq(cmp.family[1], 12); /* the 2 shared metrics x 6 rows */
+	/* of the 2 shared metrics, ops_per_sec's host, guests and fairness;
+	 * cpu-probe's elapsed is secondary */
+	ck_assert_uint_eq(cmp.family[1], 3);
 }
 END_TEST
 
@@ -242,6 +272,10 @@ START_TEST(different_benchmarks)
 	ck_assert_int_eq(load(0, "base", &e), 0);
 	ck_assert_int_eq(load(1, "otherbench", &e), 0);
 	ck_assert_int_eq(cmp_build(&cmp, runs, 2, &dict, &defaults, &e), -EINVAL);
+	ck_assert_msg(strstr(e.msg, "REFUSED  plan: "), "%s", e.msg); /* another plan */
+	struct cmp_opts o = defaults;
+	o.force = true;
+	ck_assert_int_eq(cmp_build(&cmp, runs, 2, &dict, &o, &e), -EINVAL);
 	ck_assert_msg(strstr(e.msg, "runs base and otherbench share no benchmark metric") &&
 			      strstr(e.msg, "otherbench has [stream bandwidth]"), "%s", e.msg);
 }
@@ -257,6 +291,205 @@ START_TEST(different_units)
 	ck_assert_int_eq(cmp_build(&cmp, runs, 2, &dict, &defaults, &e), -EINVAL);
 	ck_assert_msg(strstr(e.msg, "cpu-probe elapsed is in \"s\"") && strstr(e.msg, "\"ms\"") &&
 			      strstr(e.msg, "measured different things"), "%s", e.msg);
+}
+END_TEST
+
+static bool has_note(const char *want)
+{
+	for (size_t i = 0; i < cmp.nnotes; i++)
+		if (strstr(cmp.notes[i], want))
+			return true;
+	return false;
+}
+
+static const struct cmp_diff *diff_with(const char *want)
+{
+	for (size_t i = 0; i < cmp.ndiffs; i++)
+		if (strstr(cmp.diffs[i].what, want))
+			return &cmp.diffs[i];
+	return NULL;
+}
+
+/* Issue 15: guest-2's cpu-probe failed in iterations 2 and 5; hostd wrote
+ * a failure record and the agent's elapsed of 0.001 s for each.  Neither
+ * may reach a median, a test, the guests' mean or fairness. */
+START_TEST(failed_steps_are_not_samples)
+{
+	const struct cmp_row *r;
+
+	compare2("base", "failedguest", &defaults);
+	ck_assert_uint_eq(runs[1].failed_steps, 2);
+	ck_assert_uint_eq(runs[1].dropped_samples, 2); /* the two elapsed */
+	ck_assert_str_eq(runs[1].failures[0].reason, "cpu-probe exited with status 1");
+	ck_assert_int_eq(runs[1].failures[0].iteration, 2);
+	r = row("cpu-probe", "elapsed", CMP_ROW_NODE, "guest-2");
+	ck_assert_uint_eq(r->cells[1].n, 6);
+	ck_assert_msg(r->cells[1].d.min > 1.4, "a failed step's elapsed is in: min %g",
+		      r->cells[1].d.min);
+	ck_assert_int_eq(r->cells[1].verdict, CMP_WORSE); /* +50%, as on the other guests */
+	ck_assert_uint_eq(row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-2")->cells[1].n, 6);
+	ck_assert_uint_eq(row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-1")->cells[1].n, 8);
+	/* the iterations with a failed guest leave the guests' mean and fairness */
+	for (int k = 0; k < 2; k++) {
+		const char *metric = k ? "elapsed" : "ops_per_sec";
+
+		ck_assert_uint_eq(row("cpu-probe", metric, CMP_ROW_GUESTS, NULL)->cells[1].n, 6);
+		ck_assert_uint_eq(row("cpu-probe", metric, CMP_ROW_FAIRNESS, NULL)->cells[1].n, 6);
+		ck_assert_uint_eq(row("cpu-probe", metric, CMP_ROW_GUESTS, NULL)->cells[0].n, 8);
+	}
+	r = row("cpu-probe", "elapsed", CMP_ROW_GUESTS, NULL);
+	ck_assert_msg(r->cells[1].d.min > 1.4, "guests' mean with a failed step: %g", r->cells[1].d.min);
+	ck_assert_uint_eq(cmp.left_out[1], 4); /* 2 iterations x 2 metrics */
+	ck_assert(has_note("cpu-probe elapsed in run failedguest: 2 iterations where a guest's "
+			   "step failed are left out of guests (mean) and fairness"));
+	/* uname ran everywhere: untouched */
+	ck_assert_uint_eq(row("uname", "elapsed", CMP_ROW_GUESTS, NULL)->cells[1].n, 8);
+	ck_assert_uint_eq(row("uname", "elapsed", CMP_ROW_NODE, "guest-2")->cells[1].n, 8);
+}
+END_TEST
+
+/* Issue 15: 200 loops against 400 loops is not a kernel's doing. */
+START_TEST(refused_unless_forced_or_varied)
+{
+	struct run_err e = { "" };
+	struct cmp_opts o = defaults;
+	const struct cmp_diff *df;
+
+	run_dict_init(&dict);
+	ck_assert_int_eq(load(0, "loops200", &e), 0);
+	ck_assert_int_eq(load(1, "loops400", &e), 0);
+	ck_assert_int_eq(cmp_build(&cmp, runs, 2, &dict, &defaults, &e), -EINVAL);
+	ck_assert_msg(strstr(e.msg, "--force") &&
+			      strstr(e.msg, "differs  g.conf HACKBENCH_LOOPS: loops200 200, loops400 400") &&
+			      strstr(e.msg, "REFUSED  plan: only in loops200: hackbench command "
+					    "hackbench -g 4 -l 200 --pipe"), "%s", e.msg);
+	o.force = true;
+	ck_assert_msg(cmp_build(&cmp, runs, 2, &dict, &o, &e) == 0, "%s", e.msg);
+	ck_assert(cmp.forced);
+	ck_assert_int_eq(diff_with("plan: ")->kind, CMP_DIFF_REFUSED);
+	ck_assert_int_eq(row("hackbench", "time", CMP_ROW_GUESTS, NULL)->cells[1].verdict, CMP_WORSE);
+	cmp_free(&cmp);
+	o = defaults;
+	o.vary[o.nvary++] = "HACKBENCH_LOOPS";
+	ck_assert_msg(cmp_build(&cmp, runs, 2, &dict, &o, &e) == 0, "%s", e.msg);
+	ck_assert(!cmp.forced);
+	df = diff_with("g.conf HACKBENCH_LOOPS");
+	ck_assert_ptr_nonnull(df);
+	ck_assert_int_eq(df->kind, CMP_DIFF_EXPECTED);
+	ck_assert_int_eq(diff_with("plan: ")->kind, CMP_DIFF_EXPECTED);
+}
+END_TEST
+
+START_TEST(guests_must_match)
+{
+	struct run_err e = { "" };
+	struct cmp_opts o = defaults;
+
+	run_dict_init(&dict);
+	ck_assert_int_eq(load(0, "base", &e), 0);
+	ck_assert_int_eq(load(1, "nonode", &e), 0);
+	ck_assert_int_eq(cmp_build(&cmp, runs, 2, &dict, &defaults, &e), -EINVAL);
+	ck_assert_msg(strstr(e.msg, "REFUSED  guest_count (GUEST_COUNT): base 3, nonode 2"), "%s",
+		      e.msg);
+	o.vary[o.nvary++] = "GUEST_COUNT";
+	ck_assert_msg(cmp_build(&cmp, runs, 2, &dict, &o, &e) == 0, "%s", e.msg);
+	ck_assert(!cmp.forced);
+	ck_assert_int_eq(diff_with("guest_count")->kind, CMP_DIFF_EXPECTED);
+	cmp_free(&cmp);
+	/* vCPUs per guest: refused when both record them and differ; shown
+	 * when one manifest (an older hostd's) does not say */
+	runs[0].meta.guest_vcpus = 2;
+	runs[1].meta.guest_vcpus = 4;
+	ck_assert_int_eq(cmp_build(&cmp, runs, 2, &dict, &o, &e), -EINVAL);
+	ck_assert_msg(strstr(e.msg, "REFUSED  guest_vcpus (GUEST_VCPUS): base 2, nonode 4"), "%s", e.msg);
+	runs[1].meta.guest_vcpus = -1;
+	ck_assert_msg(cmp_build(&cmp, runs, 2, &dict, &o, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(diff_with("guest_vcpus")->kind, CMP_DIFF_SHOWN);
+	ck_assert_str_eq(diff_with("guest_vcpus")->what,
+			 "guest_vcpus (GUEST_VCPUS): base 2, nonode (not recorded)");
+}
+END_TEST
+
+/* The kernel is what the comparison is about: shown, never refused. */
+START_TEST(kernels_expected_and_header_read)
+{
+	const struct cmp_diff *df;
+
+	compare2("base", "new", &defaults);
+	ck_assert(!cmp.forced);
+	df = diff_with("host kernel");
+	ck_assert_ptr_nonnull(df);
+	ck_assert_int_eq(df->kind, CMP_DIFF_EXPECTED);
+	ck_assert_str_eq(df->what, "host kernel: base 6.1.0-base, new 6.1.0-patched");
+	ck_assert_str_eq(runs[0].meta.kernel, "6.1.0-base");
+	ck_assert_str_eq(runs[0].meta.hostname, "lab-7");
+	ck_assert_str_eq(runs[0].meta.cpu_model, "Example CPU 9000 @ 3.0GHz");
+	ck_assert_str_eq(runs[0].meta.started, "2026-12-01T10:00:00.000000Z");
+	ck_assert_str_eq(runs[0].meta.ended, "2026-12-01T10:05:00.000000Z");
+	ck_assert_str_eq(runs[0].meta.hostd_version, "0.1.0");
+	ck_assert_str_eq(runs[0].meta.release, "scheduled");
+	ck_assert_int_eq(runs[0].meta.guest_count, 3);
+	ck_assert_int_eq(runs[0].meta.guest_vcpus, -1); /* not in a local run's manifest */
+}
+END_TEST
+
+/* Issue 15: a +0.45% change of every node (exact U p = 0.00466) hidden by
+ * Holm over 18 rows, half of them secondary; kept by Holm over the 6
+ * primary ones.  Its size is printed either way. */
+START_TEST(holm_over_primary_family)
+{
+	struct cmp_opts o = defaults;
+	const struct cmp_row *g, *n1;
+
+	compare2("base", "subtle", &defaults);
+	ck_assert_uint_eq(cmp.family[1], 6);
+	g = row("cpu-probe", "ops_per_sec", CMP_ROW_GUESTS, NULL);
+	ck_assert(g->primary);
+	ck_assert_double_eq_tol(g->cells[1].t.p, 60.0 / 12870, 1e-12);
+	ck_assert_int_eq(g->cells[1].verdict, CMP_BETTER);
+	ck_assert_int_eq(row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "host")->cells[1].verdict,
+			 CMP_BETTER);
+	n1 = row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-1");
+	ck_assert(!n1->primary);
+	ck_assert_double_eq(n1->cells[1].p_adj, n1->cells[1].t.p);
+	ck_assert(!row("cpu-probe", "elapsed", CMP_ROW_GUESTS, NULL)->primary);
+	ck_assert(row("uname", "elapsed", CMP_ROW_GUESTS, NULL)->primary); /* its only metric */
+	teardown();
+	o.family_all = true;
+	compare2("base", "subtle", &o);
+	ck_assert_uint_eq(cmp.family[1], 18);
+	g = row("cpu-probe", "ops_per_sec", CMP_ROW_GUESTS, NULL);
+	ck_assert_int_eq(g->cells[1].verdict, CMP_NO_CHANGE);
+	ck_assert(g->cells[1].change_pct > 0.44 && g->cells[1].change_pct < 0.46);
+}
+END_TEST
+
+/* Issue 15: the monitors' steal_pct says 20% on guest-1 in cpu-probe's
+ * iterations 3 and 6: those two steps are noisy for every node, counted
+ * per series; steal_pct's own rows are secondary. */
+START_TEST(noise_flags_and_monitor_rows)
+{
+	struct cmp_opts o = defaults;
+
+	compare2("base", "noisy", &defaults);
+	ck_assert_uint_eq(cmp.noisy_steps[0], 0);
+	ck_assert_uint_eq(cmp.noisy_steps[1], 2);
+	ck_assert_uint_eq(row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-1")->cells[1].noisy, 2);
+	ck_assert_uint_eq(row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-3")->cells[1].noisy, 2);
+	ck_assert_uint_eq(row("cpu-probe", "elapsed", CMP_ROW_GUESTS, NULL)->cells[1].noisy, 2);
+	ck_assert_uint_eq(row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-1")->cells[0].noisy, 0);
+	ck_assert_uint_eq(row("uname", "elapsed", CMP_ROW_NODE, "guest-1")->cells[1].noisy, 0);
+	ck_assert(!row("cpu-probe", "steal_pct", CMP_ROW_GUESTS, NULL)->primary);
+	ck_assert(!row("cpu-probe", "steal_pct", CMP_ROW_NODE, "host")->primary);
+	/* a monitor's metric does not make uname's elapsed the agent's by-product */
+	ck_assert(row("uname", "elapsed", CMP_ROW_GUESTS, NULL)->primary);
+	ck_assert(!row("cpu-probe", "elapsed", CMP_ROW_GUESTS, NULL)->primary);
+	ck_assert_uint_eq(cmp.family[1], 6);
+	teardown();
+	o.noise_pct = 25;
+	compare2("base", "noisy", &o);
+	ck_assert_uint_eq(cmp.noisy_steps[1], 0);
+	ck_assert_uint_eq(row("cpu-probe", "ops_per_sec", CMP_ROW_NODE, "guest-1")->cells[1].noisy, 0);
 }
 END_TEST
 
@@ -324,8 +557,9 @@ START_TEST(cli_text_and_exit_status)
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_msg(strstr(o.out, "+19.91% better") && strstr(o.out, "fairness (Jain)") &&
 			      strstr(o.out, "guests (mean)") && strstr(o.out, "barrier skew"), "%s", o.out);
-	ck_assert_ptr_nonnull(strstr(o.out, "  ~\n")); /* uname: not significant, shown as ~ */
-	o = run_hostctl("compare", "base", "new", "--fail-on-regression", "10", NULL);
+	/* uname: not significant; its change is printed, ~ beside it (issue 15) */
+	ck_assert_msg(strstr(o.out, "  +0.12% ~\n"), "%s", o.out);
+	o = run_hostctl("compare", "new", "base", "--fail-on-regression", "10", NULL);
 	ck_assert_int_eq(o.status, 3);
 	ck_assert_ptr_nonnull(strstr(o.out, "worse REGRESSION"));
 	ck_assert_ptr_nonnull(strstr(o.err, "exit status 3"));
@@ -349,7 +583,8 @@ END_TEST
 START_TEST(cli_help_names_every_option)
 {
 	static const char *const opts[] = { "--test", "--alpha", "--correction", "--format",
-					    "--fail-on-regression", "--results", "--help" };
+					    "--fail-on-regression", "--results", "--help",
+					    "--family", "--vary", "--force", "--noise-pct" };
 	struct out o = run_hostctl("compare", "--help", NULL);
 
 	ck_assert_int_eq(o.status, 0);
@@ -399,7 +634,107 @@ START_TEST(cli_json_csv_markdown)
 	o = run_hostctl("compare", "--format", "markdown", "base", "new", NULL);
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_ptr_nonnull(strstr(o.out, "| node | run | n |"));
-	ck_assert_ptr_nonnull(strstr(o.out, "| \\~ |"));
+	ck_assert_ptr_nonnull(strstr(o.out, "| +0.12% \\~ |"));
+}
+END_TEST
+
+/* Issue 15: what a kernel engineer reads first comes first. */
+START_TEST(cli_verdict_failures_header_on_top)
+{
+	struct out o = run_hostctl("compare", "base", "subtle", NULL);
+	const char *table;
+
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_msg(!strncmp(o.out, "verdict, subtle against base:\n"
+				      "  significantly better: cpu-probe ops_per_sec, host +0.45% (p 0.028); "
+				      "cpu-probe ops_per_sec, guests together +0.45% (p 0.028)",
+			       strlen("verdict, subtle against base:\n  significantly better: cpu-probe "
+				      "ops_per_sec, host +0.45% (p 0.028); cpu-probe ops_per_sec, guests "
+				      "together +0.45% (p 0.028)")), "%s", o.out);
+	ck_assert_msg(strstr(o.out, "  no significant change elsewhere (3 other primary rows)\n"),
+		      "%s", o.out);
+	/* secondary rows: their raw p, marked */
+	ck_assert_msg(strstr(o.out, "guest-1 (secondary)") && strstr(o.out, "0.0047 raw"), "%s", o.out);
+	o = run_hostctl("compare", "--family", "all", "base", "subtle", NULL);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_msg(strstr(o.out, "no significant change in any of the 18 primary rows tested"),
+		      "%s", o.out);
+	ck_assert_msg(strstr(o.out, "+0.45% ~\n"), "%s", o.out); /* the size, never hidden */
+	ck_assert_int_eq(run_hostctl("compare", "--family", "some", "base", "new", NULL).status, 2);
+	o = run_hostctl("compare", "base", "noisy", NULL);
+	ck_assert_msg(strstr(o.out, "  run noisy has 2 noisy steps (some node's steal time, CPU "
+				    "pressure or vCPU delay over 5%)") && strstr(o.out, " 8, 2 noisy "),
+		      "%s", o.out);
+	o = run_hostctl("compare", "--noise-pct", "25", "base", "noisy", NULL);
+	ck_assert_ptr_null(strstr(o.out, "noisy step"));
+
+	o = run_hostctl("compare", "base", "failedguest", NULL);
+	ck_assert_int_eq(o.status, 0);
+	table = strstr(o.out, "cpu-probe ops_per_sec [");
+	ck_assert_ptr_nonnull(table);
+	ck_assert_msg(strstr(o.out, "failures (a failed step gives no number from its node):\n"
+				    "  failedguest: guest-2 cpu-probe: 2 failed steps: cpu-probe exited "
+				    "with status 1\n") < table, "%s", o.out);
+	ck_assert_ptr_nonnull(strstr(o.out, "failedguest (new): degraded, failedguest\n"));
+	ck_assert_ptr_nonnull(strstr(o.out, "failures: 2 failed steps, 0 participant failures"));
+
+	/* the header of each run, before any table */
+	o = run_hostctl("compare", "base", "new", NULL);
+	table = strstr(o.out, "cpu-probe ops_per_sec [");
+	static const char *const header[] = {
+		"base (base): complete, base\n",
+		"  host kernel 6.1.0-base; guest kernel the host's (local guests)\n",
+		"  host kernel 6.1.0-patched; ",
+		"  host lab-7, CPU Example CPU 9000 @ 3.0GHz\n",
+		"  guests: 3 local; 8 iterations\n",
+		"  from 2026-12-01T10:00:00.000000Z to 2026-12-01T10:05:00.000000Z; hostd 0.1.0; "
+		"release scheduled\n",
+		"  barrier skew median 3 us, max 5 us over 16 steps\n",
+		"  failures: none\n",
+		"  expected host kernel: base 6.1.0-base, new 6.1.0-patched\n",
+	};
+	for (size_t i = 0; i < sizeof(header) / sizeof(header[0]); i++) {
+		const char *at = strstr(o.out, header[i]);
+
+		ck_assert_msg(at && at < table, "no \"%s\" above the tables in:\n%s", header[i], o.out);
+	}
+}
+END_TEST
+
+/* Issue 15: the 200-against-400-loops pair: refused, then compared with
+ * --force and the warning in every output; --vary names what differs. */
+START_TEST(cli_refused_then_forced)
+{
+	static const char *const fmts[] = { "text", "markdown", "json", "csv" };
+	struct out o = run_hostctl("compare", "loops200", "loops400", NULL);
+	struct json_object *j;
+
+	ck_assert_int_eq(o.status, 1);
+	ck_assert_str_eq(o.out, "");
+	ck_assert_msg(strstr(o.err, "g.conf HACKBENCH_LOOPS: loops200 200, loops400 400") &&
+			      strstr(o.err, "--force") && strstr(o.err, "--vary NAME"), "%s", o.err);
+	o = run_hostctl("report", "-o", "/nonexistent/never", "loops200", "loops400", NULL);
+	ck_assert_int_eq(o.status, 1); /* refused before anything is written */
+	ck_assert_ptr_nonnull(strstr(o.err, "HACKBENCH_LOOPS"));
+	for (size_t i = 0; i < 4; i++) {
+		o = run_hostctl("compare", "--force", "--format", fmts[i], "loops200", "loops400", NULL);
+		ck_assert_int_eq(o.status, 0);
+		ck_assert_msg(strstr(o.err, "WARNING: these runs differ"), "%s: %s", fmts[i], o.err);
+		if (i < 3)
+			ck_assert_msg(strstr(o.out, "WARNING: these runs differ"), "%s: %s", fmts[i], o.out);
+	}
+	o = run_hostctl("compare", "--force", "--format", "json", "loops200", "loops400", NULL);
+	j = json_tokener_parse(o.out);
+	ck_assert_ptr_nonnull(j);
+	ck_assert(!json_object_get_boolean(jget(j, "comparable")));
+	ck_assert_str_eq(json_object_get_string(jget(json_object_array_get_idx(jget(j, "differences"), 1),
+						     "kind")), "refused");
+	json_object_put(j);
+	o = run_hostctl("compare", "--vary", "HACKBENCH_LOOPS", "loops200", "loops400", NULL);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_ptr_null(strstr(o.out, "WARNING"));
+	ck_assert_msg(strstr(o.out, "  expected g.conf HACKBENCH_LOOPS: loops200 200, loops400 400\n"),
+		      "%s", o.out);
 }
 END_TEST
 
@@ -428,10 +763,18 @@ int main(int argc, char **argv)
 	tcase_add_test(lib, different_benchmarks);
 	tcase_add_test(lib, different_units);
 	tcase_add_test(lib, locate_by_name);
+	tcase_add_test(lib, failed_steps_are_not_samples);
+	tcase_add_test(lib, refused_unless_forced_or_varied);
+	tcase_add_test(lib, guests_must_match);
+	tcase_add_test(lib, kernels_expected_and_header_read);
+	tcase_add_test(lib, holm_over_primary_family);
+	tcase_add_test(lib, noise_flags_and_monitor_rows);
 	tcase_add_checked_fixture(cli, NULL, teardown);
 	tcase_add_test(cli, cli_text_and_exit_status);
 	tcase_add_test(cli, cli_help_names_every_option);
 	tcase_add_test(cli, cli_json_csv_markdown);
+	tcase_add_test(cli, cli_verdict_failures_header_on_top);
+	tcase_add_test(cli, cli_refused_then_forced);
 	suite_add_tcase(s, lib);
 	suite_add_tcase(s, cli);
 	sr = srunner_create(s);

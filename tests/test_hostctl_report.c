@@ -126,8 +126,9 @@ START_TEST(page_renders_with_every_image)
 	char *rep = K("%s/rep", tmp), *out = K("%s/out", tmp);
 	char *err = K("%s/err", tmp), *prof = K("%s/profile", tmp);
 	char *index = K("%s/index.html", rep), *url = K("file://%s", index);
-	const char *gen[] = { hostctl, "report", "--results", data, "-o", rep, "base", "new",
-			      "nonode", NULL };
+	/* nonode has 2 guests: the comparison is about that (--vary) */
+	const char *gen[] = { hostctl, "report", "--results", data, "-o", rep, "--vary",
+			      "GUEST_COUNT", "base", "new", "nonode", NULL };
 	const char *chromium[] = { "chromium", "--headless", "--no-sandbox", "--disable-gpu",
 				   "--disable-quic", "--no-first-run",
 				   "--disable-background-networking", "--disable-component-update",
@@ -138,8 +139,9 @@ START_TEST(page_renders_with_every_image)
 	ck_assert_msg(spawn(gen, out, err) == 0, "report failed: %s", slurp(err));
 	page = slurp(index);
 	src = img_sources(page, &n);
-	/* 3 metrics x (box plot + per iteration) + skew */
-	ck_assert_uint_eq(n, 7);
+	/* 3 metrics x (box plot + per iteration + Jain per iteration) + skew
+	 * histogram + skew per step */
+	ck_assert_uint_eq(n, 11);
 	for (size_t i = 0; i < n; i++) {
 		char *path = K("%s/%s", rep, src[i]), *svg;
 
@@ -165,6 +167,40 @@ START_TEST(page_renders_with_every_image)
 	}
 	ck_assert_ptr_nonnull(strstr(dom, "+19.91% better"));
 	ck_assert_ptr_nonnull(strstr(dom, "no samples in run nonode"));
+	/* issue 15: the verdict in words on top, the header of each run, the
+	 * expected differences; a change not significant keeps its size */
+	ck_assert_msg(strstr(dom, "<h2 id=\"verdict1\">Verdict: new against base</h2>") &&
+			      strstr(dom, "<li>significantly better: <a href=\"#g0\">cpu-probe ops_per_sec</a>, "
+					  "host +19.89%"),
+		      "%s", dom);
+	ck_assert(strstr(dom, "verdict1") < strstr(dom, "<h2 id=\"g0\">"));
+	ck_assert_ptr_nonnull(strstr(dom, "<li>host kernel 6.1.0-patched; "));
+	ck_assert_ptr_nonnull(strstr(dom, "<li>expected guest_count (GUEST_COUNT): base 3, nonode 2</li>"));
+	ck_assert_ptr_nonnull(strstr(dom, "<td class=\"same\">+0.12% ~</td>"));
+}
+END_TEST
+
+/* Issue 15: the page of a run with failed steps lists them on top, by
+ * node, benchmark and reason; a forced comparison keeps its warning. */
+START_TEST(failures_and_warning_on_the_page)
+{
+	char *rep = K("%s/fail", tmp), *out = K("%s/out", tmp), *err = K("%s/err", tmp);
+	char *index = K("%s/index.html", rep), *page;
+	const char *gen[] = { hostctl, "report", "--results", data, "-o", rep, "base", "failedguest",
+			      NULL };
+	const char *forced[] = { hostctl, "report", "--results", data, "-o", rep, "--force",
+				 "loops200", "loops400", NULL };
+
+	ck_assert_msg(spawn(gen, out, err) == 0, "%s", slurp(err));
+	page = slurp(index);
+	ck_assert_msg(strstr(page, "<li>failedguest: guest-2 cpu-probe: 2 failed steps: cpu-probe "
+				   "exited with status 1</li>"), "%s", page);
+	ck_assert(strstr(page, "id=\"failures\"") < strstr(page, "<h2 id=\"g0\">"));
+	ck_assert_int_eq(spawn(forced, out, err), 0);
+	page = slurp(index);
+	ck_assert_msg(strstr(page, "<p class=\"warn\" id=\"warning\">WARNING: these runs differ"),
+		      "%s", page);
+	ck_assert_ptr_nonnull(strstr(slurp(err), "WARNING"));
 }
 END_TEST
 
@@ -191,6 +227,24 @@ START_TEST(single_run_report)
 }
 END_TEST
 
+/* Issue 15: a benchmark swept over groups=1,2,4 is drawn against groups
+ * (the guests' median with its CI band); the page names the sweep plot. */
+START_TEST(sweep_is_drawn)
+{
+	char *rep = K("%s/sweep", tmp), *out = K("%s/out", tmp), *err = K("%s/err", tmp);
+	char *index = K("%s/index.html", rep), *svg;
+	const char *gen[] = { hostctl, "report", "--results", data, "-o", rep, "sweep", NULL };
+
+	ck_assert_msg(spawn(gen, out, err) == 0, "%s", slurp(err));
+	ck_assert_msg(strstr(slurp(index), "<img src=\"s0-sweep.svg\" alt=\"hackbench time [s, "
+					   "lower is better] against groups, guests together\">"),
+		      "%s", slurp(index));
+	ck_assert_ptr_null(strstr(slurp(index), "s1-sweep.svg")); /* one metric, one sweep */
+	svg = slurp(K("%s/s0-sweep.svg", rep));
+	ck_assert(strstr(svg, "<svg") && strstr(svg, "</svg>") && strstr(svg, "groups"));
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("hostctl-report");
@@ -213,6 +267,8 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, page_renders_with_every_image);
 	tcase_add_test(tc, gnuplot_missing_is_said);
 	tcase_add_test(tc, single_run_report);
+	tcase_add_test(tc, failures_and_warning_on_the_page);
+	tcase_add_test(tc, sweep_is_drawn);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -204,7 +204,13 @@ START_TEST(test_failures_are_records)
 	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\n", 0644);
 	write_file("g.conf", "MMTESTS=\"garbled exits missing cpu-probe pat\"\nCPU_PROBE_UNITS=1000\n",
 		   0644);
-	ck_assert_msg(hostd_test_run(NULL, NULL) == 0, "%s", run_diagnosis());
+	/* a step that gave no numbers makes the run degraded, exit 2 (issue 15) */
+	ck_assert_msg(hostd_test_run(NULL, NULL) == 2, "%s", run_diagnosis());
+	json_object *m = manifest();
+	ck_assert_str_eq(jstr(m, "status"), "degraded");
+	ck_assert_str_eq(jstr(m, "reason"),
+			 "3 failed benchmark steps (failure records in samples.ndjson)");
+	ck_assert_int_eq(jint(m, "failed_steps"), 3);
 	size_t n;
 	json_object **s = read_ndjson("samples.ndjson", &n);
 	json_object *f1 = failure_of(s, n, 1), *f2 = failure_of(s, n, 2), *f3 = failure_of(s, n, 3);
@@ -230,6 +236,7 @@ START_TEST(test_failures_are_records)
 	snprintf(path, sizeof(path), "%s/results/t/%s", tmpdir, jstr(f1, "log"));
 	ck_assert_ptr_nonnull(strstr(read_text(path), "Time: soon"));
 	free_ndjson(s, n);
+	json_object_put(m);
 }
 END_TEST
 

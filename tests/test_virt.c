@@ -539,6 +539,20 @@ START_TEST(settings_mmtests_vms)
 	virt_settings_fini(&s);
 	config_free(c);
 
+	/* no LIBVIRT_URI: LIBVIRT_DEFAULT_URI, as virsh does (issue 15) */
+	setenv("LIBVIRT_DEFAULT_URI", "test:///from-env", 1);
+	c = conf("MMTESTS_VMS=vm-a\n");
+	ck_assert_int_eq(virt_settings_load(c, "h.conf", VIRT_COUNT_UNSET, NULL, &s, &d), 0);
+	ck_assert_str_eq(s.uri, "test:///from-env");
+	virt_settings_fini(&s);
+	config_free(c);
+	c = conf("LIBVIRT_URI=test:///default\nMMTESTS_VMS=vm-a\n");
+	ck_assert_int_eq(virt_settings_load(c, "h.conf", VIRT_COUNT_UNSET, NULL, &s, &d), 0);
+	ck_assert_str_eq(s.uri, "test:///default"); /* h.conf's wins */
+	virt_settings_fini(&s);
+	config_free(c);
+	unsetenv("LIBVIRT_DEFAULT_URI");
+
 	/* GUESTS too; a GUEST_COUNT that disagrees is an error naming the list */
 	c = conf("LIBVIRT_URI=test:///default\nGUESTS=\"vm-a vm-b\"\n");
 	ck_assert_int_eq(virt_settings_load(c, "h.conf", 3, NULL, &s, &d), -EINVAL);
