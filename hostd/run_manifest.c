@@ -188,8 +188,13 @@ static json_object *participants(struct run *r)
 		json_object *o = json_object_new_object();
 		json_object_object_add(o, "node", json_object_new_string(p->node.name));
 		json_object_object_add(o, "kind", json_object_new_string(run_part_kind_name(p->kind)));
-		json_object_object_add(o, "status",
-				       json_object_new_string(p->failed ? "failed" : "ok"));
+		/* ok: every step of its plan done */
+		uint32_t nsteps = r->exp->node_plan[p->guest_index]->nsteps;
+		const char *status = p->failed		      ? "failed"
+				     : p->steps_done == nsteps	      ? "ok"
+				     : r->status == RUN_RUNNING ? "running"
+								: "incomplete";
+		json_object_object_add(o, "status", json_object_new_string(status));
 		json_object_object_add(o, "agent_version", json_object_new_string(p->agent_version));
 		json_object_object_add(o, "boot_id", json_object_new_string(p->boot_id));
 		json_object_object_add(o, "clocksource", json_object_new_string(p->clocksource));
