@@ -39,14 +39,17 @@ void run_record_started(struct run *r, struct participant *p, int64_t host_ns, i
 	 * is a clock that lies (or an offset that is wrong), not a skew. */
 	int64_t bound = p->clock_shared ? 0 : part_clock(p)->bound_ns;
 	int64_t lo = sat_add(r->rec.go_first_ns, -bound), hi = sat_add(p->node.rx_ns, bound);
-	if (host_ns < lo || host_ns > hi) {
+	/* late after a scheduled instant: no later than the receipt allows
+	 * (its lateness feeds the lead of every release after) */
+	int64_t late_max = r->rec.release_at_ns ? sat_add(hi, -r->rec.release_at_ns) : INT64_MAX;
+	if (host_ns < lo || host_ns > hi || (late_ns > 0 && late_ns > late_max)) {
 		char what[300];
 		p->rec_flags |= RUN_FLAG_START_IMPLAUSIBLE;
 		p->rec_claimed_ns = host_ns;
-		snprintf(what, sizeof(what), "its start stamp (%lld ns on the host's clock) is outside "
-			 "the go's send and the receipt of started (%lld..%lld ns, its offset bound "
-			 "included): implausible, left out of the skew", (long long)host_ns,
-			 (long long)lo, (long long)hi);
+		snprintf(what, sizeof(what), "its start stamp (%lld ns on the host's clock, %lld ns "
+			 "late) is outside the go's send and the receipt of started (%lld..%lld ns, "
+			 "its offset bound included): implausible, left out of the skew",
+			 (long long)host_ns, (long long)late_ns, (long long)lo, (long long)hi);
 		run_progress_clear(r);
 		log_warn("%s: %s (step %u)", p->node.name, what, p->running_step);
 		run_add_event(r, p, p->running_step, what);

@@ -19,6 +19,7 @@
  *   reserved-sample a monitor sample vcpu.all.time in step 1
  *   reserved-result a result steal_pct in step 1
  *   stamp-zero, stamp-max   start stamps of 0 and INT64_MAX
+ *   late-lie        a true start stamp, but 1000 s late after the go's instant
  *   offset-jump     honest pongs with its clock 1 ms ahead until step 2, then
  *                   10 s ahead (hostd must run it with a clock of its own:
  *                   LOCAL_GUEST_CLOCK_OFFSET_NS)
@@ -203,6 +204,8 @@ static void run_step(uint32_t step)
 	m.u.started.step = step;
 	m.u.started.mono_ns = mode("stamp-zero") ? 0 : mode("stamp-max") ? INT64_MAX
 									 : now_ns() + hx.offset_ns;
+	if (mode("late-lie"))
+		m.u.started.late_ns = 1000 * 1000000000LL;
 	send_msg(&m);
 	if (mode("skip-done")) {
 		send_ready(step + 1);

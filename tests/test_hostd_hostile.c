@@ -287,6 +287,21 @@ START_TEST(test_stamp_max)
 }
 END_TEST
 
+/* A true stamp, but a lateness after the scheduled instant that the
+ * receipt of started rules out (it would grow every later lead). */
+START_TEST(test_late_lie)
+{
+	ck_assert_int_eq(run_hostile("late-lie", NULL, NULL), 0);
+	assert_flagged("start-implausible", true);
+	size_t n;
+	json_object **b = read_ndjson("barriers.ndjson", &n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_ptr_null(json_object_object_get(json_object_object_get(b[i], "late_ns"),
+							  "guest-2"));
+	free_ndjson(b, n);
+}
+END_TEST
+
 /* Clocks of their own (a ping/pong offset): guest-2's jumps by 10 s after
  * step 1; guest-1's, honest, is never flagged. */
 START_TEST(test_offset_jump)
@@ -331,6 +346,7 @@ int main(void)
 	tcase_add_test(tc, test_reserved_result);
 	tcase_add_test(tc, test_stamp_zero);
 	tcase_add_test(tc, test_stamp_max);
+	tcase_add_test(tc, test_late_lie);
 	tcase_add_test(tc, test_offset_jump);
 	tcase_add_test(tc, test_offset_huge);
 	suite_add_tcase(s, tc);
