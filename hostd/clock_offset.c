@@ -68,6 +68,7 @@ static void estimate(struct clock_offset *c)
 			stray = d;
 	}
 	c->ref_ns = ref;
+	c->fit_last_ns = last;
 	c->offset_ns = (int64_t)llround(intercept);
 	c->drift = slope;
 	c->bound_ns = worst_half + (int64_t)ceil(stray);
@@ -172,15 +173,21 @@ int64_t clock_offset_to_guest(const struct clock_offset *c, int64_t host_ns)
 	return sat_add(host_ns, clock_offset_at(c, host_ns));
 }
 
+int64_t clock_offset_bound_at(const struct clock_offset *c, int64_t host_ns)
+{
+	/* exchanges held up on the way are not fitted: the line may rest on
+	 * ones long ago, and an honest clock slews all that time */
+	double since = fabs((double)host_ns - (double)c->fit_last_ns);
+	return sat_add(c->bound_ns, sat_round(ceil(since * CLOCK_OFFSET_SLEW_PPM / 1e6)));
+}
+
 bool clock_offset_jumped(const struct clock_offset *c, const struct clock_exchange *e,
 			 int64_t *off_by, int64_t *allowed)
 {
 	if (c->samples == 0)
 		return false;
-	int64_t since = e->at_ns > c->ref_ns ? e->at_ns - c->ref_ns : c->ref_ns - e->at_ns;
-	double slew = (double)since * CLOCK_OFFSET_SLEW_PPM / 1e6;
 	*off_by = sat_sub(e->offset_ns, clock_offset_at(c, e->at_ns));
-	*allowed = sat_add(sat_add((e->delay_ns + 1) / 2, c->bound_ns), sat_round(ceil(slew)));
+	*allowed = sat_add((e->delay_ns + 1) / 2, clock_offset_bound_at(c, e->at_ns));
 	return *off_by > *allowed || *off_by < -*allowed;
 }
 

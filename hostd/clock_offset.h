@@ -60,6 +60,7 @@ struct clock_offset {
 	int64_t ref_ns;                  /* host time the estimate is for */
 	double drift;                    /* d(offset)/d(host time), e.g. 1e-6 = 1 ppm */
 	int64_t bound_ns;                /* |true - estimate| <= bound near ref_ns */
+	int64_t fit_last_ns;             /* the newest exchange the line rests on */
 
 	/* samples whose delay is within this of 1.5x the smallest are fitted;
 	 * 0: the ping/pong default (20 us: a TCG channel's jitter) */
@@ -76,8 +77,9 @@ int clock_offset_exchange(int64_t t1, int64_t t2, int64_t t3, int64_t t4,
 bool clock_offset_add(struct clock_offset *c, int64_t t1, int64_t t2, int64_t t3, int64_t t4);
 /* Whether exchange e disagrees with the estimate c (which has samples)
  * beyond both bounds (e's delay/2 and c's bound) and the slew an honest
- * clock may have had since c's reference (CLOCK_OFFSET_SLEW_PPM); *off_by
- * and *allowed say by how much and what was allowed. */
+ * clock may have had since the newest exchange the line rests on
+ * (CLOCK_OFFSET_SLEW_PPM); *off_by and *allowed say by how much and what
+ * was allowed. */
 bool clock_offset_jumped(const struct clock_offset *c, const struct clock_exchange *e,
 			 int64_t *off_by, int64_t *allowed);
 /* Adds a sample made elsewhere (a PTP reading): at host instant at_ns the
@@ -86,6 +88,10 @@ bool clock_offset_add_sample(struct clock_offset *c, int64_t at_ns, int64_t offs
 			     int64_t bound_ns);
 /* guest - host at host instant host_ns (the fitted line there). */
 int64_t clock_offset_at(const struct clock_offset *c, int64_t host_ns);
+/* The bound at host instant host_ns: bound_ns near the exchanges the line
+ * rests on, growing by CLOCK_OFFSET_SLEW_PPM of the time from the newest
+ * of them (a clock slews, and its frequency errs, beyond a fitted line). */
+int64_t clock_offset_bound_at(const struct clock_offset *c, int64_t host_ns);
 /* A guest instant on the host's clock, and a host instant on the guest's;
  * saturated at INT64_MIN / INT64_MAX, never overflowing (a guest names
  * any instant it likes). */

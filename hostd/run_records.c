@@ -37,7 +37,7 @@ void run_record_started(struct run *r, struct participant *p, int64_t host_ns, i
 		return;
 	/* It started after the go left and before we heard so: anything else
 	 * is a clock that lies (or an offset that is wrong), not a skew. */
-	int64_t bound = p->clock_shared ? 0 : part_clock(p)->bound_ns;
+	int64_t bound = p->clock_shared ? 0 : clock_offset_bound_at(part_clock(p), p->node.rx_ns);
 	int64_t lo = sat_add(r->rec.go_first_ns, -bound), hi = sat_add(p->node.rx_ns, bound);
 	/* late after a scheduled instant: no later than the receipt allows
 	 * (its lateness feeds the lead of every release after) */

@@ -137,6 +137,11 @@ START_TEST(test_jump)
 	ck_assert(clock_offset_jumped(&c, &e, &off_by, &allowed));
 	ck_assert_int_gt(off_by, 9 * SEC);
 	ck_assert_int_lt(allowed, 10 * 1000 * 1000);
+	/* the bound grows by 500 ppm of the time since the line's newest
+	 * exchange: 10 s on, 5 ms */
+	ck_assert_int_eq(clock_offset_bound_at(&c, 15050), c.bound_ns);
+	ck_assert_int_eq(clock_offset_bound_at(&c, 15050 + 10 * SEC), c.bound_ns + 5 * MS);
+	ck_assert_int_eq(clock_offset_bound_at(&c, INT64_MAX) > 4 * SEC * 1000000, 1);
 	/* no estimate yet: nothing to jump from */
 	struct clock_offset none = { 0 };
 	ck_assert(!clock_offset_jumped(&none, &e, &off_by, &allowed));
