@@ -206,8 +206,12 @@ static void on_event(void *ctx, enum proto_event ev, struct proto_msg *msg, int 
 	}
 
 	/* A sync is always acked, but not twice while the peer has not read
-	 * the first ack: acks it never reads would pile up here. */
+	 * the first ack: acks it never reads would pile up here.  The same
+	 * sync said again (an agent does so once when our 0xFF crosses it)
+	 * needs no second ack: the first is on its way. */
 	if (msg->type == PROTO_SYNC && node_reply_unwritten(n, NODE_REPLY_ACK)) {
+		if (msg->u.sync.nonce == n->acked_nonce)
+			return;
 		n->flooded = true;
 		n->ops->flooding(n, "sent sync again before reading our sync-ack");
 		return;
@@ -216,8 +220,10 @@ static void on_event(void *ctx, enum proto_event ev, struct proto_msg *msg, int 
 	enum proto_link_verdict v = proto_link_input(&n->link, msg, &n->out);
 	if (n->out.len > 0) {
 		node_send_bytes(n, n->out.data, n->out.len);
-		if (msg->type == PROTO_SYNC)
+		if (msg->type == PROTO_SYNC) {
 			node_reply_sent(n, NODE_REPLY_ACK);
+			n->acked_nonce = msg->u.sync.nonce;
+		}
 	}
 	if (v == PROTO_LINK_DELIVER)
 		n->ops->message(n, msg);

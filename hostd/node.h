@@ -82,6 +82,7 @@ struct node {
 	 * reply is written once written_total reaches its mark */
 	uint64_t queued_total, written_total;
 	uint64_t reply_mark[NODE_REPLY_COUNT];
+	uint64_t acked_nonce; /* of the peer's last sync we acked */
 	/* a send was refused (NODE_QUEUE_MAX): reported from a timer, since
 	 * the sender may be in the middle of a loop over every node */
 	uv_timer_t report;

@@ -9,6 +9,9 @@
  *
  *   hello-flood     hello again and again, never reading (the plan each time)
  *   sync-flood      sync again and again, never reading (a sync-ack each time)
+ *   sync-same       the same sync again and again for LOCKSTEP_HOSTILE_SECONDS,
+ *                   never reading, then on as an honest agent (one ack is
+ *                   owed, no more: not a flood)
  *   ready-flood     released into step 1, ready for it again and again, never
  *                   reading (a go each time)
  *   error-flood     in step 1, 4000 agent errors of 1000 bytes with escape
@@ -158,14 +161,14 @@ static void send_hello(void)
 /* Sends line over and over, about 10000 a second (half hostd's rate limit:
  * the flood must be caught by what it costs, not by its rate), never
  * reading, until hostd closes the channel or the time is up. */
-static void flood(struct proto_msg *m)
+static void flood(struct proto_msg *m, bool fresh_nonce)
 {
 	struct proto_buf b = { 0 };
 	m->version = PROTO_VERSION;
 	if (proto_encode(m, &b) != 0)
 		exit(2);
 	for (unsigned i = 0; now_ns() < hx.until_ns; i++) {
-		if (m->type == PROTO_SYNC) { /* a fresh nonce each time */
+		if (fresh_nonce) {
 			b.len = 0;
 			m->u.sync.nonce = i + 1000;
 			proto_encode(m, &b);
@@ -177,7 +180,8 @@ static void flood(struct proto_msg *m)
 		}
 	}
 	proto_buf_free(&b);
-	exit(0);
+	if (!mode("sync-same"))
+		exit(0);
 }
 
 static void send_result(uint32_t step, const char *metric, double value, const char *unit)
@@ -326,11 +330,12 @@ int main(int argc, char **argv)
 		struct proto_msg h = { .type = PROTO_HELLO };
 		snprintf(h.u.hello.node, sizeof(h.u.hello.node), "%s", hx.node);
 		h.u.hello.proto_min = h.u.hello.proto_max = PROTO_VERSION;
-		flood(&h);
+		flood(&h, false);
 	}
-	if (mode("sync-flood")) {
+	if (mode("sync-flood") || mode("sync-same")) {
 		struct proto_msg s = { .type = PROTO_SYNC };
-		flood(&s);
+		s.u.sync.nonce = 999;
+		flood(&s, mode("sync-flood"));
 	}
 
 	uint32_t step = 0, have = 0;
@@ -358,7 +363,7 @@ int main(int argc, char **argv)
 			if (mode("ready-flood")) {
 				struct proto_msg r = { .type = PROTO_READY };
 				r.u.ready.step = step;
-				flood(&r);
+				flood(&r, false);
 			}
 			run_step(step);
 			break;

@@ -107,6 +107,18 @@ START_TEST(test_hello_flood_big_plan)
 END_TEST
 
 
+/* The same sync said again while our ack waits: owed once, not a flood
+ * (an agent says its sync twice when our 0xFF crosses it). */
+START_TEST(test_sync_same_not_flood)
+{
+	setenv("LOCKSTEP_HOSTILE_SECONDS", "2", 1);
+	ck_assert_msg(run_hostile("sync-same", NULL, NULL) == 0, "%s", run_diagnosis());
+	json_object *m = manifest();
+	ck_assert_str_eq(jstr(participant(m, "guest-2"), "status"), "ok");
+	json_object_put(m);
+}
+END_TEST
+
 /* ---- case 5: guest text bounded and escaped --------------------------- */
 
 static size_t count_of(const char *text, const char *what)
@@ -338,6 +350,7 @@ int main(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_loop_test(tc, test_fails_node, 0, sizeof(failing) / sizeof(failing[0]));
 	tcase_add_test(tc, test_hello_flood_big_plan);
+	tcase_add_test(tc, test_sync_same_not_flood);
 	tcase_add_test(tc, test_error_flood);
 	tcase_add_test(tc, test_skip_done);
 	tcase_add_test(tc, test_skip_done_abort);
