@@ -323,9 +323,10 @@ void run_agents_finish(struct run *r)
 		text_suppressed_say(r, p, true);
 		if (!p->failed && p->running_step && !p->done) {
 			char why[96];
-			snprintf(why, sizeof(why), "the run ended (%s) before its done",
+			snprintf(why, sizeof(why), "step cut short: the run ended (%s) before its done",
 				 run_status_name(r->status));
-			run_add_failure(r, p, p->running_step, why);
+			/* not the node's failure: an event, and the step's record */
+			run_add_event(r, p, p->running_step, why);
 			run_bench_lost(r, p, p->running_step, why);
 			p->done = true;
 		}

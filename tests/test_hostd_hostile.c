@@ -200,6 +200,8 @@ START_TEST(test_skip_done_abort)
 	json_object *g1 = participant(m, "guest-1");
 	ck_assert_int_lt(jint(g1, "steps_done"), 3);
 	ck_assert_str_eq(jstr(g1, "status"), "incomplete");
+	/* the abort is guest-2's failure, not guest-1's */
+	ck_assert_int_eq(json_object_array_length(json_object_object_get(m, "failures")), 1);
 	json_object_put(m);
 }
 END_TEST
