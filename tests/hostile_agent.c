@@ -17,6 +17,7 @@
  *   error-flood     in step 1, 4000 agent errors of 1000 bytes with escape
  *                   sequences and fake log lines; then on as an honest agent
  *   skip-done       started step 1, then ready for step 2: never a done
+ *   vanish, hang    started step 2, then exits, or says nothing more
  *   spec-result     four "time" results for each step besides its output
  *   twice-result    its "elapsed" twice in each step
  *   reserved-sample a monitor sample vcpu.all.time in step 1
@@ -215,6 +216,10 @@ static void run_step(uint32_t step)
 		send_ready(step + 1);
 		return;
 	}
+	if (mode("vanish") && step == 2)
+		exit(0);
+	while (mode("hang") && step == 2)
+		pause();
 	if (mode("error-flood") && step == 1) {
 		char text[1001];
 		memset(text, 'e', sizeof(text) - 1);

@@ -190,6 +190,33 @@ START_TEST(test_skip_done)
 }
 END_TEST
 
+/* Started step 2 and then gone, or silent past the deadline: the step has
+ * its failure record all the same. */
+static const struct {
+	const char *mode, *reason;
+} lost[] = {
+	{ "vanish", "closed its channel" },
+	{ "hang", "BARRIER_TIMEOUT=3s" },
+};
+
+START_TEST(test_step_lost)
+{
+	ck_assert_int_eq(run_hostile(lost[_i].mode, "ON_GUEST_FAILURE=continue\nBARRIER_TIMEOUT=3\n",
+				     NULL), 2);
+	assert_guest2_failed(lost[_i].reason, 3);
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	json_object *f = failure_record(s, n, "guest-2", 2);
+	ck_assert_msg(f, "no failure record for guest-2's step 2");
+	ck_assert_ptr_nonnull(strstr(jstr(f, "reason"), lost[_i].reason));
+	ck_assert_int_eq(count_sample(s, n, "guest-2", 1, "elapsed"), 1);
+	free_ndjson(s, n);
+	json_object *m = manifest();
+	ck_assert_int_eq(jint(participant(m, "guest-2"), "steps_done"), 1);
+	json_object_put(m);
+}
+END_TEST
+
 /* Aborted by guest-2's lie: guest-1 did not run its plan, so it is not
  * "ok", and whatever step it was in has its failure record. */
 START_TEST(test_skip_done_abort)
@@ -356,6 +383,7 @@ int main(void)
 	tcase_add_test(tc, test_error_flood);
 	tcase_add_test(tc, test_skip_done);
 	tcase_add_test(tc, test_skip_done_abort);
+	tcase_add_loop_test(tc, test_step_lost, 0, sizeof(lost) / sizeof(lost[0]));
 	tcase_add_test(tc, test_spec_result);
 	tcase_add_test(tc, test_twice_result);
 	tcase_add_test(tc, test_reserved_result);
