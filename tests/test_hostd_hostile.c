@@ -73,19 +73,22 @@ static void assert_guest2_failed(const char *want, int guest1_steps)
 
 /* The lies that cost guest-2 its place at once, and what hostd says. */
 static const struct {
-	const char *mode, *reason;
+	const char *mode, *reason, *hconf;
 } failing[] = {
 	/* case 4: asking again for what it never reads */
-	{ "hello-flood", "hello again before it read the plan" },
-	{ "sync-flood", "sync again before reading our sync-ack" },
-	{ "ready-flood", "ready for step 1 again before it read its go" },
+	{ "hello-flood", "hello again before it read the plan", NULL },
+	/* a clock of its own: hello is answered with a ping first */
+	{ "hello-flood", "hello again before it read the clock ping",
+	  "ON_GUEST_FAILURE=continue\nLOCAL_GUEST_CLOCK_OFFSET_NS=1000000\n" },
+	{ "sync-flood", "sync again before reading our sync-ack", NULL },
+	{ "ready-flood", "ready for step 1 again before it read its go", NULL },
 	/* case 7: names hostd measures itself */
-	{ "reserved-sample", "monitor sample named vcpu.all.time, which hostd measures itself" },
+	{ "reserved-sample", "monitor sample named vcpu.all.time, which hostd measures itself", NULL },
 };
 
 START_TEST(test_fails_node)
 {
-	ck_assert_int_eq(run_hostile(failing[_i].mode, NULL, NULL), 2);
+	ck_assert_int_eq(run_hostile(failing[_i].mode, failing[_i].hconf, NULL), 2);
 	assert_guest2_failed(failing[_i].reason, 3);
 }
 END_TEST
