@@ -80,9 +80,45 @@ static size_t format_prefix(enum log_level lvl, char *buf, size_t size)
 	return n < 0 ? 0 : (size_t)n >= size ? size - 1 : (size_t)n;
 }
 
+size_t log_escape(const char *text, size_t len, char *buf, size_t size)
+{
+	size_t need = 0, out = 0;
+	bool full = size == 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+		char esc[8];
+		size_t n;
+		const char *piece = esc;
+		if ((c < 0x20 && c != '\t') || c == 0x7f) {
+			n = (size_t)snprintf(esc, sizeof(esc), "\\x%02x", c);
+		} else if (c == 0xc2 && i + 1 < len && (unsigned char)text[i + 1] >= 0x80 &&
+			   (unsigned char)text[i + 1] <= 0x9f) {
+			n = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", (unsigned char)text[++i]);
+		} else {
+			/* a UTF-8 character stays whole: its lead byte and continuations */
+			n = 1;
+			while (c >= 0xc0 && i + n < len && ((unsigned char)text[i + n] & 0xc0) == 0x80 &&
+			       n < 4)
+				n++;
+			piece = text + i;
+			i += n - 1;
+		}
+		need += n;
+		if (!full && out + n < size) {
+			memcpy(buf + out, piece, n);
+			out += n;
+		} else {
+			full = true;
+		}
+	}
+	if (size)
+		buf[out] = '\0';
+	return need;
+}
+
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
-	char line[LOG_LINE_MAX];
+	char line[LOG_LINE_MAX], msg[LOG_LINE_MAX];
 	int saved_errno = errno;
 	size_t len, room;
 	va_list ap;
@@ -94,19 +130,29 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 	room = sizeof(line) - len - 1; /* keep one byte for the '\n' */
 	errno = saved_errno; /* so that "%m" names the caller's error */
 	va_start(ap, fmt);
-	n = vsnprintf(line + len, room + 1, fmt, ap);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		n = 0;
-	if ((size_t)n > room) {
-		n = (int)room;
-		memcpy(line + len + room - 3, "...", 3);
-	}
+	bool cut = (size_t)n >= sizeof(msg);
+	if (cut)
+		n = (int)sizeof(msg) - 1;
 	/* One message, one line: the journal and line-based readers rely on it. */
-	for (char *p = line + len; p < line + len + n; p++)
+	for (char *p = msg; p < msg + n; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
-	len += (size_t)n;
+	size_t whole = log_escape(msg, (size_t)n, line + len, room + 1);
+	size_t got = strlen(line + len);
+	if (whole > got || cut) {
+		/* cut short: say so within the line, after a whole character */
+		if (got > room - 3)
+			got = room - 3;
+		while (got > 0 && ((unsigned char)line[len + got] & 0xc0) == 0x80)
+			got--;
+		memcpy(line + len + got, "...", 3);
+		got += 3;
+	}
+	len += got;
 	line[len++] = '\n';
 	while (write(STDERR_FILENO, line, len) < 0 && errno == EINTR)
 		;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Logging for the outer layer of both binaries (library parts never log).
- * One line per message.  When stderr is the journal (JOURNAL_STREAM matches
+ * One line per message: newlines become spaces and every other control
+ * character is escaped (log_escape), whatever the text came from.  When stderr is the journal (JOURNAL_STREAM matches
  * stderr's device:inode) each line gets a "<N>" priority prefix; on a
  * terminal or a file, a timestamp and the program name.
  */
@@ -11,6 +12,13 @@
 enum log_level { LOG_LVL_ERROR = 3, LOG_LVL_WARN = 4, LOG_LVL_INFO = 6, LOG_LVL_DEBUG = 7 };
 
 void log_init(const char *program, enum log_level max_level);
+/* Text from a peer made safe for a terminal, a log or a file a person
+ * reads: every control character (C0 but tab, DEL, and U+0080..U+009F)
+ * becomes "\xNN" ("\u00NN" for C1), so no escape sequence, carriage
+ * return or fake log line gets through.  Writes at most size - 1 bytes and
+ * a NUL, never half an escape or half a UTF-8 character; returns the
+ * length the whole escaped text has (as snprintf). */
+size_t log_escape(const char *text, size_t len, char *buf, size_t size);
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_error(...) log_msg(LOG_LVL_ERROR, __VA_ARGS__)

@@ -68,6 +68,7 @@ static void estimate(struct clock_offset *c)
 			stray = d;
 	}
 	c->ref_ns = ref;
+	c->fit_last_ns = last;
 	c->offset_ns = (int64_t)llround(intercept);
 	c->drift = slope;
 	c->bound_ns = worst_half + (int64_t)ceil(stray);
@@ -86,15 +87,33 @@ static void store(struct clock_offset *c, int64_t at_ns, int64_t offset_ns, int6
 	estimate(c);
 }
 
+int clock_offset_exchange(int64_t t1, int64_t t2, int64_t t3, int64_t t4,
+			  struct clock_exchange *out)
+{
+	int64_t trip, held, out_way, back;
+	if (t4 < t1 || t3 < t2)
+		return -EINVAL;
+	/* t2 and t3 are the guest's: any value at all */
+	if (__builtin_sub_overflow(t4, t1, &trip) || __builtin_sub_overflow(t3, t2, &held) ||
+	    __builtin_sub_overflow(t2, t1, &out_way) || __builtin_sub_overflow(t3, t4, &back))
+		return -ERANGE;
+	if (trip < held)
+		return -EINVAL; /* the guest claims it held the ping longer than the trip */
+	out->delay_ns = trip - held;
+	/* halves first: the sums of two instants could overflow */
+	out->at_ns = t1 + trip / 2;
+	out->offset_ns = out_way / 2 + back / 2;
+	if (out->offset_ns > CLOCK_OFFSET_MAX_NS || out->offset_ns < -CLOCK_OFFSET_MAX_NS)
+		return -ERANGE;
+	return 0;
+}
+
 bool clock_offset_add(struct clock_offset *c, int64_t t1, int64_t t2, int64_t t3, int64_t t4)
 {
-	if (t4 < t1 || t3 < t2)
+	struct clock_exchange e;
+	if (clock_offset_exchange(t1, t2, t3, t4, &e) < 0)
 		return false;
-	int64_t delay = (t4 - t1) - (t3 - t2);
-	if (delay < 0)
-		return false; /* the guest claims it held the ping longer than the trip */
-	/* halves first: the sums of two instants could overflow */
-	store(c, t1 + (t4 - t1) / 2, (t2 - t1) / 2 + (t3 - t4) / 2, delay);
+	store(c, e.at_ns, e.offset_ns, e.delay_ns);
 	return true;
 }
 
@@ -102,15 +121,40 @@ bool clock_offset_add_sample(struct clock_offset *c, int64_t at_ns, int64_t offs
 			     int64_t bound_ns)
 {
 	/* the fit keeps delay/2 as a sample's bound */
-	if (bound_ns < 0 || bound_ns > INT64_MAX / 4)
+	if (bound_ns < 0 || bound_ns > INT64_MAX / 4 || offset_ns > CLOCK_OFFSET_MAX_NS ||
+	    offset_ns < -CLOCK_OFFSET_MAX_NS)
 		return false;
 	store(c, at_ns, offset_ns, 2 * bound_ns);
 	return true;
 }
 
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t s;
+	return __builtin_add_overflow(a, b, &s) ? (b > 0 ? INT64_MAX : INT64_MIN) : s;
+}
+
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+	int64_t s;
+	return __builtin_sub_overflow(a, b, &s) ? (b < 0 ? INT64_MAX : INT64_MIN) : s;
+}
+
+/* A double as an int64, saturated (llround of one out of range is not). */
+static int64_t sat_round(double x)
+{
+	if (!(x > -9.2e18)) /* also NaN */
+		return x != x ? 0 : INT64_MIN;
+	if (x > 9.2e18)
+		return INT64_MAX;
+	return (int64_t)llround(x);
+}
+
 int64_t clock_offset_at(const struct clock_offset *c, int64_t host_ns)
 {
-	return c->offset_ns + (int64_t)llround(c->drift * (double)(host_ns - c->ref_ns));
+	/* the span in double: host_ns may be any instant a guest named */
+	double span = (double)host_ns - (double)c->ref_ns;
+	return sat_add(c->offset_ns, sat_round(c->drift * span));
 }
 
 int64_t clock_offset_to_host(const struct clock_offset *c, int64_t guest_ns)
@@ -118,15 +162,33 @@ int64_t clock_offset_to_host(const struct clock_offset *c, int64_t guest_ns)
 	/* solve host = guest - offset(host) by fixed-point iteration: each
 	 * step shrinks the error by the drift (1e-4 at most in practice), so
 	 * three leave it far below a nanosecond */
-	int64_t host = guest_ns - c->offset_ns;
+	int64_t host = sat_sub(guest_ns, c->offset_ns);
 	for (int i = 0; i < 3; i++)
-		host = guest_ns - clock_offset_at(c, host);
+		host = sat_sub(guest_ns, clock_offset_at(c, host));
 	return host;
 }
 
 int64_t clock_offset_to_guest(const struct clock_offset *c, int64_t host_ns)
 {
-	return host_ns + clock_offset_at(c, host_ns);
+	return sat_add(host_ns, clock_offset_at(c, host_ns));
+}
+
+int64_t clock_offset_bound_at(const struct clock_offset *c, int64_t host_ns)
+{
+	/* exchanges held up on the way are not fitted: the line may rest on
+	 * ones long ago, and an honest clock slews all that time */
+	double since = fabs((double)host_ns - (double)c->fit_last_ns);
+	return sat_add(c->bound_ns, sat_round(ceil(since * CLOCK_OFFSET_SLEW_PPM / 1e6)));
+}
+
+bool clock_offset_jumped(const struct clock_offset *c, const struct clock_exchange *e,
+			 int64_t *off_by, int64_t *allowed)
+{
+	if (c->samples == 0)
+		return false;
+	*off_by = sat_sub(e->offset_ns, clock_offset_at(c, e->at_ns));
+	*allowed = sat_add((e->delay_ns + 1) / 2, clock_offset_bound_at(c, e->at_ns));
+	return *off_by > *allowed || *off_by < -*allowed;
 }
 
 void clock_realmono_read(struct clock_realmono *out)

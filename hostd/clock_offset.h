@@ -35,6 +35,13 @@
 #include <stdint.h>
 
 #define CLOCK_OFFSET_WINDOW 64
+/* No guest's monotonic clock is further than this from the host's: both
+ * count from a boot, and 2^61 ns is 73 years.  A larger offset is a lie,
+ * and refusing it keeps every sum of an instant and an offset in range. */
+#define CLOCK_OFFSET_MAX_NS (1LL << 61)
+/* How fast an honest clock's offset may move beyond its fitted drift:
+ * the kernel slews a clock by at most 500 ppm (NTP's MAXFREQ). */
+#define CLOCK_OFFSET_SLEW_PPM 500
 
 struct clock_exchange {
 	int64_t at_ns;     /* host time of the exchange: (t1 + t4) / 2 */
@@ -53,22 +60,41 @@ struct clock_offset {
 	int64_t ref_ns;                  /* host time the estimate is for */
 	double drift;                    /* d(offset)/d(host time), e.g. 1e-6 = 1 ppm */
 	int64_t bound_ns;                /* |true - estimate| <= bound near ref_ns */
+	int64_t fit_last_ns;             /* the newest exchange the line rests on */
 
 	/* samples whose delay is within this of 1.5x the smallest are fitted;
 	 * 0: the ping/pong default (20 us: a TCG channel's jitter) */
 	int64_t good_slack_ns;
 };
 
-/* Adds one exchange; false (and nothing kept) when its timestamps cannot
- * be right (t4 before t1, t3 before t2, a negative delay). */
+/* One exchange's offset and delay.  0; -EINVAL when its timestamps cannot
+ * be right (t4 before t1, t3 before t2, a negative delay); -ERANGE when
+ * they overflow or put the offset past CLOCK_OFFSET_MAX_NS. */
+int clock_offset_exchange(int64_t t1, int64_t t2, int64_t t3, int64_t t4,
+			  struct clock_exchange *out);
+/* Adds one exchange; false (and nothing kept) when clock_offset_exchange
+ * refuses it. */
 bool clock_offset_add(struct clock_offset *c, int64_t t1, int64_t t2, int64_t t3, int64_t t4);
+/* Whether exchange e disagrees with the estimate c (which has samples)
+ * beyond both bounds (e's delay/2 and c's bound) and the slew an honest
+ * clock may have had since the newest exchange the line rests on
+ * (CLOCK_OFFSET_SLEW_PPM); *off_by and *allowed say by how much and what
+ * was allowed. */
+bool clock_offset_jumped(const struct clock_offset *c, const struct clock_exchange *e,
+			 int64_t *off_by, int64_t *allowed);
 /* Adds a sample made elsewhere (a PTP reading): at host instant at_ns the
  * guest's clock was offset_ns ahead, within bound_ns (>= 0). */
 bool clock_offset_add_sample(struct clock_offset *c, int64_t at_ns, int64_t offset_ns,
 			     int64_t bound_ns);
 /* guest - host at host instant host_ns (the fitted line there). */
 int64_t clock_offset_at(const struct clock_offset *c, int64_t host_ns);
-/* A guest instant on the host's clock, and a host instant on the guest's. */
+/* The bound at host instant host_ns: bound_ns near the exchanges the line
+ * rests on, growing by CLOCK_OFFSET_SLEW_PPM of the time from the newest
+ * of them (a clock slews, and its frequency errs, beyond a fitted line). */
+int64_t clock_offset_bound_at(const struct clock_offset *c, int64_t host_ns);
+/* A guest instant on the host's clock, and a host instant on the guest's;
+ * saturated at INT64_MIN / INT64_MAX, never overflowing (a guest names
+ * any instant it likes). */
 int64_t clock_offset_to_host(const struct clock_offset *c, int64_t guest_ns);
 int64_t clock_offset_to_guest(const struct clock_offset *c, int64_t host_ns);
 

@@ -277,3 +277,13 @@ uint64_t monitor_store_dropped(const struct monitor_store *ms, const char *node)
 			return ms->nodes[i].dropped;
 	return 0;
 }
+
+bool monitor_store_name_reserved(const char *metric)
+{
+	if (!strncmp(metric, "vcpu.", 5))
+		return true;
+	for (size_t i = 0; i < MS_NSUMS; i++)
+		if (!strcmp(metric, ms_sums[i].name))
+			return true;
+	return false;
+}

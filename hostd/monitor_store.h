@@ -68,4 +68,8 @@ unsigned monitor_store_step_done(struct monitor_store *ms, const char *node, uin
 /* Samples dropped for node (over its limit), for the manifest. */
 uint64_t monitor_store_dropped(const struct monitor_store *ms, const char *node);
 
+/* Names hostd measures itself (the vCPU threads' libvirt stats, vcpu.*)
+ * and the names of the step summaries: a guest may not send them. */
+bool monitor_store_name_reserved(const char *metric);
+
 #endif

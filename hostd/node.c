@@ -12,7 +12,9 @@
 
 struct write_req {
 	uv_write_t req;
-	char *data;
+	struct node *n;
+	size_t len;
+	char data[];
 };
 
 static uint64_t node_nonce(const struct node *n)
@@ -36,10 +38,42 @@ void node_init(struct node *n, const char *name, size_t index, void *owner,
 
 static void write_cb(uv_write_t *req, int status)
 {
-	(void)status; /* a failed write shows up as EOF/error on the read side */
+	/* a failed write shows up as EOF/error on the read side */
 	struct write_req *w = (struct write_req *)req;
-	free(w->data);
+	if (status == 0)
+		w->n->written_total += w->len;
 	free(w);
+}
+
+static void report_cb(uv_timer_t *t)
+{
+	struct node *n = t->data;
+	if (n->open)
+		n->ops->flooding(n, n->report_why);
+}
+
+/* The peer lets our bytes pile up: stop reading it and say so from the
+ * loop, outside whatever loop over the nodes is sending. */
+static void queue_full(struct node *n, size_t queued)
+{
+	if (n->flooded)
+		return;
+	n->flooded = true;
+	uv_read_stop((uv_stream_t *)&n->pipe);
+	snprintf(n->report_why, sizeof(n->report_why),
+		 "does not read its channel: %zu bytes wait for it, the limit is %d", queued,
+		 NODE_QUEUE_MAX);
+	uv_timer_start(&n->report, report_cb, 0, 0);
+}
+
+bool node_reply_unwritten(const struct node *n, enum node_reply kind)
+{
+	return n->written_total < n->reply_mark[kind];
+}
+
+void node_reply_sent(struct node *n, enum node_reply kind)
+{
+	n->reply_mark[kind] = n->queued_total;
 }
 
 /* Writes what it can at once and queues the rest behind it; libuv keeps
@@ -50,8 +84,12 @@ int node_send_bytes(struct node *n, const char *data, size_t len)
 	if (!n->open)
 		return -ENOTCONN;
 	uv_stream_t *s = (uv_stream_t *)&n->pipe;
-	size_t done = 0;
-	if (uv_stream_get_write_queue_size(s) == 0) {
+	size_t done = 0, queued = uv_stream_get_write_queue_size(s);
+	if (queued >= NODE_QUEUE_MAX) {
+		queue_full(n, queued);
+		return -ENOBUFS;
+	}
+	if (queued == 0) {
 		uv_buf_t b = uv_buf_init((char *)data, (unsigned)len);
 		int r = uv_try_write(s, &b, 1);
 		if (r >= 0)
@@ -59,15 +97,18 @@ int node_send_bytes(struct node *n, const char *data, size_t len)
 		else if (r != UV_EAGAIN)
 			return r;
 	}
+	n->queued_total += len;
+	n->written_total += done;
 	if (done == len)
 		return 0;
-	struct write_req *w = xmalloc(sizeof(*w));
-	w->data = xmalloc(len - done);
+	struct write_req *w = xmalloc(sizeof(*w) + len - done);
+	w->n = n;
+	w->len = len - done;
 	memcpy(w->data, data + done, len - done);
 	uv_buf_t b = uv_buf_init(w->data, (unsigned)(len - done));
 	int r = uv_write(&w->req, s, &b, 1, write_cb);
 	if (r < 0) {
-		free(w->data);
+		n->queued_total -= len - done; /* never to be written: no reply waits for it */
 		free(w);
 	}
 	return r;
@@ -129,8 +170,11 @@ static void on_event(void *ctx, enum proto_event ev, struct proto_msg *msg, int 
 		n->window_msgs = 0;
 	}
 	if (++n->window_msgs > NODE_MSGS_PER_SEC_MAX) {
+		char why[96];
+		snprintf(why, sizeof(why), "flooded its channel: %u lines within one second, the "
+			 "limit is %d", n->window_msgs, NODE_MSGS_PER_SEC_MAX);
 		n->flooded = true;
-		n->ops->flooding(n, n->window_msgs);
+		n->ops->flooding(n, why);
 		return;
 	}
 	switch (ev) {
@@ -161,10 +205,26 @@ static void on_event(void *ctx, enum proto_event ev, struct proto_msg *msg, int 
 		break;
 	}
 
+	/* A sync is always acked, but not twice while the peer has not read
+	 * the first ack: acks it never reads would pile up here.  The same
+	 * sync said again (an agent does so once when our 0xFF crosses it)
+	 * needs no second ack: the first is on its way. */
+	if (msg->type == PROTO_SYNC && node_reply_unwritten(n, NODE_REPLY_ACK)) {
+		if (msg->u.sync.nonce == n->acked_nonce)
+			return;
+		n->flooded = true;
+		n->ops->flooding(n, "sent sync again before reading our sync-ack");
+		return;
+	}
 	n->out.len = 0;
 	enum proto_link_verdict v = proto_link_input(&n->link, msg, &n->out);
-	if (n->out.len > 0)
+	if (n->out.len > 0) {
 		node_send_bytes(n, n->out.data, n->out.len);
+		if (msg->type == PROTO_SYNC) {
+			node_reply_sent(n, NODE_REPLY_ACK);
+			n->acked_nonce = msg->u.sync.nonce;
+		}
+	}
 	if (v == PROTO_LINK_DELIVER)
 		n->ops->message(n, msg);
 	else if (v == PROTO_LINK_SYNCED)
@@ -202,6 +262,11 @@ int node_attach(struct node *n, uv_loop_t *loop, int fd)
 		uv_close((uv_handle_t *)&n->pipe, NULL);
 		return r;
 	}
+	if (!n->report_init) {
+		uv_timer_init(loop, &n->report);
+		n->report.data = n;
+		n->report_init = true;
+	}
 	n->open = true;
 	n->flooded = false;
 	n->window_ns = n->window_msgs = 0;
@@ -217,6 +282,8 @@ void node_close(struct node *n)
 	n->open = false;
 	uv_read_stop((uv_stream_t *)&n->pipe);
 	uv_close((uv_handle_t *)&n->pipe, NULL);
+	if (n->report_init && !uv_is_closing((uv_handle_t *)&n->report))
+		uv_close((uv_handle_t *)&n->report, NULL);
 }
 
 void node_fini(struct node *n)

@@ -23,6 +23,22 @@
  * samples and output chunks, far below this; past it the peer is failed as
  * flooding, so that it cannot starve the release of everybody else. */
 #define NODE_MSGS_PER_SEC_MAX 20000
+/* Bytes we hold for one peer that does not read (above what its socket
+ * buffer took).  hostd sends a peer a handful of short lines per step and
+ * its plan once per hello; a send is refused once this much waits, so a
+ * node costs at most this plus its largest message (the plan), whatever
+ * the peer does.  A refused send makes the node fail as flooding. */
+#define NODE_QUEUE_MAX (256 * 1024)
+
+/* Answers a peer can ask for again (by repeating hello, sync, ready): a
+ * repeat gets a new copy only once the previous one was written, else the
+ * peer is not reading what it asks for and is failed as flooding. */
+enum node_reply {
+	NODE_REPLY_HELLO, /* monitors + plan, or a clock ping */
+	NODE_REPLY_ACK,   /* sync-ack */
+	NODE_REPLY_GO,
+	NODE_REPLY_COUNT,
+};
 
 struct node;
 
@@ -38,9 +54,11 @@ struct node_ops {
 	/* the peer sent 0xFF: it restarted its side (a reconnect, or a resync
 	 * of its own); may be NULL */
 	void (*peer_reset)(struct node *n);
-	/* more than NODE_MSGS_PER_SEC_MAX lines within a second; the node
-	 * stops reading until the owner closes it */
-	void (*flooding)(struct node *n, unsigned count);
+	/* more than NODE_MSGS_PER_SEC_MAX lines within a second, a sync
+	 * repeated before our ack was written, or NODE_QUEUE_MAX bytes
+	 * waiting for the peer; the node stops reading until the owner closes
+	 * it.  why says which, for a failure record. */
+	void (*flooding)(struct node *n, const char *why);
 };
 
 struct node {
@@ -60,6 +78,16 @@ struct node {
 	bool flooded;
 	int64_t rx_ns;        /* CLOCK_MONOTONIC when the bytes being handled were read */
 	struct proto_buf out; /* encoding scratch */
+	/* bytes ever handed to node_send_bytes / taken by the socket: a
+	 * reply is written once written_total reaches its mark */
+	uint64_t queued_total, written_total;
+	uint64_t reply_mark[NODE_REPLY_COUNT];
+	uint64_t acked_nonce; /* of the peer's last sync we acked */
+	/* a send was refused (NODE_QUEUE_MAX): reported from a timer, since
+	 * the sender may be in the middle of a loop over every node */
+	uv_timer_t report;
+	bool report_init;
+	char report_why[160];
 };
 
 void node_init(struct node *n, const char *name, size_t index, void *owner,
@@ -68,10 +96,17 @@ void node_init(struct node *n, const char *name, size_t index, void *owner,
  * sends 0xFF + sync. */
 int node_attach(struct node *n, uv_loop_t *loop, int fd);
 /* Sends one message; tries a direct write first so that a go leaves at
- * once, queues the rest.  0 or -errno. */
+ * once, queues the rest.  0 or -errno; -ENOBUFS when NODE_QUEUE_MAX bytes
+ * wait already (nothing is sent, and the node reports flooding from the
+ * loop: the caller need not). */
 int node_send(struct node *n, const struct proto_msg *m);
 /* Sends bytes already encoded (one go for everybody, encoded once). */
 int node_send_bytes(struct node *n, const char *data, size_t len);
+/* Whether the last reply of this kind is still waiting to be written (a
+ * repeat of the request that asked for it is then a flood). */
+bool node_reply_unwritten(const struct node *n, enum node_reply kind);
+/* Everything sent so far ends a reply of this kind. */
+void node_reply_sent(struct node *n, enum node_reply kind);
 /* Restarts the link: 0xFF + sync, and nothing but sync and sync-ack is
  * taken until the ack (a new connection). */
 void node_resync(struct node *n);

@@ -258,9 +258,12 @@ static void send_go_all(struct run *r, uint32_t k)
 	go.u.go.step = k;
 	r->go_buf.len = 0;
 	proto_encode(&go, &r->go_buf);
-	for (size_t i = 0; i < r->n; i++)
-		if (barrier_in_run(r->barrier, i))
+	for (size_t i = 0; i < r->n; i++) {
+		if (barrier_in_run(r->barrier, i)) {
 			node_send_bytes(&r->p[i].node, r->go_buf.data, r->go_buf.len);
+			node_reply_sent(&r->p[i].node, NODE_REPLY_GO);
+		}
+	}
 }
 
 /* Each go carries the instant on its agent's own clock. */
@@ -274,6 +277,7 @@ static void send_go_scheduled(struct run *r, uint32_t k, int64_t at)
 			continue;
 		go.u.go.at_ns = p->clock_shared ? at : clock_offset_to_guest(part_clock(p), at);
 		node_send(&p->node, &go);
+		node_reply_sent(&p->node, NODE_REPLY_GO);
 	}
 }
 
@@ -366,7 +370,13 @@ void run_on_ready(struct run *r, struct participant *p, uint32_t step)
 		release(r);
 		return;
 	case BARRIER_RESEND_GO: {
-		/* Its go was lost in a resync; the step is still its own. */
+		/* Its go was lost in a resync; the step is still its own.  Not
+		 * while the last go is unwritten: it cannot have lost that one. */
+		if (node_reply_unwritten(&p->node, NODE_REPLY_GO)) {
+			run_fail(r, p, "flooded its channel: ready for step %u again before it "
+				 "read its go", step);
+			return;
+		}
 		struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
 		go.u.go.step = step;
 		/* the same instant as everybody's; if it passed, the agent starts
@@ -376,6 +386,7 @@ void run_on_ready(struct run *r, struct participant *p, uint32_t step)
 						? r->rec.release_at_ns
 						: clock_offset_to_guest(part_clock(p), r->rec.release_at_ns);
 		node_send(&p->node, &go);
+		node_reply_sent(&p->node, NODE_REPLY_GO);
 		return;
 	}
 	case BARRIER_INVALID:
@@ -493,6 +504,7 @@ static void finish(struct run *r, enum run_status st, const char *reason)
 	r->status = st;
 	snprintf(r->reason, sizeof(r->reason), "%s", reason ? reason : "");
 	progress_clear(r);
+	run_agents_finish(r);
 	run_record_flush(r, true);
 
 	struct proto_msg bye = { .type = PROTO_BYE, .version = PROTO_VERSION };

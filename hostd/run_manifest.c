@@ -2,11 +2,14 @@
 /* manifest.json: what ran, where, with what; its status and failures.
  * Rewritten atomically whenever it changes, so that it is whole even when
  * hostd is killed. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
+#include "log.h"
 #include "virt_json.h"
 #include "run_priv.h"
+#include "xalloc.h"
 
 const char *run_status_name(enum run_status s)
 {
@@ -33,7 +36,13 @@ static json_object *stamped(struct participant *p, uint32_t step, const char *ke
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "node", json_object_new_string(p ? p->node.name : "hostd"));
 	json_object_object_add(o, "step", json_object_new_int64(step));
-	json_object_object_add(o, key, json_object_new_string(text));
+	/* a reason or an event may quote a guest (its error, an SSH command's
+	 * output): no control character reaches the manifest or hostctl */
+	size_t len = strlen(text), need = log_escape(text, len, NULL, 0);
+	char *safe = xmalloc(need + 1);
+	log_escape(text, len, safe, need + 1);
+	json_object_object_add(o, key, json_object_new_string(safe));
+	free(safe);
 	json_object_object_add(o, "at", json_object_new_string(now));
 	return o;
 }
@@ -201,8 +210,13 @@ static json_object *participants(struct run *r)
 		json_object *o = json_object_new_object();
 		json_object_object_add(o, "node", json_object_new_string(p->node.name));
 		json_object_object_add(o, "kind", json_object_new_string(run_part_kind_name(p->kind)));
-		json_object_object_add(o, "status",
-				       json_object_new_string(p->failed ? "failed" : "ok"));
+		/* ok: every step of its plan done */
+		uint32_t nsteps = r->exp->node_plan[p->guest_index]->nsteps;
+		const char *status = p->failed		      ? "failed"
+				     : p->steps_done == nsteps	      ? "ok"
+				     : r->status == RUN_RUNNING ? "running"
+								: "incomplete";
+		json_object_object_add(o, "status", json_object_new_string(status));
 		json_object_object_add(o, "agent_version", json_object_new_string(p->agent_version));
 		json_object_object_add(o, "boot_id", json_object_new_string(p->boot_id));
 		json_object_object_add(o, "clocksource", json_object_new_string(p->clocksource));

@@ -68,19 +68,31 @@ static void on_hello(struct run *r, struct participant *p, const struct proto_ms
 	}
 	bool first = !p->hello_seen;
 	p->hello_seen = true;
-	snprintf(p->agent_version, sizeof(p->agent_version), "%s", m->u.hello.agent_version);
-	snprintf(p->boot_id, sizeof(p->boot_id), "%s", m->u.hello.boot_id);
-	snprintf(p->clocksource, sizeof(p->clocksource), "%s", m->u.hello.clocksource);
+	/* shown in the manifest and in warnings: escaped */
+	log_escape(m->u.hello.agent_version, strlen(m->u.hello.agent_version), p->agent_version,
+		   sizeof(p->agent_version));
+	log_escape(m->u.hello.boot_id, strlen(m->u.hello.boot_id), p->boot_id, sizeof(p->boot_id));
+	log_escape(m->u.hello.clocksource, strlen(m->u.hello.clocksource), p->clocksource,
+		   sizeof(p->clocksource));
 	if (first)
 		run_clock_judge_source(r, p);
 	if (first)
 		run_manifest_write(r);
+	/* An agent says hello again after a resync, which it can only have
+	 * finished by reading our ack, queued behind what the last hello got:
+	 * a hello while that is still unwritten asks for copies it never reads. */
+	if (node_reply_unwritten(&p->node, NODE_REPLY_HELLO)) {
+		run_fail(r, p, "flooded its channel: hello again before it read the %s the last "
+			 "one got", p->clock_shared || p->clock_ready ? "plan" : "clock ping");
+		return;
+	}
 	/* A guest's start instants mean something only on the host's clock:
 	 * measure its offset before it can reach the first barrier. */
 	if (p->clock_shared || p->clock_ready)
 		send_plan(r, p);
 	else
 		run_send_ping(r, p); /* a ping in flight may have died in a resync */
+	node_reply_sent(&p->node, NODE_REPLY_HELLO);
 }
 
 void run_send_ping(struct run *r, struct participant *p)
@@ -96,6 +108,30 @@ void run_send_ping(struct run *r, struct participant *p)
 		run_fail(r, p, "cannot send a ping: %s", strerror(-e));
 }
 
+/* A refresh between steps whose offset lies outside what the line said,
+ * widened by both exchanges' bounds and by how far a clock may be slewed
+ * since: the guest's clock (or its answers) jumped.  Flagged in the next
+ * barrier record, and said once per node. */
+static void check_jump(struct run *r, struct participant *p, const struct proto_msg *m)
+{
+	struct clock_exchange e;
+	int64_t off_by, allowed;
+	if (clock_offset_exchange(p->ping_t1, m->u.ping.t2, m->u.ping.t3, p->node.rx_ns, &e) < 0 ||
+	    !clock_offset_jumped(&p->clock, &e, &off_by, &allowed))
+		return;
+	bool first = !p->clock_jumped && !(p->rec_flags & RUN_FLAG_OFFSET_JUMP);
+	p->clock_jumped = true;
+	if (!first)
+		return;
+	char what[200];
+	snprintf(what, sizeof(what), "its clock offset jumped by %lld ns between exchanges, beyond "
+		 "the %lld ns their bounds allow: flagged in barriers.ndjson",
+		 (long long)off_by, (long long)allowed);
+	run_progress_clear(r);
+	log_warn("%s: %s", p->node.name, what);
+	run_add_event(r, p, run_part_step(r, p), what);
+}
+
 static void on_pong(struct run *r, struct participant *p, const struct proto_msg *m)
 {
 	/* Only the answer to the ping in flight counts: a late one would pair
@@ -105,6 +141,8 @@ static void on_pong(struct run *r, struct participant *p, const struct proto_msg
 		return;
 	p->ping_inflight = false;
 	p->clock_attempts++;
+	if (p->clock_ready && !p->clock_ptp)
+		check_jump(r, p, m);
 	/* An impossible exchange (a clock that ran backwards, or lies) is left
 	 * out; a clock with no possible exchange at all is not used for a
 	 * common instant. */
@@ -181,6 +219,120 @@ static void on_done(struct run *r, struct participant *p, const struct proto_msg
 		run_on_ready(r, p, m->u.done.step + 1); /* the end barrier */
 }
 
+/* A peer's short string (a unit, a reason), escaped where it lies: cut to
+ * size rather than grown. */
+static void escape_in_place(char *s, size_t size)
+{
+	char buf[PROTO_TEXT_MAX];
+	size_t len = strnlen(s, size);
+	if (size > sizeof(buf))
+		size = sizeof(buf);
+	log_escape(s, len, buf, size);
+	memcpy(s, buf, strlen(buf) + 1);
+}
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* A result is the agent's own measure of a step it ran: a command's or a
+ * cpu-probe's.  A spec's metrics come from hostd's parser of the raw
+ * output; the agent adds only its elapsed.  Names hostd measures are not
+ * a guest's to send, and a metric is said once per step.  true: refused
+ * (and p failed). */
+static bool result_refused(struct run *r, struct participant *p, const struct proto_msg *m)
+{
+	const struct node_plan *plan = r->exp->node_plan[p->guest_index];
+	uint32_t k = m->u.result.step;
+	const char *metric = m->u.result.metric;
+	if (monitor_store_name_reserved(metric)) {
+		run_fail(r, p, "sent a result named %s, which hostd measures itself", metric);
+		return true;
+	}
+	if (k <= plan->nsteps && plan->info[k - 1].spec && strcmp(metric, "elapsed") != 0) {
+		run_fail(r, p, "sent a result %s for step %u, a benchmark spec's: its metrics come "
+			 "from hostd's parser of the output", metric, k);
+		return true;
+	}
+	uint64_t h = name_hash(metric);
+	for (uint32_t i = 0; i + 1 < p->results_in_step; i++) {
+		if (p->result_names[i] == h) {
+			run_fail(r, p, "sent the result %s twice for step %u", metric, k);
+			return true;
+		}
+	}
+	p->result_names[p->results_in_step - 1] = h;
+	return false;
+}
+
+/* Text held back over the budget, said in one line: at the end of its
+ * step, or once the run's budget is spent, at the end of the run. */
+static void text_suppressed_say(struct run *r, struct participant *p, bool final)
+{
+	if (!p->text_suppressed || (!final && p->text_run_bytes >= RUN_GUEST_TEXT_PER_RUN_MAX))
+		return;
+	char what[200];
+	snprintf(what, sizeof(what), "suppressed %llu bytes of agent error text (over %d bytes a "
+		 "step or %d a run)", (unsigned long long)p->text_suppressed,
+		 RUN_GUEST_TEXT_PER_STEP_MAX, RUN_GUEST_TEXT_PER_RUN_MAX);
+	run_progress_clear(r);
+	log_warn("%s: %s", p->node.name, what);
+	run_add_event(r, p, p->text_suppressed_step, what);
+	p->text_suppressed = 0;
+}
+
+/* An agent's error: escaped, shown within the node's budget. */
+static void on_error(struct run *r, struct participant *p, const struct proto_msg *m)
+{
+	uint32_t step = run_part_step(r, p);
+	if (step != p->text_step) {
+		text_suppressed_say(r, p, false);
+		p->text_step = step;
+		p->text_step_bytes = 0;
+	}
+	size_t len = strlen(m->u.error.code) + strlen(m->u.error.text);
+	if (p->text_step_bytes + len > RUN_GUEST_TEXT_PER_STEP_MAX ||
+	    p->text_run_bytes + len > RUN_GUEST_TEXT_PER_RUN_MAX) {
+		if (!p->text_suppressed)
+			p->text_suppressed_step = step;
+		p->text_suppressed += len;
+		if (p->text_run_bytes + len > RUN_GUEST_TEXT_PER_RUN_MAX)
+			p->text_run_bytes = RUN_GUEST_TEXT_PER_RUN_MAX; /* spent: no more */
+		return;
+	}
+	p->text_step_bytes += len;
+	p->text_run_bytes += len;
+	char code[PROTO_SHORT_MAX * 4], text[PROTO_TEXT_MAX * 4], what[sizeof(code) + sizeof(text) + 32];
+	log_escape(m->u.error.code, strlen(m->u.error.code), code, sizeof(code));
+	log_escape(m->u.error.text, strlen(m->u.error.text), text, sizeof(text));
+	snprintf(what, sizeof(what), "agent error %s: %s", code, text);
+	run_progress_clear(r);
+	log_warn("%s: %s", p->node.name, what);
+	run_add_event(r, p, m->u.error.step <= barrier_nsteps(r->barrier) ? m->u.error.step : step,
+		      what);
+}
+
+void run_agents_finish(struct run *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		struct participant *p = &r->p[i];
+		text_suppressed_say(r, p, true);
+		if (!p->failed && p->running_step && !p->done) {
+			char why[96];
+			snprintf(why, sizeof(why), "step cut short: the run ended (%s) before its done",
+				 run_status_name(r->status));
+			/* not the node's failure: an event, and the step's record */
+			run_add_event(r, p, p->running_step, why);
+			run_bench_lost(r, p, p->running_step, why);
+			p->done = true;
+		}
+	}
+}
+
 static void on_message(struct node *n, struct proto_msg *m)
 {
 	struct participant *p = n->owner;
@@ -197,6 +349,12 @@ static void on_message(struct node *n, struct proto_msg *m)
 		on_hello(r, p, m);
 		break;
 	case PROTO_READY:
+		/* a step ends with done (or a failure): never skipped */
+		if (p->running_step && !p->done && m->u.ready.step > p->running_step) {
+			run_fail(r, p, "said ready for step %u before done for step %u",
+				 m->u.ready.step, p->running_step);
+			break;
+		}
 		run_on_ready(r, p, m->u.ready.step);
 		break;
 	case PROTO_STARTED:
@@ -223,6 +381,9 @@ static void on_message(struct node *n, struct proto_msg *m)
 			     m->u.result.step, m->u.result.metric);
 			break;
 		}
+		if (result_refused(r, p, m))
+			break;
+		escape_in_place(m->u.result.unit, sizeof(m->u.result.unit));
 		run_write_sample(r, p, m);
 		break;
 	case PROTO_OUTPUT:
@@ -241,15 +402,11 @@ static void on_message(struct node *n, struct proto_msg *m)
 		if (step_matches(r, p, m, m->u.done.step))
 			on_done(r, p, m);
 		break;
-	case PROTO_ERROR: {
-		char what[PROTO_TEXT_MAX + 64];
-		snprintf(what, sizeof(what), "agent error %s: %s", m->u.error.code, m->u.error.text);
-		run_progress_clear(r);
-		log_warn("%s: %s", n->name, what);
-		run_add_event(r, p, m->u.error.step, what);
+	case PROTO_ERROR:
+		on_error(r, p, m);
 		break;
-	}
 	case PROTO_BYE:
+		escape_in_place(m->u.bye.reason, 256); /* a failure's reason holds 400 */
 		run_fail(r, p, "its agent left the run: %s", m->u.bye.reason);
 		break;
 	case PROTO_PONG:
@@ -270,6 +427,12 @@ static void on_message(struct node *n, struct proto_msg *m)
 		break;
 	}
 	case PROTO_SAMPLE: {
+		if (monitor_store_name_reserved(m->u.sample.metric)) {
+			run_fail(r, p, "sent a monitor sample named %s, which hostd measures itself",
+				 m->u.sample.metric);
+			break;
+		}
+		escape_in_place(m->u.sample.unit, sizeof(m->u.sample.unit));
 		int e = monitor_store_sample(r->mon, n->name, m,
 					     clock_offset_to_host(part_clock(p), m->u.sample.mono_ns));
 		if (e == -EFBIG && !r->warned_big_monitors) {
@@ -337,11 +500,10 @@ static void on_peer_reset(struct node *n)
 		      "its agent restarted the link (0xFF): a reconnect or a resync of its own");
 }
 
-static void on_flooding(struct node *n, unsigned count)
+static void on_flooding(struct node *n, const char *why)
 {
 	struct participant *p = n->owner;
-	run_fail(p->run, p, "flooded its channel: %u lines within one second, the limit is %d",
-		 count, NODE_MSGS_PER_SEC_MAX);
+	run_fail(p->run, p, "%s", why);
 }
 
 const struct node_ops run_participant_ops = {

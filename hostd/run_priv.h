@@ -32,6 +32,14 @@
 #define RUN_RESULTS_PER_STEP_MAX 256
 #define RUN_OUTPUT_PER_STEP_MAX (8u << 20)
 #define RUN_EVENTS_MAX 1000
+/* Agent error text hostd shows (log and manifest) per node: per step and
+ * per run.  An agent says a few lines when something goes wrong; past
+ * these the rest is counted, and said in one "suppressed N bytes" line. */
+#define RUN_GUEST_TEXT_PER_STEP_MAX (16 * 1024)
+#define RUN_GUEST_TEXT_PER_RUN_MAX (256 * 1024)
+/* Flags of a node in a barrier record (barriers.ndjson "flags"). */
+#define RUN_FLAG_START_IMPLAUSIBLE 1u /* its start stamp is outside what the host saw */
+#define RUN_FLAG_OFFSET_JUMP 2u       /* its clock offset jumped beyond its bounds */
 /* How long agents get to leave after bye before SIGKILL. */
 #define RUN_BYE_GRACE_MS 3000
 /* Ping/pong exchanges per guest before its plan: the best of them sets the
@@ -105,7 +113,16 @@ struct participant {
 	bool started;           /* sent started for running_step */
 	bool done;              /* sent done for running_step */
 	uint32_t results_in_step;
+	uint64_t result_names[RUN_RESULTS_PER_STEP_MAX]; /* hashes of the step's metrics */
 	uint64_t output_in_step;
+	/* agent error text shown (RUN_GUEST_TEXT_*) and held back */
+	uint32_t text_step;
+	uint64_t text_step_bytes, text_run_bytes, text_suppressed;
+	uint32_t text_suppressed_step;
+	/* for the pending barrier record (run_records.c) */
+	unsigned rec_flags;     /* RUN_FLAG_* */
+	int64_t rec_claimed_ns; /* an implausible start stamp, on the host's clock */
+	bool clock_jumped;      /* since the last record: flag it in the next */
 	/* the step's raw output, kept for its parser (run_bench.c) */
 	char *bench_out;
 	size_t bench_out_len;
@@ -204,6 +221,9 @@ void run_on_ready(struct run *r, struct participant *p, uint32_t step);
 /* run_messages.c: the agents' messages and the channels' events */
 extern const struct node_ops run_participant_ops;
 void run_send_ping(struct run *r, struct participant *p);
+/* The run ends: a step still running on a node gets its failure record,
+ * and text held back is said. */
+void run_agents_finish(struct run *r);
 
 /* run_launch.c */
 int run_launch_all(struct run *r);
@@ -237,6 +257,9 @@ void run_clock_ptp_reading(struct run *r, struct participant *p, const struct pr
 
 /* run_records.c */
 void run_record_reset(struct run *r, uint32_t step);
+/* p said started: host_ns is its stamp on the host's clock, checked
+ * against the go's send and the receipt (p->node.rx_ns), widened by its
+ * clock's bound; outside, it is flagged implausible and left out of skew. */
 void run_record_started(struct run *r, struct participant *p, int64_t host_ns, int64_t late_ns);
 /* Writes the pending barrier record when nobody released into it is still
  * to start (force: write it anyway, with who is missing). */
@@ -249,8 +272,8 @@ void run_bench_output(struct run *r, struct participant *p, uint32_t step, const
 		      size_t len);
 /* The step ended with exit_status: its metrics, or a failure record. */
 void run_bench_done(struct run *r, struct participant *p, uint32_t step, int exit_status);
-/* The step will never end (timeout, the participant failed): a failure
- * record when it was a spec's step. */
+/* The step will never end (timeout, the participant failed, the run
+ * ended): its failure record, whatever kind of step it was. */
 void run_bench_lost(struct run *r, struct participant *p, uint32_t step, const char *why);
 /* A failure record in samples.ndjson: where the numbers would have been. */
 void run_write_failure(struct run *r, struct participant *p, uint32_t step, int exit_status,

@@ -1,9 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What a run writes as it goes: one samples.ndjson line per result, one
  * barriers.ndjson line per released step. */
+#include <stdio.h>
 #include <string.h>
 
+#include "log.h"
 #include "run_priv.h"
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t s;
+	return __builtin_add_overflow(a, b, &s) ? (b > 0 ? INT64_MAX : INT64_MIN) : s;
+}
 
 void run_record_reset(struct run *r, uint32_t step)
 {
@@ -14,14 +22,41 @@ void run_record_reset(struct run *r, uint32_t step)
 	memset(rec->ready_ns, 0, r->n * sizeof(int64_t));
 	memset(rec->started_ns, 0, r->n * sizeof(int64_t));
 	memset(rec->late_ns, 0, r->n * sizeof(int64_t));
+	/* a jump seen while waiting at this barrier belongs to this step */
+	for (size_t i = 0; i < r->n; i++) {
+		struct participant *p = &r->p[i];
+		p->rec_flags = p->clock_jumped ? RUN_FLAG_OFFSET_JUMP : 0;
+		p->clock_jumped = false;
+		p->rec_claimed_ns = 0;
+	}
 }
 
 void run_record_started(struct run *r, struct participant *p, int64_t host_ns, int64_t late_ns)
 {
 	if (r->rec.step != p->running_step)
 		return;
-	r->rec.started_ns[p->node.index] = host_ns;
-	r->rec.late_ns[p->node.index] = late_ns;
+	/* It started after the go left and before we heard so: anything else
+	 * is a clock that lies (or an offset that is wrong), not a skew. */
+	int64_t bound = p->clock_shared ? 0 : clock_offset_bound_at(part_clock(p), p->node.rx_ns);
+	int64_t lo = sat_add(r->rec.go_first_ns, -bound), hi = sat_add(p->node.rx_ns, bound);
+	/* late after a scheduled instant: no later than the receipt allows
+	 * (its lateness feeds the lead of every release after) */
+	int64_t late_max = r->rec.release_at_ns ? sat_add(hi, -r->rec.release_at_ns) : INT64_MAX;
+	if (host_ns < lo || host_ns > hi || (late_ns > 0 && late_ns > late_max)) {
+		char what[300];
+		p->rec_flags |= RUN_FLAG_START_IMPLAUSIBLE;
+		p->rec_claimed_ns = host_ns;
+		snprintf(what, sizeof(what), "its start stamp (%lld ns on the host's clock, %lld ns "
+			 "late) is outside the go's send and the receipt of started (%lld..%lld ns, "
+			 "its offset bound included): implausible, left out of the skew",
+			 (long long)host_ns, (long long)late_ns, (long long)lo, (long long)hi);
+		run_progress_clear(r);
+		log_warn("%s: %s (step %u)", p->node.name, what, p->running_step);
+		run_add_event(r, p, p->running_step, what);
+	} else {
+		r->rec.started_ns[p->node.index] = host_ns;
+		r->rec.late_ns[p->node.index] = late_ns;
+	}
 	run_record_flush(r, false);
 }
 
@@ -33,6 +68,31 @@ static json_object *node_map(struct run *r, const int64_t *values)
 	for (size_t i = 0; i < r->n; i++)
 		if (r->rec.ready_ns[i] && values[i])
 			json_object_object_add(o, r->p[i].node.name, json_object_new_int64(values[i]));
+	return o;
+}
+
+/* {node: ["start-implausible", "offset-jump"]} for the flagged nodes
+ * released into the step; with claimed: {node: the implausible stamp}. */
+static json_object *flags_json(struct run *r, bool claimed)
+{
+	json_object *o = json_object_new_object();
+	for (size_t i = 0; i < r->n; i++) {
+		const struct participant *p = &r->p[i];
+		if (!r->rec.ready_ns[i] || !p->rec_flags)
+			continue;
+		if (claimed) {
+			if (p->rec_flags & RUN_FLAG_START_IMPLAUSIBLE)
+				json_object_object_add(o, p->node.name,
+						       json_object_new_int64(p->rec_claimed_ns));
+			continue;
+		}
+		json_object *a = json_object_new_array();
+		if (p->rec_flags & RUN_FLAG_START_IMPLAUSIBLE)
+			json_object_array_add(a, json_object_new_string("start-implausible"));
+		if (p->rec_flags & RUN_FLAG_OFFSET_JUMP)
+			json_object_array_add(a, json_object_new_string("offset-jump"));
+		json_object_object_add(o, p->node.name, a);
+	}
 	return o;
 }
 
@@ -56,7 +116,7 @@ void run_record_flush(struct run *r, bool force)
 				last = rec->started_ns[i];
 				last_i = i;
 			}
-		} else if (!r->p[i].failed) {
+		} else if (!r->p[i].failed && !(r->p[i].rec_flags & RUN_FLAG_START_IMPLAUSIBLE)) {
 			missing++;
 		}
 	}
@@ -114,9 +174,12 @@ void run_record_flush(struct run *r, bool force)
 	}
 	json_object *gaps = json_object_new_array();
 	for (size_t i = 0; i < r->n; i++)
-		if (rec->ready_ns[i] && !rec->started_ns[i])
+		if (rec->ready_ns[i] && !rec->started_ns[i] &&
+		    !(r->p[i].rec_flags & RUN_FLAG_START_IMPLAUSIBLE))
 			json_object_array_add(gaps, json_object_new_string(r->p[i].node.name));
 	json_object_object_add(o, "not_started", gaps);
+	json_object_object_add(o, "flags", flags_json(r, false));
+	json_object_object_add(o, "claimed_started_ns", flags_json(r, true));
 
 	results_append_barrier(r->results, o);
 	json_object_put(o);

@@ -108,6 +108,18 @@ const char *jstr(json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
+json_object *participant(json_object *m, const char *node)
+{
+	json_object *a = json_object_object_get(m, "participants");
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		json_object *p = json_object_array_get_idx(a, i);
+		if (!strcmp(jstr(p, "node"), node))
+			return p;
+	}
+	ck_abort_msg("no participant %s", node);
+	return NULL;
+}
+
 int64_t jint(json_object *o, const char *key)
 {
 	json_object *v;

@@ -40,6 +40,8 @@ void hostd_test_teardown_results(void);
 const char *run_diagnosis(void);
 json_object *manifest(void);
 const char *jstr(json_object *o, const char *key);
+/* The manifest's participants[] entry of node (the test fails without). */
+json_object *participant(json_object *m, const char *node);
 int64_t jint(json_object *o, const char *key);
 /* Every line of results/t/<name>, parsed; *n gets the count. */
 json_object **read_ndjson(const char *name, size_t *n);

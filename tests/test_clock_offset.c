@@ -87,6 +87,67 @@ START_TEST(test_large_instants)
 }
 END_TEST
 
+/* Issue 14: a guest's stamps near 2^63, or an offset no clock can have,
+ * are refused; conversions of any instant saturate, never overflow (run
+ * under UBSan in tools/test). */
+START_TEST(test_overflow_refused)
+{
+	struct clock_offset c = { 0 };
+	struct clock_exchange e;
+	ck_assert_int_eq(clock_offset_exchange(100, INT64_MAX - 5, INT64_MAX - 1, 200, &e), -ERANGE);
+	ck_assert_int_eq(clock_offset_exchange(INT64_MIN + 5, 1000, 1000, INT64_MIN + 10, &e), -ERANGE);
+	ck_assert_int_eq(clock_offset_exchange(INT64_MIN, 0, 1, INT64_MAX, &e), -ERANGE);
+	ck_assert_int_eq(clock_offset_exchange(0, 10, 5, 50, &e), -EINVAL);
+	/* 2^62 ahead: past CLOCK_OFFSET_MAX_NS */
+	ck_assert(!clock_offset_add(&c, SEC, SEC + (1LL << 62), SEC + (1LL << 62), SEC + 100));
+	ck_assert(!clock_offset_add_sample(&c, SEC, 1LL << 62, 10));
+	ck_assert_uint_eq(c.samples, 0);
+	/* the largest offset allowed, with a drift: conversions of the ends of
+	 * the range saturate */
+	ck_assert(clock_offset_add(&c, SEC, SEC + CLOCK_OFFSET_MAX_NS, SEC + CLOCK_OFFSET_MAX_NS,
+				   SEC + 100));
+	c.drift = 1e-3;
+	ck_assert_int_eq(clock_offset_to_guest(&c, INT64_MAX), INT64_MAX);
+	ck_assert_int_eq(clock_offset_to_host(&c, INT64_MIN), INT64_MIN);
+	ck_assert_int_eq(clock_offset_to_host(&c, 0) < 0, 1);
+	c.offset_ns = -CLOCK_OFFSET_MAX_NS;
+	ck_assert_int_eq(clock_offset_to_host(&c, INT64_MAX), INT64_MAX);
+	ck_assert_int_eq(clock_offset_to_guest(&c, INT64_MIN), INT64_MIN);
+}
+END_TEST
+
+/* An offset that moves by more than both bounds plus the slew an honest
+ * clock may have is a jump; within them it is not. */
+START_TEST(test_jump)
+{
+	struct clock_offset c = { 0 };
+	struct clock_exchange e;
+	int64_t off_by, allowed;
+	for (int i = 0; i < 16; i++) /* 1 ms ahead, 100 ns trips */
+		ck_assert(clock_offset_add(&c, i * 1000, i * 1000 + MS + 50, i * 1000 + MS + 50,
+					   i * 1000 + 100));
+	ck_assert_int_eq(c.offset_ns, MS);
+	/* 10 ms later, 3 us further: within 500 ppm of 10 ms (5 us) */
+	ck_assert_int_eq(clock_offset_exchange(10 * MS, 11 * MS + 3050, 11 * MS + 3050,
+					       10 * MS + 100, &e), 0);
+	ck_assert(!clock_offset_jumped(&c, &e, &off_by, &allowed));
+	/* 10 s ahead instead: a jump */
+	ck_assert_int_eq(clock_offset_exchange(10 * MS, 10 * SEC + 10 * MS, 10 * SEC + 10 * MS,
+					       10 * MS + 100, &e), 0);
+	ck_assert(clock_offset_jumped(&c, &e, &off_by, &allowed));
+	ck_assert_int_gt(off_by, 9 * SEC);
+	ck_assert_int_lt(allowed, 10 * 1000 * 1000);
+	/* the bound grows by 500 ppm of the time since the line's newest
+	 * exchange: 10 s on, 5 ms */
+	ck_assert_int_eq(clock_offset_bound_at(&c, 15050), c.bound_ns);
+	ck_assert_int_eq(clock_offset_bound_at(&c, 15050 + 10 * SEC), c.bound_ns + 5 * MS);
+	ck_assert_int_eq(clock_offset_bound_at(&c, INT64_MAX) > 4 * SEC * 1000000, 1);
+	/* no estimate yet: nothing to jump from */
+	struct clock_offset none = { 0 };
+	ck_assert(!clock_offset_jumped(&none, &e, &off_by, &allowed));
+}
+END_TEST
+
 START_TEST(test_window_forgets)
 {
 	struct clock_offset c = { 0 };
@@ -206,6 +267,8 @@ int main(void)
 	tcase_add_test(tc, test_impossible_stamps_refused);
 	tcase_add_test(tc, test_large_instants);
 	tcase_add_test(tc, test_window_forgets);
+	tcase_add_test(tc, test_overflow_refused);
+	tcase_add_test(tc, test_jump);
 	tcase_add_test(tc, test_ptp_conversion);
 	tcase_add_test(tc, test_ptp_samples_fitted);
 	tcase_add_test(tc, test_realmono_read);

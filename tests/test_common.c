@@ -382,6 +382,44 @@ START_TEST(test_log_long_line)
 }
 END_TEST
 
+/* Issue 14: a guest's text cannot drive a terminal or fake a log line. */
+START_TEST(test_log_escape)
+{
+	char buf[64];
+	const char *t = "a\x1b[2J\x07" "b\tc\xc2\x9b" "31m \xc3\xa9\x7f";
+	size_t need = log_escape(t, strlen(t), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "a\\x1b[2J\\x07b\tc\\u009b31m \xc3\xa9\\x7f");
+	ck_assert_uint_eq(need, strlen(buf));
+	/* cut short: never half an escape or half a character */
+	need = log_escape(t, strlen(t), buf, 4);
+	ck_assert_str_eq(buf, "a");
+	ck_assert_uint_gt(need, 4);
+	log_escape("\xc3\xa9\xc3\xa9", 4, buf, 4);
+	ck_assert_str_eq(buf, "\xc3\xa9");
+	log_escape("x", 1, buf, 1);
+	ck_assert_str_eq(buf, "");
+	/* a NUL inside the length is escaped too */
+	log_escape("a\0b", 3, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "a\\x00b");
+}
+END_TEST
+
+static void log_hostile(void)
+{
+	unsetenv("JOURNAL_STREAM");
+	log_init("hostd", LOG_LVL_INFO);
+	log_warn("guest-2: agent error %s", "\x1b[2J\r\n2026-01-01 00:00:00.000 hostd: error: fake");
+}
+
+START_TEST(test_log_escapes_controls)
+{
+	char *out = capture_stderr(log_hostile);
+	assert_matches(out, "^[0-9-]{10} [0-9:.]{12} hostd: warning: guest-2: agent error "
+		       "\\\\x1b\\[2J  2026-01-01 00:00:00.000 hostd: error: fake\n$");
+	free(out);
+}
+END_TEST
+
 static void fake_cpu(int cpu, const char *llc_list)
 {
 	char rel[256], val[32];
@@ -511,6 +549,8 @@ static Suite *common_suite(void)
 	tcase_add_test(log, test_log_journal);
 	tcase_add_test(log, test_log_journal_mismatch);
 	tcase_add_test(log, test_log_long_line);
+	tcase_add_test(log, test_log_escape);
+	tcase_add_test(log, test_log_escapes_controls);
 	tcase_add_checked_fixture(facts, tmp_setup, tmp_teardown);
 	tcase_add_test(facts, test_sysfacts_fake);
 	tcase_add_test(facts, test_sysfacts_minimal);

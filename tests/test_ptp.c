@@ -200,18 +200,6 @@ static void agent_wrapper(const char *node, const char *args, char *path, size_t
 	snprintf(path, len, "%s/agent-wrapper", tmpdir);
 }
 
-static json_object *participant(json_object *m, const char *node)
-{
-	json_object *a = json_object_object_get(m, "participants");
-	for (size_t i = 0; i < json_object_array_length(a); i++) {
-		json_object *p = json_object_array_get_idx(a, i);
-		if (!strcmp(jstr(p, "node"), node))
-			return p;
-	}
-	ck_abort_msg("no participant %s", node);
-	return NULL;
-}
-
 /* Guests 7 s ahead, without drift: the truth of every offset is 7 s, and
  * the PTP estimate must hold it within its own bound.  Their realtime lags
  * the host's by 2.5 s, which must not matter (only the host's realtime is
