@@ -346,6 +346,25 @@ rc=0
 as alice hostctl wait "$next" >/dev/null || rc=$?
 expect "restart: queued experiment $next ran after it (hostctl wait)" "$rc" 0
 
+# ---- an upgrade (here a reinstall: prerm upgrade, postinst configure)
+# neither stops nor restarts the service: the running experiment goes on
+up=$(as alice hostctl submit --host-config /etc/lockstep-test/h.conf \
+	--guest-config /etc/lockstep-test/long-g.conf --run-name long-upgrade)
+check "experiment $up runs" wait_running alice "$up" 1
+pid=$(c systemctl show -p MainPID --value hostd)
+reinstall() {
+	c apt-get install -y --reinstall --no-install-recommends /root/lockstep.deb \
+		>"$work/apt-reinstall.log" 2>&1
+}
+check "apt-get install --reinstall (an upgrade's maintainer scripts)" reinstall
+expect "upgrade: the same hostd" "$(c systemctl show -p MainPID --value hostd)" "$pid"
+expect "upgrade: experiment $up" "$(field alice "$up" state)" running
+expect "upgrade: hostd.socket" "$(c systemctl is-active hostd.socket || true)" active
+as alice hostctl cancel "$up" >/dev/null || bad "hostctl cancel $up"
+rc=0
+as alice hostctl wait "$up" >/dev/null || rc=$?
+expect "upgrade: experiment $up cancelled, hostctl wait" "$rc" 2
+
 # ---- 5: stop during a run
 stopped=$(as alice hostctl submit --host-config /etc/lockstep-test/h.conf \
 	--guest-config /etc/lockstep-test/long-g.conf --run-name long-stop)
