@@ -48,6 +48,12 @@ void config_free(struct config *c)
 		free(c->files[i]);
 	free(c->files);
 	free(c->warnings);
+	for (size_t i = 0; i < c->nshipped; i++) {
+		free((char *)c->shipped[i].path);
+		free((char *)c->shipped[i].name);
+		free((char *)c->shipped[i].text);
+	}
+	free(c->shipped);
 	free(c);
 }
 
@@ -199,6 +205,12 @@ void config__warn(struct config *c, const char *file, int line, int column, cons
 	va_end(ap);
 }
 
+size_t config_shipped(const struct config *c, const struct config_shipped **out)
+{
+	*out = c->shipped;
+	return c->nshipped;
+}
+
 size_t config_warnings(const struct config *c, const struct config_diag **diags)
 {
 	*diags = c->warnings;
@@ -270,6 +282,33 @@ int config_load_file(struct config *c, const char *path, struct config_diag *err
 	r = config__parse(c, intern_file(c, path), text, len, err);
 	free(text);
 	return r;
+}
+
+int config_override(struct config *c, const char *assignment, struct config_diag *err)
+{
+	const char *eq = strchr(assignment, '=');
+	size_t len = eq ? (size_t)(eq - assignment) : 0;
+	bool valid = len > 0 && len <= CONFIG_NAME_MAX && config__is_name_start(assignment[0]);
+
+	for (size_t i = 1; valid && i < len; i++)
+		valid = config__is_name_char(assignment[i]);
+	if (!valid) {
+		config__diag(err, "--set", 0, 0, "expected NAME=VALUE, found \"%.64s\": a name is "
+			     "letters, digits and '_', not starting with a digit", assignment);
+		return -EINVAL;
+	}
+	if (strlen(eq + 1) > CONFIG_VALUE_MAX) {
+		config__diag(err, "--set", 0, 0, "expected a value of at most %d bytes for %.*s",
+			     CONFIG_VALUE_MAX, (int)len, assignment);
+		return -EINVAL;
+	}
+	if (config__set(&c->vars, assignment, len, eq + 1, strlen(eq + 1),
+			intern_file(c, "--set"), 0, 0) < 0) {
+		config__diag(err, "--set", 0, 0, "expected at most %d distinct names; %.*s would be "
+			     "one more", CONFIG_NAMES_MAX, (int)len, assignment);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 const char *config_get(const struct config *c, const char *name)

@@ -79,6 +79,12 @@ int config_load_file(struct config *c, const char *path, struct config_diag *err
 int config_load_string(struct config *c, const char *file, const char *text,
 		       struct config_diag *err);
 
+/* hostd --set NAME=VALUE: sets NAME to VALUE (taken literally, nothing
+ * expanded) as if a last line of the config did, its place being the file
+ * "--set".  0, or -EINVAL with err naming the assignment when it is not
+ * NAME=VALUE with a valid name. */
+int config_override(struct config *c, const char *assignment, struct config_diag *err);
+
 /* The value of a name set by a file (not facts), or NULL. */
 const char *config_get(const struct config *c, const char *name);
 /* Where a name was last set; false when it was not set by a file. */
@@ -128,6 +134,21 @@ size_t config_check_known_ex(const struct config *c, const char *const *known,
 /* MMTests settings lockstep accepts and does not act on (mmtests_names.c),
  * for config_check_known_ex. */
 extern const char *const config_mmtests_ignored[];
+
+/* A file a config writes with cat >FILE <<END ... END: shipped with the
+ * steps into each node's work folder, where steps run, as name. */
+struct config_shipped {
+	const char *path;  /* FILE as the config wrote it, expanded */
+	const char *name;  /* its last component: the file in the work folder */
+	const char *text;  /* the body, expanded unless the delimiter was quoted */
+	size_t len;
+	const char *file;  /* where the cat was */
+	int line;
+};
+
+/* The shipped files, in the order written (a later one of the same name
+ * replaces the earlier).  Returns the count; *out points into c. */
+size_t config_shipped(const struct config *c, const struct config_shipped **out);
 
 /* Warnings gathered so far (unset variables, unknown names). */
 size_t config_warnings(const struct config *c, const struct config_diag **diags);

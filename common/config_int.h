@@ -36,6 +36,8 @@ struct config {
 	size_t nfiles;
 	struct config_diag *warnings;
 	size_t nwarnings;
+	struct config_shipped *shipped; /* strings owned (path, name, text) */
+	size_t nshipped;
 };
 
 #define CONFIG_IF_DEPTH_MAX 8 /* nesting of if ... fi */

@@ -24,11 +24,11 @@ static const char *const host_keys[] = {
 	"STEP_TIMEOUT", "ON_GUEST_FAILURE", "RELEASE_RT_PRIORITY", "GUEST_SSH_USER",
 	"GUEST_SSH_KEY", "GUEST_HARNESS_DIR", "GUEST_SSH_TIMEOUT", "RELEASE", "RELEASE_LEAD", "LOCAL_GUEST_CLOCK_OFFSET_NS",
 	"LOCAL_GUEST_CLOCK_DRIFT_PPM", "LOCAL_GUEST_CLOCK_JITTER_NS", MONITOR_KEYS,
-	"CPUFREQ_GOVERNOR", "CPUFREQ_EPP", "CPUFREQ_NO_TURBO", NULL,
+	HOSTSTATE_KEYS, NULL,
 };
 /* g.conf keys beside the plan's (plan_keys) and the specs' parameters */
 static const char *const guest_keys[] = { MONITOR_KEYS, "HARNESS_BINARIES",
-					   "GUEST_INSTALLED_BINARIES", NULL };
+					   "GUEST_INSTALLED_BINARIES", HOSTSTATE_KEYS, NULL };
 /* h.conf: GUEST_CONFIG_<NODE> gives one node a g.conf of its own */
 static const char *const host_prefixes[] = { "GUEST_CONFIG_", NULL };
 
@@ -113,12 +113,14 @@ const char *experiment_guest_name(const struct experiment *e, unsigned i, char *
 	return buf;
 }
 
-static int load_file(const char *path, const struct sysfacts *facts, struct config **out,
-		     struct config_diag *d)
+static int load_file(const char *path, const struct sysfacts *facts, const char *const *sets,
+		     struct config **out, struct config_diag *d)
 {
 	struct config *c = config_new();
 	plan_set_facts(c, facts);
 	int r = config_load_file(c, path, d);
+	for (size_t i = 0; r == 0 && sets && sets[i]; i++)
+		r = config_override(c, sets[i], d);
 	if (r < 0) {
 		config_free(c);
 		return r;
@@ -180,7 +182,7 @@ static int load_plans(struct experiment *e, const struct config *h, const char *
 			    memcmp(&e->plans[k].facts, &f, sizeof(f)) == 0)
 				e->node_plan[i] = &e->plans[k];
 		if (!e->node_plan[i]) {
-			int r = plan_build(path, &f, dir, &e->plans[e->nplans], d);
+			int r = plan_build_set(path, &f, dir, e->overrides, &e->plans[e->nplans], d);
 			if (r < 0) {
 				free(path);
 				return r;
@@ -233,24 +235,58 @@ int experiment_load(const char *host_config, const char *guest_config,
 		    const char *default_template, struct experiment *exp, struct config **hconf_out,
 		    struct config **gconf_out, struct config_diag *diag)
 {
+	return experiment_load_set(host_config, guest_config, default_template, NULL, exp,
+				   hconf_out, gconf_out, diag);
+}
+
+/* Host state a g.conf asks for (MMTests' cpupower frequency-set and
+ * disable_transhuge lines become CPUFREQ_GOVERNOR and
+ * TRANSPARENT_HUGEPAGES): the host's to set, since only hostd can; what
+ * h.conf says wins. */
+static int load_hoststate(const struct config *h, const struct config *g,
+			  struct hoststate_settings *s, struct config_diag *d)
+{
+	struct hoststate_settings from_g;
+	int r = hoststate_settings_load(h, s, d);
+	if (r == 0)
+		r = hoststate_settings_load(g, &from_g, d);
+	if (r < 0)
+		return r;
+	if (!s->governor[0])
+		memcpy(s->governor, from_g.governor, sizeof(s->governor));
+	if (!s->epp[0])
+		memcpy(s->epp, from_g.epp, sizeof(s->epp));
+	if (s->no_turbo < 0)
+		s->no_turbo = from_g.no_turbo;
+	if (!s->thp[0])
+		memcpy(s->thp, from_g.thp, sizeof(s->thp));
+	return 0;
+}
+
+int experiment_load_set(const char *host_config, const char *guest_config,
+			const char *default_template, const char *const *sets,
+			struct experiment *exp, struct config **hconf_out,
+			struct config **gconf_out, struct config_diag *diag)
+{
 	struct sysfacts facts;
 	struct config *h = NULL, *g = NULL;
 	int r;
 
 	memset(exp, 0, sizeof(*exp));
 	memset(diag, 0, sizeof(*diag));
+	exp->overrides = sets;
 	if (sysfacts_read(&facts, "/") < 0)
 		facts = (struct sysfacts){ .num_logical_cpus = 1, .num_nodes = 1, .num_llcs = 1 };
 
-	r = load_file(host_config, &facts, &h, diag);
+	r = load_file(host_config, &facts, NULL, &h, diag);
 	if (r == 0)
-		r = load_file(guest_config, &facts, &g, diag);
+		r = load_file(guest_config, &facts, sets, &g, diag);
 	if (r == 0)
 		r = load_host(h, host_config, default_template, exp, diag);
 	if (r == 0)
 		r = load_plans(exp, h, host_config, guest_config, &facts, diag);
 	if (r == 0)
-		r = hoststate_settings_load(h, &exp->hoststate, diag);
+		r = load_hoststate(h, g, &exp->hoststate, diag);
 	if (r == 0)
 		r = monitor_settings_load(h, &exp->host_mon, diag);
 	if (r == 0)

@@ -83,6 +83,9 @@ struct experiment {
 	 * barrier is labelled with */
 	uint32_t iterations;
 	const struct proto_step *steps;
+	/* hostd --set NAME=VALUE, applied to every g.conf after it is read
+	 * (borrowed from the caller; NULL-terminated, may be NULL) */
+	const char *const *overrides;
 };
 
 /* Node names of the guests: guest-N for local guests, the domain name for
@@ -97,6 +100,12 @@ const char *experiment_guest_name(const struct experiment *exp, unsigned i, char
 int experiment_load(const char *host_config, const char *guest_config,
 		    const char *default_template, struct experiment *exp, struct config **hconf_out,
 		    struct config **gconf_out, struct config_diag *diag);
+/* The same, with hostd --set's assignments (NULL-terminated "NAME=VALUE",
+ * may be NULL) applied to g.conf after it is read; exp keeps the pointer. */
+int experiment_load_set(const char *host_config, const char *guest_config,
+			const char *default_template, const char *const *sets,
+			struct experiment *exp, struct config **hconf_out,
+			struct config **gconf_out, struct config_diag *diag);
 void experiment_fini(struct experiment *exp);
 
 #endif
