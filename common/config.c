@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include "config_int.h"
 #include "fileio.h"
@@ -18,12 +17,8 @@
 struct config *config_new(void)
 {
 	struct config *c = xcalloc(1, sizeof(struct config));
-	struct utsname u;
 
-	/* What `uname -m` in a config stands for (MMTests' i386 clamps).  A
-	 * guest's config is read on its KVM host, whose machine it shares; a
-	 * caller may set the fact to something else before loading. */
-	config_set_fact(c, CONFIG_MACHINE_FACT, uname(&u) == 0 ? u.machine : "");
+	config__process_facts(c);
 	return c;
 }
 
@@ -54,6 +49,7 @@ void config_free(struct config *c)
 		free((char *)c->shipped[i].text);
 	}
 	free(c->shipped);
+	free(c->root);
 	free(c);
 }
 
@@ -211,6 +207,19 @@ size_t config_shipped(const struct config *c, const struct config_shipped **out)
 	return c->nshipped;
 }
 
+void config_warn_at(const struct config *c, const char *name, const char *fmt, ...)
+{
+	struct config *w = (struct config *)c; /* warnings are bookkeeping */
+	const struct config_var *v = name ? config__find(&c->vars, name, strlen(name)) : NULL;
+	char text[sizeof(((struct config_diag *)0)->text)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	config__warn(w, v ? v->file : NULL, v ? v->line : 0, v ? v->column : 0, "%s", text);
+}
+
 size_t config_warnings(const struct config *c, const struct config_diag **diags)
 {
 	*diags = c->warnings;
@@ -251,7 +260,7 @@ void config__show(const char *value, char *buf, size_t size)
 	buf[o] = '\0';
 }
 
-static char *intern_file(struct config *c, const char *file)
+char *config__intern_file(struct config *c, const char *file)
 {
 	c->files = xrealloc(c->files, (c->nfiles + 1) * sizeof(*c->files));
 	return c->files[c->nfiles++] = xstrdup(file ? file : "(config)");
@@ -260,7 +269,7 @@ static char *intern_file(struct config *c, const char *file)
 int config_load_string(struct config *c, const char *file, const char *text,
 		       struct config_diag *err)
 {
-	return config__parse(c, intern_file(c, file), text, strlen(text), err);
+	return config__parse(c, config__intern_file(c, file), text, strlen(text), err);
 }
 
 int config_load_file(struct config *c, const char *path, struct config_diag *err)
@@ -279,7 +288,7 @@ int config_load_file(struct config *c, const char *path, struct config_diag *err
 		config__diag(err, path, 0, 0, "cannot read: %s", strerror(-r));
 		return r;
 	}
-	r = config__parse(c, intern_file(c, path), text, len, err);
+	r = config__parse(c, config__intern_file(c, path), text, len, err);
 	free(text);
 	return r;
 }
@@ -303,7 +312,7 @@ int config_override(struct config *c, const char *assignment, struct config_diag
 		return -EINVAL;
 	}
 	if (config__set(&c->vars, assignment, len, eq + 1, strlen(eq + 1),
-			intern_file(c, "--set"), 0, 0) < 0) {
+			config__intern_file(c, "--set"), 0, 0) < 0) {
 		config__diag(err, "--set", 0, 0, "expected at most %d distinct names; %.*s would be "
 			     "one more", CONFIG_NAMES_MAX, (int)len, assignment);
 		return -EINVAL;

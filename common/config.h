@@ -69,6 +69,21 @@ void config_free(struct config *c); /* accepts NULL */
  * override them.  Set them before loading. */
 void config_set_fact(struct config *c, const char *name, const char *value);
 
+/* What MMTests' shellpacks/include-sizes.sh defines, as facts from a node's
+ * memory (its functions getmemtotals, get_numa_details, ... are read as
+ * doing nothing more): HUGE_PAGESIZE (huge_pagesize, 2 MiB when 0),
+ * MEMTOTAL_PAGES, MEMTOTAL_HUGEPAGES, HUGETLB_ORDER, and the arrays
+ * MMTESTS_NODE_SIZE[i] (node_bytes) and MMTESTS_NODE_ID_BY_SIZE[i] (node
+ * ids, smallest node first).  PAGESIZE, WORDSIZE and DOUBLESIZE are set by
+ * config_new() from this process. */
+void config_set_include_sizes(struct config *c, uint64_t memtotal_bytes, uint64_t huge_pagesize,
+			      const uint64_t *node_bytes, size_t nnodes);
+
+/* Where `cat /proc/sys/...` and `cat /sys/...` in a config read (the
+ * folder holding proc/ and sys/; NULL or "/" for this machine's, tests
+ * give a fake tree). */
+void config_set_root(struct config *c, const char *root);
+
 /* Loads one file, adding to (and overriding) what is already there.
  * 0 on success; -EINVAL with *err filled on a syntax error (the lines
  * before it stay loaded); -errno when the file cannot be read, -EFBIG when
@@ -149,6 +164,13 @@ struct config_shipped {
 /* The shipped files, in the order written (a later one of the same name
  * replaces the earlier).  Returns the count; *out points into c. */
 size_t config_shipped(const struct config *c, const struct config_shipped **out);
+
+/* Adds a warning placed where name was set (the file only, line 0, when
+ * it was not set by a file), for readers of a setting that accept a value
+ * in part: "MONITORS_GZIP: ignored ...".  The config is const for the same
+ * reason as config_check_known's. */
+void config_warn_at(const struct config *c, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Warnings gathered so far (unset variables, unknown names). */
 size_t config_warnings(const struct config *c, const struct config_diag **diags);

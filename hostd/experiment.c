@@ -142,6 +142,8 @@ static struct sysfacts node_facts(const struct experiment *e, size_t i, const st
 		f.num_llcs = 1;
 		if (e->virt.memory_mib)
 			f.memtotal_bytes = (uint64_t)e->virt.memory_mib << 20;
+		memset(f.node_mem_bytes, 0, sizeof(f.node_mem_bytes));
+		f.node_mem_bytes[0] = f.memtotal_bytes;
 	}
 	return f;
 }

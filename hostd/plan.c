@@ -32,6 +32,9 @@ void plan_set_facts(struct config *c, const struct sysfacts *f)
 	config_set_fact(c, "NUM_LLCS", v);
 	snprintf(v, sizeof(v), "%" PRIu64, f->memtotal_bytes);
 	config_set_fact(c, "MEMTOTAL_BYTES", v);
+	config_set_include_sizes(c, f->memtotal_bytes, f->huge_pagesize, f->node_mem_bytes,
+				 f->num_nodes < SYSFACTS_NODES_MAX ? (size_t)f->num_nodes :
+				 SYSFACTS_NODES_MAX);
 }
 
 /* COMMAND_<NAME>: the benchmark name upper-cased, '-' and '.' as '_'. */
