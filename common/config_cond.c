@@ -600,6 +600,8 @@ static int cond_if(struct config_lexer *lx)
 	top->active = outer && res;
 	top->taken = !outer || res;
 	top->in_else = false;
+	top->is_case = false;
+	top->word = NULL;
 	config__update_dry(lx);
 	return after_test(lx, "if");
 }

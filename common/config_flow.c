@@ -153,6 +153,7 @@ int config__case_line(struct config_lexer *lx)
 
 	if (at_word(lx, "esac")) {
 		free(top->word);
+		top->word = NULL;
 		lx->nifs--;
 		config__update_dry(lx);
 		lx->pos += 4;

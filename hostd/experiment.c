@@ -210,7 +210,28 @@ static int load_plans(struct experiment *e, const struct config *h, const char *
 	e->iterations = e->plans[0].iterations;
 	for (size_t k = 0; k < e->nplans; k++)
 		plan_check_known(&e->plans[k], guest_keys);
+	e->shipped = xcalloc(e->nplans, sizeof(*e->shipped));
+	e->nshipped = xcalloc(e->nplans, sizeof(*e->nshipped));
+	for (size_t k = 0; k < e->nplans; k++) {
+		const struct config_shipped *f;
+		size_t m = config_shipped(e->plans[k].gconf, &f);
+		e->shipped[k] = xcalloc(m ? m : 1, sizeof(**e->shipped));
+		e->nshipped[k] = m;
+		for (size_t j = 0; j < m; j++)
+			e->shipped[k][j] = (struct ssh_push_file){ .name_in_tar = f[j].name,
+								   .mode = 0644,
+								   .data = f[j].text,
+								   .len = f[j].len };
+	}
 	return 0;
+}
+
+size_t experiment_shipped(const struct experiment *e, size_t i,
+			  const struct ssh_push_file **out)
+{
+	size_t k = (size_t)(e->node_plan[i] - e->plans);
+	*out = e->shipped ? e->shipped[k] : NULL;
+	return e->shipped ? e->nshipped[k] : 0;
 }
 
 /* The binaries the guests' benchmark steps need go with the harness. */
@@ -333,6 +354,12 @@ void experiment_fini(struct experiment *exp)
 	free(exp->harness_dir);
 	exp->ssh_user = exp->ssh_key = exp->harness_dir = NULL;
 	bundle_settings_fini(exp);
+	for (size_t i = 0; exp->shipped && i < exp->nplans; i++)
+		free(exp->shipped[i]);
+	free(exp->shipped);
+	free(exp->nshipped);
+	exp->shipped = NULL;
+	exp->nshipped = NULL;
 	for (size_t i = 0; i < exp->nplans; i++)
 		plan_fini(&exp->plans[i]);
 	free(exp->plans);
