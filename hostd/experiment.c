@@ -314,6 +314,12 @@ int experiment_load_set(const char *host_config, const char *guest_config,
 		r = monitor_settings_load(h, &exp->host_mon, diag);
 	if (r == 0)
 		r = monitor_settings_load(g, &exp->guest_mon, diag);
+	/* what each g.conf names and lockstep lacks is said where its
+	 * warnings are shown: with its plan's */
+	for (size_t k = 0; r == 0 && k < exp->nplans; k++) {
+		struct monitor_settings unused;
+		r = monitor_settings_load(exp->plans[k].gconf, &unused, diag);
+	}
 	if (r == 0)
 		r = bundle_settings_load(g, guest_config, exp, diag);
 	if (r == 0)
