@@ -15,12 +15,18 @@
  * if [ TEST ]; then ... elif/else ... fi blocks compare integers and strings
  * (-eq -ne -gt -ge -lt -le = == != -z -n ! -a -o, && and || between [ ]);
  * bash's [[ TEST ]] also matches glob patterns (== = !=) and extended
- * regular expressions (=~), with && || ! inside.  The only command
- * substitution is `uname -m` (or $(uname -m)): it is not run but stands for
- * the fact MACHINE, which config_new() sets from uname(2).  The environment
- * is not consulted: a config means the same thing wherever it runs.  An
- * unset variable expands to "" (0 in arithmetic) and is reported as a
- * warning.
+ * regular expressions (=~), with && || ! inside.  MMTests' own idioms
+ * (docs/config.md) have a meaning that runs nothing: source/. of another
+ * config, include-sizes.sh and its functions (facts), cat >FILE <<END (a
+ * file shipped with the steps, config_shipped), $(cat <<END), $$,
+ * [ TEST ] && STATEMENT, case ... esac, cpupower frequency-set -g G
+ * (CPUFREQ_GOVERNOR), disable_transhuge (TRANSPARENT_HUGEPAGES), echo (a
+ * warning), die/exit (the config is refused), and the command
+ * substitutions `uname -m|-r|-s`, `whoami`, `id -u`, `nproc`, `getconf
+ * PAGESIZE` and `cat` of a /proc/sys or /sys file, answered from facts or
+ * that file.  The environment is not consulted: a config means the same
+ * thing wherever it runs.  An unset variable expands to "" (0 in
+ * arithmetic) and is reported as a warning.
  *
  * A line it cannot read is an error "file:line:column: expected ...";
  * commands, substitutions, pipes, redirections, loops and file tests are

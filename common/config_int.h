@@ -185,8 +185,10 @@ int config__command(struct config_lexer *lx);
 /* NAME=$(cat <<END at lx->pos (after '='): 1 when it is one (the heredoc
  * is pending), 0 when not, -EINVAL. */
 int config__heredoc_value(struct config_lexer *lx, size_t name, size_t len);
-/* The body of a pending heredoc, its lines joined with '\n': acted on. */
-int config__heredoc_done(struct config_lexer *lx, const char *body, size_t len, int end_line);
+/* The lines after the one that ended at *start, up to a pending heredoc's
+ * delimiter (and the ')' of NAME=$(cat <<END): its body, acted on; *start
+ * after them. */
+int config__read_heredoc(struct config_lexer *lx, const char *text, size_t len, size_t *start);
 /* At the end of the outermost file: values naming a shipped file's path
  * name its copy in the work folder, ./NAME. */
 void config__ship_paths(struct config *c);

@@ -691,83 +691,6 @@ static size_t statement_end(const char *text, size_t len, size_t start, int *lin
 	}
 }
 
-/* The body of the heredoc pending on the line that ended at *start: its
- * lines up to the delimiter, then (for NAME=$(cat <<END) the ')' line. */
-static int read_heredoc(struct config_lexer *lx, const char *text, size_t len, size_t *start)
-{
-	struct config_heredoc *h = &lx->heredoc;
-	size_t body = *start, pos = *start, body_end = 0;
-	bool found = false;
-	int first = lx->line + 1, r;
-
-	while (pos < len && !found) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t end = nl ? (size_t)(nl - text) : len, b = pos;
-
-		if (h->strip_tabs)
-			while (b < end && text[b] == '\t')
-				b++;
-		lx->line++;
-		if (end - b == strlen(h->delim) && memcmp(text + b, h->delim, end - b) == 0) {
-			found = true;
-			body_end = pos;
-		}
-		pos = end + 1;
-	}
-	if (!found) {
-		config__diag(lx->err, lx->file, h->line, 0, "expected a line '%s' to end the here-"
-			     "document opened here, found the end of the file", h->delim);
-		return -EINVAL;
-	}
-	*start = pos;
-	if (h->to_var) {
-		/* the ')' that closes $( */
-		const char *nl = pos < len ? memchr(text + pos, '\n', len - pos) : NULL;
-		size_t end = nl ? (size_t)(nl - text) : len, p = pos;
-
-		lx->line++;
-		while (p < end && config__is_blank(text[p]))
-			p++;
-		if (p == end || text[p] != ')') {
-			config__diag(lx->err, lx->file, lx->line, 0, "expected ')' to close the $(cat "
-				     "<<%s opened at line %d", h->delim, h->line);
-			return -EINVAL;
-		}
-		for (p++; p < end && config__is_blank(text[p]); p++)
-			;
-		if (p < end && text[p] != '#') {
-			config__diag(lx->err, lx->file, lx->line, 0, "expected the end of the line "
-				     "after ')', found '%.*s'", (int)(end - p < 40 ? end - p : 40),
-				     text + p);
-			return -EINVAL;
-		}
-		*start = end + 1;
-	}
-	if (h->strip_tabs || !h->quoted) {
-		/* <<-: leading tabs go; unquoted: expanded as the shell would */
-		char *copy = xmalloc(body_end - body + 1);
-		size_t n = 0;
-
-		for (size_t i = body; i < body_end; i++) {
-			if (h->strip_tabs && text[i] == '\t' && (i == body || text[i - 1] == '\n'))
-				continue;
-			copy[n++] = text[i];
-		}
-		if (!h->quoted && !h->dry) {
-			r = config__expand(lx, copy, n, first);
-			free(copy);
-			if (r == 0)
-				r = config__heredoc_done(lx, lx->out ? lx->out : "", lx->out_len,
-							 lx->line);
-			return r;
-		}
-		r = config__heredoc_done(lx, copy, n, lx->line);
-		free(copy);
-		return r;
-	}
-	return config__heredoc_done(lx, text + body, body_end - body, lx->line);
-}
-
 int config__parse(struct config *c, const char *file, const char *text, size_t len,
 		  struct config_diag *err)
 {
@@ -797,7 +720,7 @@ int config__parse(struct config *c, const char *file, const char *text, size_t l
 		lx.line += lines - 1;
 		start = end + 1;
 		if (r == 0 && lx.heredoc.pending)
-			r = read_heredoc(&lx, text, len, &start);
+			r = config__read_heredoc(&lx, text, len, &start);
 		lx.heredoc.pending = false;
 		free(lx.heredoc.target);
 		lx.heredoc.target = NULL;

@@ -48,7 +48,7 @@ static void usage(FILE *f)
 		"                       (default: the --agent binary)\n"
 		"  --state-dir DIR      hostd's SSH key, guests' known_hosts, the host state to put\n"
 		"                       back after a crash (default: /var/lib/lockstep)\n"
-		"  --sysfs-root DIR     tests only: where the host state (cpufreq) is read and set\n"
+		"  --sysfs-root DIR     tests only: where the host state (cpufreq, THP) is read and set\n"
 		"  --no-progress        no progress line, even on a terminal\n"
 		"  --print-public-key   print hostd's SSH public key (made once in the state dir) and exit,\n"
 		"                       for images of your own: add it to the guest's authorized_keys\n"
