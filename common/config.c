@@ -106,6 +106,26 @@ static void table_grow(struct config_table *t)
 		t->slots[find_slot(t, t->vars[i].name, strlen(t->vars[i].name))] = (uint32_t)i + 1;
 }
 
+void config__unset(struct config_table *t, const char *name, size_t len)
+{
+	struct config_var *v = config__find(t, name, len);
+	size_t i;
+
+	if (!v)
+		return;
+	i = (size_t)(v - t->vars);
+	free(v->name);
+	free(v->value);
+	memmove(t->vars + i, t->vars + i + 1, (t->n - i - 1) * sizeof(*t->vars));
+	t->n--;
+	/* indexes after i moved down: the open addressing is rebuilt */
+	memset(t->slots, 0, t->nslots * sizeof(*t->slots));
+	for (size_t k = 0; k < t->n; k++) {
+		t->names[k] = t->vars[k].name;
+		t->slots[find_slot(t, t->vars[k].name, strlen(t->vars[k].name))] = (uint32_t)k + 1;
+	}
+}
+
 /* -ENOSPC when the table is full and name is new. */
 int config__set(struct config_table *t, const char *name, size_t len, const char *value,
 		size_t vlen, const char *file, int line, int column)

@@ -57,6 +57,12 @@ static int read_args(struct config_lexer *lx, struct args *a, const char *cmd, b
 		config__skip_blanks(lx);
 		if (lx->pos == lx->len || lx->s[lx->pos] == '#')
 			return 0;
+		if (lx->s[lx->pos] == '>' && !strcmp(cmd, "echo")) {
+			args_free(a);
+			return config__error(lx, lx->pos, "expected echo without '>': writing a file "
+					     "(/sys, /proc) would change the node; lockstep sets only "
+					     "CPUFREQ_* and TRANSPARENT_HUGEPAGES");
+		}
 		if (lx->s[lx->pos] == ';') {
 			/* ";;" ends a case branch: left for the caller */
 			if (lx->pos + 1 >= lx->len || lx->s[lx->pos + 1] != ';')
@@ -155,7 +161,9 @@ static int include(struct config_lexer *lx, size_t at, const struct args *a)
 		return config__error(lx, a->pos[0], "expected a config file to read, found \"%s\": "
 				     "no such file beside this one, in its parent folder or in "
 				     "MMTESTS_CONFIGS", a->v[0]);
-	r = fileio_read_all(path, CONFIG_FILE_MAX, &text, &len);
+	r = config__readable_by_all(path);
+	if (r == 0)
+		r = fileio_read_all(path, CONFIG_FILE_MAX, &text, &len);
 	if (r < 0) {
 		r = config__error(lx, a->pos[0], "expected a config file to read, found \"%s\": %s",
 				  path, strerror(-r));
@@ -182,6 +190,23 @@ static bool is_include_sizes(const struct config_lexer *lx, size_t pos)
 		end--;
 	return end - pos >= n && memcmp(lx->s + end - n, tail, n) == 0 &&
 	       (end - pos == n || strchr("/\"'}", lx->s[end - n - 1]));
+}
+
+static int unset(struct config_lexer *lx, const struct args *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		const char *p = a->v[i];
+		bool ok = config__is_name_start(*p);
+
+		while (ok && *++p)
+			ok = config__is_name_char(*p);
+		if (!ok)
+			return config__error(lx, a->pos[i], "expected a name after unset, found \"%s\"",
+					     a->v[i]);
+		if (!lx->dry)
+			config__unset(&lx->c->vars, a->v[i], strlen(a->v[i]));
+	}
+	return 0;
 }
 
 static int cpupower(struct config_lexer *lx, size_t at, const struct args *a)
@@ -506,7 +531,7 @@ int config__command(struct config_lexer *lx)
 {
 	static const char *const commands[] = { ".", "source", "echo", "cpupower",
 						"disable_transhuge", "enable_transhuge", "die",
-						"exit", "true", ":", NULL };
+						"exit", "true", ":", "unset", "limit_memory", NULL };
 	size_t at = lx->pos, n = 0;
 	const char *w = lx->s + at;
 	struct args a = { 0 };
@@ -553,6 +578,12 @@ int config__command(struct config_lexer *lx)
 				  at);
 	else if (!strcmp(cmd, "die") || !strcmp(cmd, "exit"))
 		r = refuse(lx, at, cmd, &a);
+	else if (!strcmp(cmd, "unset"))
+		r = unset(lx, &a);
+	else if (!strcmp(cmd, "limit_memory"))
+		r = config__error(lx, at, "expected a setting, found limit_memory: MMTests offlines "
+				  "memory with it, and lockstep does not change a node's memory; "
+				  "give the guest less memory in its template instead");
 	else if (a.n > 0 && listed(w, n, size_functions))
 		r = config__error(lx, a.pos[0], "expected nothing after %s", cmd);
 	args_free(&a);

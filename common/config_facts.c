@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -118,12 +119,29 @@ static bool sys_path_ok(const char *p, size_t n)
 	return memmem(p, n, "..", 2) == NULL;
 }
 
+/*
+ * hostd reads configs as root, also for users of its service: a file a
+ * config reads (source, cat) must be one everybody may read, so that no
+ * config shows its author, through an error message, what only root may.
+ */
+int config__readable_by_all(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	return (st.st_mode & S_IROTH) ? 0 : -EACCES;
+}
+
 static int read_sys(struct config_lexer *lx, size_t at, const char *p, size_t n, char **out)
 {
 	const char *root = lx->c->root ? lx->c->root : "";
 	char *path = xasprintf("%s%.*s", root, (int)n, p), *text = NULL;
 	size_t len = 0;
-	int r = fileio_read_all(path, SYS_FILE_MAX, &text, &len);
+	int r = config__readable_by_all(path);
+
+	if (r == 0)
+		r = fileio_read_all(path, SYS_FILE_MAX, &text, &len);
 
 	free(path);
 	if (r < 0)

@@ -108,6 +108,8 @@ struct config_var *config__find(const struct config_table *t, const char *name, 
 const struct config_var *config__lookup(const struct config *c, const char *name, size_t len);
 int config__set(struct config_table *t, const char *name, size_t len, const char *value,
 		size_t vlen, const char *file, int line, int column);
+/* unset NAME: gone, as if never set (nothing when it is not set). */
+void config__unset(struct config_table *t, const char *name, size_t len);
 
 void config__warn(struct config *c, const char *file, int line, int column, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
@@ -175,6 +177,8 @@ void config__process_facts(struct config *c);
 /* The answer to the command substitution cmd[0..n) (blanks collapsed), at
  * pos at for errors: a new string in *out, or -EINVAL naming it. */
 int config__answer(struct config_lexer *lx, size_t at, const char *cmd, size_t n, char **out);
+/* 0 when everybody may read path, -EACCES when not, -errno (config_facts.c). */
+int config__readable_by_all(const char *path);
 /* The file name kept for diagnostics (config.c). */
 char *config__intern_file(struct config *c, const char *file);
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 
 #include "config.h"
@@ -545,6 +546,10 @@ START_TEST(test_other_substitutions)
 	value_is("G", "Linux");
 	/* a branch not taken reads no file */
 	load_ok("if [ 1 = 2 ]; then H=`cat /proc/sys/vm/nothing`; fi\n");
+	/* nor one that not everybody may read: hostd reads configs as root */
+	ck_assert_int_eq(chmod(path, 0600), 0);
+	load_err("I=`cat /proc/sys/vm/dirty_ratio`\n", "t.conf:1:3: expected a file that can be "
+		 "read after cat, found /proc/sys/vm/dirty_ratio: Permission denied");
 	remove(path);
 	snprintf(path, sizeof(path), "rm -r %s", dir);
 	ck_assert_int_eq(system(path), 0);
