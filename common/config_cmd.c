@@ -75,7 +75,9 @@ static int read_args(struct config_lexer *lx, struct args *a, const char *cmd, b
 					     ARGS_MAX, cmd);
 		lx->out_len = 0;
 		a->pos[a->n] = lx->pos;
+		lx->in_command = true;
 		r = config__parse_word(lx, "expected a word or the end of the line");
+		lx->in_command = false;
 		if (r < 0) {
 			args_free(a);
 			return r;
@@ -166,7 +168,7 @@ static int include(struct config_lexer *lx, size_t at, const struct args *a)
 		r = fileio_read_all(path, CONFIG_FILE_MAX, &text, &len);
 	if (r < 0) {
 		r = config__error(lx, a->pos[0], "expected a config file to read, found \"%s\": %s",
-				  path, strerror(-r));
+				  path, config__read_why(r));
 		free(path);
 		return r;
 	}

@@ -130,7 +130,19 @@ int config__readable_by_all(const char *path)
 
 	if (stat(path, &st) < 0)
 		return -errno;
+	/* a FIFO or /dev/stdin would block the reader, /dev/zero feed it */
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
 	return (st.st_mode & S_IROTH) ? 0 : -EACCES;
+}
+
+const char *config__read_why(int r)
+{
+	if (r == -EINVAL)
+		return "not a regular file";
+	if (r == -EACCES)
+		return "not readable by everybody (hostd reads configs as root)";
+	return strerror(-r);
 }
 
 static int read_sys(struct config_lexer *lx, size_t at, const char *p, size_t n, char **out)
@@ -146,7 +158,7 @@ static int read_sys(struct config_lexer *lx, size_t at, const char *p, size_t n,
 	free(path);
 	if (r < 0)
 		return config__error(lx, at, "expected a file that can be read after cat, found "
-				     "%.*s: %s", (int)n, p, strerror(-r));
+				     "%.*s: %s", (int)n, p, config__read_why(r));
 	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
 		text[--len] = '\0';
 	*out = text;

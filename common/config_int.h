@@ -99,6 +99,7 @@ struct config_lexer {
 	bool want_then; /* after "if TEST" or "elif TEST" at the end of a line */
 	bool dbl;	/* reading a [[ ]] test, not a [ ] one */
 	enum config_word word;
+	bool in_command; /* a ';' ends a word: the arguments of a command */
 	struct config_heredoc heredoc;
 	char *last_echo; /* the text of the last echo, what an exit after it says */
 };
@@ -177,8 +178,11 @@ void config__process_facts(struct config *c);
 /* The answer to the command substitution cmd[0..n) (blanks collapsed), at
  * pos at for errors: a new string in *out, or -EINVAL naming it. */
 int config__answer(struct config_lexer *lx, size_t at, const char *cmd, size_t n, char **out);
-/* 0 when everybody may read path, -EACCES when not, -errno (config_facts.c). */
+/* 0 when path is a regular file everybody may read; -EINVAL when it is
+ * no regular file, -EACCES when not readable by all, -errno (config_facts.c). */
 int config__readable_by_all(const char *path);
+/* Its error, or a read's, in words for a message. */
+const char *config__read_why(int r);
 /* The file name kept for diagnostics (config.c). */
 char *config__intern_file(struct config *c, const char *file);
 

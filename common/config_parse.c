@@ -387,7 +387,7 @@ int config__parse_word(struct config_lexer *lx, const char *expected)
 			lx->pos += 2;
 		} else if (ch == '`') {
 			r = substitution(lx, false);
-		} else if (ch == ';' && lx->nifs > 0 && closes_branch(lx, at + 1)) {
+		} else if (ch == ';' && (lx->in_command || (lx->nifs > 0 && closes_branch(lx, at + 1)))) {
 			break; /* "then A=1; fi" */
 		} else if (lx->word == CONFIG_WORD_REGEX && strchr("()|", ch)) {
 			/* bash reads [[ $A =~ ^(a|b)$ ]] so: these are the regex's */

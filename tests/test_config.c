@@ -231,6 +231,31 @@ START_TEST(test_errors_commands)
 	load_err("hostname\n", "t.conf:1:9: expected '=' and a value after hostname");
 	load_err("ls -l\n", "t.conf:1:1: expected an assignment, found the command 'ls': "
 		 "lockstep configs are assignments only (NAME=value) and nothing in them is executed");
+	load_err("cpupower frequency-info\n", "t.conf:1:1: expected 'cpupower frequency-set -g "
+		 "GOVERNOR' (read as CPUFREQ_GOVERNOR=GOVERNOR): lockstep runs no other cpupower "
+		 "command");
+	load_err("cat /etc/os-release\n", "t.conf:1:1: expected cat >FILE <<END (a file shipped "
+		 "with the steps), found another use of cat: lockstep never runs commands");
+	load_err("cat >>f <<END\nx\nEND\n", "t.conf:1:5: expected cat >FILE <<END, found '>>': "
+		 "a shipped file is written whole");
+	load_err("cat >f <<\n", "t.conf:1:10: expected a delimiter word after '<<' (END, 'END' "
+		 "or \"END\" of at most 63 characters)");
+	load_err("cat >d/ <<END\nx\nEND\n", "t.conf:1: expected cat >FILE to name a file, found "
+		 "\"d/\"");
+	load_err("A=$(cat <<END\nx\nEND\n", "t.conf:4: expected ')' to close the $(cat <<END "
+		 "opened at line 1");
+	load_err("A=$(cat <<END extra\n", "t.conf:1:15: expected the end of the line after $(cat "
+		 "<<END: the text follows on the next lines, then END and ')'");
+	load_err("disable_transhuge now\n", "t.conf:1:19: expected nothing after "
+		 "disable_transhuge");
+	load_err("getmemtotals 1\n", "t.conf:1:14: expected nothing after getmemtotals");
+	load_err("source /dev/null\n", "t.conf:1:8: expected a config file to read, found "
+		 "\"/dev/null\": not a regular file");
+	load_err("source a b\n", "t.conf:1:1: expected one file after 'source', found 2 words");
+	load_err("unset 1A\n", "t.conf:1:7: expected a name after unset, found \"1A\"");
+	load_err("die \"no $NUMCPUS\"\n", "t.conf:1:1: the config refuses to run: no 8");
+	load_err("exit 3\n", "t.conf:1:1: the config refuses to run: it exits here (exit 3)");
+	load_ok("true\n: ignored\nif [ 1 = 2 ]; then die x; exit 1; fi\n");
 	load_err("f() { x; }\n", "t.conf:1:2: expected '=' after f, found '(': configs have no "
 		 "subshells or functions; lockstep never runs commands");
 }
