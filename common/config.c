@@ -49,6 +49,11 @@ void config_free(struct config *c)
 		free((char *)c->shipped[i].text);
 	}
 	free(c->shipped);
+	for (size_t i = 0; i < c->nfuncs; i++) {
+		free(c->funcs[i].name);
+		free(c->funcs[i].body);
+	}
+	free(c->funcs);
 	free(c->root);
 	free(c);
 }

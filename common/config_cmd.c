@@ -423,22 +423,29 @@ int config__read_heredoc(struct config_lexer *lx, const char *text, size_t len, 
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t end = nl ? (size_t)(nl - text) : len, b = pos;
 
-		if (h->strip_tabs)
-			while (b < end && text[b] == '\t')
+		size_t e = end;
+
+		if (h->strip_tabs || h->to_func)
+			while (b < end && (text[b] == '\t' || (h->to_func && text[b] == ' ')))
 				b++;
+		while (h->to_func && e > b && config__is_blank(text[e - 1]))
+			e--;
 		lx->line++;
-		if (end - b == strlen(h->delim) && memcmp(text + b, h->delim, end - b) == 0) {
+		if (e - b == strlen(h->delim) && memcmp(text + b, h->delim, e - b) == 0) {
 			found = true;
 			body_end = pos;
 		}
 		pos = end + 1;
 	}
 	if (!found) {
-		config__diag(lx->err, lx->file, h->line, 0, "expected a line '%s' to end the here-"
-			     "document opened here, found the end of the file", h->delim);
+		config__diag(lx->err, lx->file, h->line, 0, "expected a line '%s' to end the %s "
+			     "opened here, found the end of the file", h->delim,
+			     h->to_func ? "function" : "here-document");
 		return -EINVAL;
 	}
 	*start = pos;
+	if (h->to_func)
+		return h->dry ? 0 : config__define(lx, text + body, body_end - body);
 	if (h->to_var) {
 		/* the ')' that closes $( */
 		const char *nl = pos < len ? memchr(text + pos, '\n', len - pos) : NULL;

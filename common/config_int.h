@@ -39,7 +39,19 @@ struct config {
 	struct config_shipped *shipped; /* strings owned (path, name, text) */
 	size_t nshipped;
 	char *root;	  /* where cat of /proc/sys and /sys reads; NULL: "/" */
-	int include_depth; /* of source/. being read */
+	int include_depth; /* of source/. and function calls being read */
+	struct config_func *funcs;
+	size_t nfuncs;
+	int first_line;	  /* the next config__parse's line 1 is this + 1 (a body) */
+};
+
+/* name() { ... } of a config (config_func.c). */
+struct config_func {
+	char *name, *body;
+	size_t len;
+	const char *file; /* one of config.files */
+	int line;	  /* of the name() { line: the body starts after it */
+	bool called, warned;
 };
 
 #define CONFIG_INCLUDE_DEPTH_MAX 8 /* source/. of a config in a config ... */
@@ -50,6 +62,7 @@ struct config {
 struct config_heredoc {
 	bool pending;
 	bool to_var;	  /* NAME=$(cat <<END ... END\n): else cat >FILE */
+	bool to_func;	  /* name() { ... }: the delimiter is '}' alone, blanks around */
 	bool quoted;	  /* <<'END': the body is taken as it is */
 	bool strip_tabs;  /* <<-END */
 	bool dry;	  /* read in a branch not taken: nothing is kept */
@@ -203,6 +216,14 @@ void config__ship_paths(struct config *c);
 /* Expands text as a shell expands a heredoc's body or a double-quoted
  * string: $NAME, ${NAME}, $((...)), `...`, \$ \` \\; into lx->out. */
 int config__expand(struct config_lexer *lx, const char *text, size_t len, int first_line);
+
+/* name() {, function name {, or a call of a defined function at lx->pos:
+ * 0 when read, 1 when the line is none of these, -EINVAL. */
+int config__function(struct config_lexer *lx);
+int config__define(struct config_lexer *lx, const char *body, size_t len);
+int config__call(struct config_lexer *lx, struct config_func *f, size_t at);
+/* At the end of the outermost file: a warning per function never called. */
+void config__warn_uncalled(struct config *c);
 
 /* [ TEST ] && STATEMENT, [ TEST ] || STATEMENT, case ... esac
  * (config_flow.c). */

@@ -694,9 +694,11 @@ static size_t statement_end(const char *text, size_t len, size_t start, int *lin
 int config__parse(struct config *c, const char *file, const char *text, size_t len,
 		  struct config_diag *err)
 {
-	struct config_lexer lx = { .c = c, .file = file, .err = err };
+	struct config_lexer lx = { .c = c, .file = file, .err = err, .line = c->first_line };
 	size_t start = 0;
 	int r = 0;
+
+	c->first_line = 0;
 
 	while (start < len && r == 0) {
 		int lines;
@@ -727,8 +729,10 @@ int config__parse(struct config *c, const char *file, const char *text, size_t l
 	}
 	if (r == 0)
 		r = config__cond_end(&lx);
-	if (r == 0 && c->include_depth == 0)
+	if (r == 0 && c->include_depth == 0) {
 		config__ship_paths(c);
+		config__warn_uncalled(c);
+	}
 	for (int i = 0; i < lx.nifs; i++)
 		free(lx.ifs[i].word);
 	free(lx.out);

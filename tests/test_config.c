@@ -256,16 +256,19 @@ START_TEST(test_errors_commands)
 	load_err("die \"no $NUMCPUS\"\n", "t.conf:1:1: the config refuses to run: no 8");
 	load_err("exit 3\n", "t.conf:1:1: the config refuses to run: it exits here (exit 3)");
 	load_ok("true\n: ignored\nif [ 1 = 2 ]; then die x; exit 1; fi\n");
-	load_err("f() { x; }\n", "t.conf:1:2: expected '=' after f, found '(': configs have no "
-		 "subshells or functions; lockstep never runs commands");
+	load_err("f() { x; }\n", "t.conf:1:7: expected '{' and the end of the line after f(): the "
+		 "body follows on the next lines, and '}' alone on the last");
+	load_err("f() {\nA=1\n", "t.conf:1: expected a line '}' to end the function opened here, "
+		 "found the end of the file");
+	load_err("f() {\n  f\n}\nf\n", "t.conf:2:3: expected at most 8 nested calls and source/.; "
+		 "does f call itself?");
 }
 END_TEST
 
 START_TEST(test_errors_control_flow)
 {
 	/* if, then, elif, else and fi: test_config_cond.c */
-	static const char *const words[] = { "for", "while", "until", "do", "done", "esac",
-					     "function" };
+	static const char *const words[] = { "for", "while", "until", "do", "done", "esac" };
 	char text[64], expect[256];
 
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
@@ -279,6 +282,7 @@ START_TEST(test_errors_control_flow)
 		 "the file test '-f': lockstep does not look at files, so that a config means the "
 		 "same wherever it is read");
 	load_err("case x\n", "t.conf:1:7: expected 'in' after the word of 'case'");
+	load_err("function 1\n", "t.conf:1:10: expected a function name after 'function'");
 	load_err("}\n", "t.conf:1:1: expected an assignment, found shell control flow '}': "
 		 "lockstep configs are assignments only (NAME=value) and nothing in them is executed");
 	load_err("done;\n", "t.conf:1:1: expected an assignment, found shell control flow "
