@@ -166,6 +166,39 @@ static char *node_gconf(const struct config *h, const char *hpath, const char *g
 	return slash ? xasprintf("%.*s/%s", (int)(slash - hpath), hpath, v) : xstrdup(v);
 }
 
+/* The files each plan's g.conf ships (cat >FILE <<END), as harness
+ * members: they land in the work folder beside what the harness holds,
+ * whose names they must not take. */
+static int load_shipped(struct experiment *e, struct config_diag *d)
+{
+	static const char *const harness[] = { "guestagent", "agent.log", "agent.pid", "bin",
+					       "lib", "libexec", NULL };
+	e->shipped = xcalloc(e->nplans, sizeof(*e->shipped));
+	e->nshipped = xcalloc(e->nplans, sizeof(*e->nshipped));
+	for (size_t k = 0; k < e->nplans; k++) {
+		const struct config_shipped *f;
+		size_t m = config_shipped(e->plans[k].gconf, &f);
+		e->shipped[k] = xcalloc(m ? m : 1, sizeof(**e->shipped));
+		e->nshipped[k] = m;
+		for (size_t j = 0; j < m; j++) {
+			for (size_t h = 0; harness[h]; h++) {
+				if (strcmp(f[j].name, harness[h]) != 0)
+					continue;
+				config_diag_at(d, NULL, NULL, f[j].file, "cat >%s: %s is a name the "
+					       "harness takes in the work folder; name the file "
+					       "otherwise", f[j].path, f[j].name);
+				d->line = f[j].line;
+				return -EINVAL;
+			}
+			e->shipped[k][j] = (struct ssh_push_file){ .name_in_tar = f[j].name,
+								   .mode = 0644,
+								   .data = f[j].text,
+								   .len = f[j].len };
+		}
+	}
+	return 0;
+}
+
 static int load_plans(struct experiment *e, const struct config *h, const char *hpath,
 		      const char *gpath, const struct sysfacts *host, struct config_diag *d)
 {
@@ -210,20 +243,7 @@ static int load_plans(struct experiment *e, const struct config *h, const char *
 	e->iterations = e->plans[0].iterations;
 	for (size_t k = 0; k < e->nplans; k++)
 		plan_check_known(&e->plans[k], guest_keys);
-	e->shipped = xcalloc(e->nplans, sizeof(*e->shipped));
-	e->nshipped = xcalloc(e->nplans, sizeof(*e->nshipped));
-	for (size_t k = 0; k < e->nplans; k++) {
-		const struct config_shipped *f;
-		size_t m = config_shipped(e->plans[k].gconf, &f);
-		e->shipped[k] = xcalloc(m ? m : 1, sizeof(**e->shipped));
-		e->nshipped[k] = m;
-		for (size_t j = 0; j < m; j++)
-			e->shipped[k][j] = (struct ssh_push_file){ .name_in_tar = f[j].name,
-								   .mode = 0644,
-								   .data = f[j].text,
-								   .len = f[j].len };
-	}
-	return 0;
+	return load_shipped(e, d);
 }
 
 size_t experiment_shipped(const struct experiment *e, size_t i,

@@ -96,6 +96,12 @@ START_TEST(test_check_errors_exit_1)
 	write_file("g.conf", gconf, 0644);
 	ck_assert_int_eq(check("--set 9X=1", out, sizeof(out)), 1);
 	has(out, "--set: expected NAME=VALUE, found \"9X=1\"");
+	/* a shipped file may not take the name of the harness's agent */
+	write_file("g.conf", "MMTESTS=cpu-probe\ncat >/tmp/guestagent <<END\nx\nEND\n", 0644);
+	ck_assert_int_eq(check("", out, sizeof(out)), 1);
+	has(out, "g.conf:2: cat >/tmp/guestagent: guestagent is a name the harness takes in the "
+	    "work folder; name the file otherwise");
+	write_file("g.conf", gconf, 0644);
 	/* a results folder that cannot be made fails the pre-flight */
 	write_file("file", "", 0644);
 	char extra[600];
