@@ -25,6 +25,7 @@
 #include "config.h"
 #include "experiment.h"
 #include "fileio.h"
+#include "harness.h"
 #include "plan.h"
 #include "xalloc.h"
 
@@ -172,6 +173,16 @@ static int preflight(FILE *out, const struct experiment *e, const struct check_o
 
 		fprintf(out, "  %s %s: %s\n", folders[i][0], folders[i][1], state ? state : why);
 		failed += !state;
+	}
+	if (e->guest_kind == GUEST_KIND_LIBVIRT) {
+		int st = o->guest_agent ? harness_elf_is_static(o->guest_agent) : -ENOENT;
+
+		/* the run refuses it too: a guest may have no libc of ours */
+		fprintf(out, "  the agent for guests %s: %s\n", o->guest_agent ? o->guest_agent : "",
+			st == 1 ? "statically linked" : st == 0 ? "dynamically linked: use a "
+			"static one (--guest-agent, meson -Dstatic_agent=true)" : "not an ELF "
+			"executable");
+		failed += st != 1;
 	}
 	if (e->guest_kind == GUEST_KIND_LIBVIRT) {
 		const char *uri = e->virt.uri;

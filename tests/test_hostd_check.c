@@ -112,6 +112,37 @@ START_TEST(test_check_errors_exit_1)
 }
 END_TEST
 
+/* libvirt guests from a template (libvirt's test driver: no daemon): the
+ * template's size is the nodes' facts, the binaries pushed are listed with
+ * their sizes, and libvirt is reached or not. */
+START_TEST(test_check_libvirt_guests)
+{
+	static char out[65536];
+	char hconf[1024];
+	snprintf(hconf, sizeof(hconf), "GUEST_KIND=libvirt\nGUEST_COUNT=2\n"
+		 "LIBVIRT_URI=test:///default\nGUEST_TEMPLATE=%s/vm-templates/demo-guest.xml.in\n",
+		 getenv("LOCKSTEP_SOURCE_ROOT"));
+	write_file("h.conf", hconf, 0644);
+	write_file("g.conf", "MMTESTS=hackbench-process-pipes\nHACKBENCH_MAX_GROUPS=$NUMCPUS\n"
+			     "HACKBENCH_ITERATIONS=1\nHACKBENCH_WARMUP=0\n"
+			     "cpupower frequency-set -g performance\n", 0644);
+	ck_assert_int_eq(check("", out, sizeof(out)), 0);
+	has(out, "2 guests (libvirt)");
+	has(out, "  step 1: hackbench-process-pipes groups=1 iteration 1\n");
+	has(out, "  cpufreq governor of every CPU: performance\n");
+	has(out, "  libexec/hackbench (");
+	has(out, " bytes in all\n");
+	has(out, "  libvirt test:///default: reachable\n");
+	has(out, ": statically linked\n");
+	snprintf(hconf + strlen(hconf), sizeof(hconf) - strlen(hconf),
+		 "LIBVIRT_URI=qemu+unix:///system?socket=%s/no-such-socket\n", tmpdir);
+	write_file("h.conf", hconf, 0644);
+	ck_assert_int_eq(check("", out, sizeof(out)), 1);
+	has(out, "/no-such-socket: not reachable: ");
+	has(out, "check failed\n");
+}
+END_TEST
+
 /* The run itself: the job file reaches each guest's work folder, where its
  * step reads it; the manifest records --set. */
 START_TEST(test_shipped_file_reaches_the_step)
@@ -147,6 +178,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_check_prints_plan_and_starts_nothing);
 	tcase_add_test(tc, test_check_errors_exit_1);
+	tcase_add_test(tc, test_check_libvirt_guests);
 	tcase_add_test(tc, test_shipped_file_reaches_the_step);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
