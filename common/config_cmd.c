@@ -512,7 +512,9 @@ void config__ship_paths(struct config *c)
 				continue;
 			out = xmalloc(strlen(v->value) / plen * rlen + strlen(v->value) + 1);
 			for (const char *p = v->value; *p;) {
-				if (!strncmp(p, path, plen)) {
+				/* the path, not the start of a longer name: /tmp/x is not /tmp/xy */
+				if (!strncmp(p, path, plen) && !config__is_name_char(p[plen]) &&
+				    p[plen] != '-') {
 					memcpy(out + n, rel, rlen);
 					n += rlen;
 					p += plen;
