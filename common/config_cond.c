@@ -709,7 +709,7 @@ int config__statements(struct config_lexer *lx)
 			if (r == 0)
 				r = 1;
 		} else if ((r = config__function(lx)) != 1) {
-			r = r == 0 ? 1 : r;
+			r = r == 0 ? 1 : r == 2 ? 0 : r;
 		} else if ((r = config__command(lx)) != 1) {
 			/* 0: the line is read; 2: more follows a ';' */
 			r = r == 0 ? 1 : r == 2 ? 0 : r;

@@ -120,9 +120,18 @@ int config__call(struct config_lexer *lx, struct config_func *f, size_t at)
 	struct config *c = lx->c;
 	int r;
 
-	lx->pos = lx->len; /* a call takes no arguments here: the rest is the call's */
+	bool more = false;
+
+	config__skip_blanks(lx);
+	if (lx->pos < lx->len && lx->s[lx->pos] == ';') {
+		lx->pos++;
+		more = true;
+	} else if (lx->pos < lx->len && lx->s[lx->pos] != '#') {
+		return config__error(lx, lx->pos, "expected the end of the line after %s: a "
+				     "function of a config takes no arguments", f->name);
+	}
 	if (lx->dry)
-		return 0;
+		return more ? 2 : 0;
 	f->called = true;
 	if (c->include_depth >= CONFIG_INCLUDE_DEPTH_MAX)
 		return config__error(lx, at, "expected at most %d nested calls and source/.; does "
@@ -132,7 +141,7 @@ int config__call(struct config_lexer *lx, struct config_func *f, size_t at)
 	c->first_line = f->line;
 	r = config__parse(c, f->file, f->body, f->len, lx->err);
 	c->include_depth--;
-	return r;
+	return r < 0 ? r : more ? 2 : 0;
 }
 
 void config__warn_uncalled(struct config *c)

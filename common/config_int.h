@@ -218,7 +218,8 @@ void config__ship_paths(struct config *c);
 int config__expand(struct config_lexer *lx, const char *text, size_t len, int first_line);
 
 /* name() {, function name {, or a call of a defined function at lx->pos:
- * 0 when read, 1 when the line is none of these, -EINVAL. */
+ * 0 when read, 2 when more follows a ';', 1 when the line is none of
+ * these, -EINVAL. */
 int config__function(struct config_lexer *lx);
 int config__define(struct config_lexer *lx, const char *body, size_t len);
 int config__call(struct config_lexer *lx, struct config_func *f, size_t at);

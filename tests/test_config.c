@@ -260,6 +260,10 @@ START_TEST(test_errors_commands)
 		 "body follows on the next lines, and '}' alone on the last");
 	load_err("f() {\nA=1\n", "t.conf:1: expected a line '}' to end the function opened here, "
 		 "found the end of the file");
+	load_ok("g() {\n  G=1\n}\ng; H=$G\n");
+	value_is("H", "1");
+	load_err("g x\n", "t.conf:1:3: expected the end of the line after g: a function of a "
+		 "config takes no arguments");
 	load_err("f() {\n  f\n}\nf\n", "t.conf:2:3: expected at most 8 nested calls and source/.; "
 		 "does f call itself?");
 }
