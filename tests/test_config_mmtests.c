@@ -19,9 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "config_testlib.h"
 #include "fileio.h"
 #include "plan.h"
+
+#define KNOWN "lockstep never runs commands; it answers only uname -m|-r|-s, whoami, id -u, " \
+	"nproc, getconf PAGESIZE and cat of a file under /proc/sys or /sys"
 
 static char corpus[512], specs[512];
 
@@ -170,6 +175,70 @@ START_TEST(test_set_overrides)
 }
 END_TEST
 
+/* The side-effect-free forms are answered from facts, never run; every
+ * other substitution stays an error naming it. */
+START_TEST(test_other_substitutions)
+{
+	static const char *const refused[][2] = {
+		{ "A=`uname -m -r`\n", "t.conf:1:3: expected a value, found the command "
+		  "substitution of 'uname -m -r': " KNOWN },
+		{ "A=`uname -m\n", "t.conf:1:3: expected a closing '`' for the command "
+		  "substitution opened here" },
+		{ "A=$(uname -m`\n", "t.conf:1:3: expected a closing ')' for the command "
+		  "substitution opened here" },
+		{ "A=`unamex -m`\n", "t.conf:1:3: expected a value, found the command substitution "
+		  "of 'unamex -m': " KNOWN },
+		{ "A=\"$(hostname)\"\n", "t.conf:1:4: expected a value, found the command "
+		  "substitution of 'hostname': " KNOWN },
+		{ "if [[ `hostname` == x ]]; then A=1; fi\n", "t.conf:1:7: expected a value, found "
+		  "the command substitution of 'hostname': " KNOWN },
+		{ "A=`cat /etc/passwd`\n", "t.conf:1:3: expected a value, found the command "
+		  "substitution of 'cat /etc/passwd': " KNOWN },
+		{ "A=`cat /proc/sys/../../etc/passwd`\n", "t.conf:1:3: expected a value, found the "
+		  "command substitution of 'cat /proc/sys/../../etc/passwd': " KNOWN },
+		{ "A=`cat /proc/sys/vm/absent`\n", "t.conf:1:3: expected a file that can be read "
+		  "after cat, found /proc/sys/vm/absent: No such file or directory" },
+	};
+	char dir[] = "/tmp/lockstep-cfg-XXXXXX", path[128];
+	FILE *f;
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		load_err(refused[i][0], refused[i][1]);
+	/* answered from facts and from a fake /proc/sys */
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/proc/sys/vm", dir);
+	ck_assert_int_eq(fileio_mkdir_p(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/proc/sys/vm/dirty_ratio", dir);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs("20\n", f);
+	fclose(f);
+	config_set_root(cfg, dir);
+	config_set_fact(cfg, "KERNEL_RELEASE", "6.1.0-test");
+	config_set_fact(cfg, "WHOAMI", "lab");
+	config_set_fact(cfg, "UID", "1000");
+	config_set_fact(cfg, "PAGESIZE", "4096");
+	load_ok("A=`uname -r`\nB=$(whoami)\nC=`id -u`\nD=$(nproc)\nE=`getconf PAGESIZE`\n"
+		"F=`cat /proc/sys/vm/dirty_ratio`\nG=\"$(uname -s)\"\n");
+	value_is("A", "6.1.0-test");
+	value_is("B", "lab");
+	value_is("C", "1000");
+	value_is("D", "8");
+	value_is("E", "4096");
+	value_is("F", "20");
+	value_is("G", "Linux");
+	/* a branch not taken reads no file */
+	load_ok("if [ 1 = 2 ]; then H=`cat /proc/sys/vm/nothing`; fi\n");
+	/* nor one that not everybody may read: hostd reads configs as root */
+	ck_assert_int_eq(chmod(path, 0600), 0);
+	load_err("I=`cat /proc/sys/vm/dirty_ratio`\n", "t.conf:1:3: expected a file that can be "
+		 "read after cat, found /proc/sys/vm/dirty_ratio: not readable by everybody (hostd "
+		 "reads configs as root)");
+	remove(path);
+	snprintf(path, sizeof(path), "rm -r %s", dir);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config-mmtests");
@@ -182,6 +251,10 @@ int main(void)
 	snprintf(specs, sizeof(specs), "%s/benchmarks", getenv("LOCKSTEP_SOURCE_ROOT"));
 	tcase_add_test(tc, test_corpus);
 	tcase_add_test(tc, test_set_overrides);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("substitutions");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_other_substitutions);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
