@@ -67,6 +67,53 @@ static void print_plan(FILE *out, const struct node_plan *p, const char *nodes)
 			"./%s\n", f[i].path, f[i].len, f[i].file, f[i].line, f[i].name);
 }
 
+/* The smallest two-sided p of Mann-Whitney's U with n samples on each
+ * side, no ties: 2 / C(2n, n).  hostctl compare's default test (U, alpha
+ * 0.05) can call a change significant only when this is below alpha. */
+static double mwu_min_p(uint32_t n)
+{
+	double c = 1;
+
+	for (uint32_t i = 1; i <= n; i++)
+		c = c * (n + i) / i;
+	return 2 / c < 1 ? 2 / c : 1;
+}
+
+/*
+ * Each series (benchmark and sweep point) of a plan: how many measured
+ * samples a run gives it, and whether comparing two such runs can reach
+ * significance.  Steps of a series have the same metrics, so one count
+ * per series says it; the metrics' own variance is not known before a run.
+ */
+static void print_samples(FILE *out, const struct node_plan *p)
+{
+	const double alpha = 0.05;
+	uint32_t need = 1;
+
+	while (mwu_min_p(need) >= alpha)
+		need++;
+	fprintf(out, "  samples per series in one run (hostctl compare's U test reaches p < "
+		"%.2f with %u per run or more):\n", alpha, need);
+	for (uint32_t k = 0; k < p->nsteps; k++) {
+		uint32_t n = 0;
+		bool first = true;
+		char variant[64];
+
+		for (uint32_t j = 0; j < p->nsteps && first; j++)
+			first = j >= k || p->info[j].sweep_value != p->info[k].sweep_value ||
+				strcmp(p->steps[j].benchmark, p->steps[k].benchmark) != 0;
+		if (!first)
+			continue;
+		for (uint32_t j = k; j < p->nsteps; j++)
+			n += !p->info[j].warmup && p->info[j].sweep_value == p->info[k].sweep_value &&
+			     !strcmp(p->steps[j].benchmark, p->steps[k].benchmark);
+		plan_step_variant(p, k + 1, variant, sizeof(variant));
+		fprintf(out, "    %s%s%s: %u%s\n", p->steps[k].benchmark, variant[0] ? " " : "",
+			variant, n, n >= need ? "" : ": too few to tell a change from noise; raise "
+			"MMTEST_ITERATIONS or the benchmark's iterations");
+	}
+}
+
 /* The participants that share plan p, as "guest-1 guest-2". */
 static char *nodes_of(const struct experiment *e, const struct node_plan *p)
 {
@@ -238,6 +285,7 @@ int check_main(const struct check_options *o, FILE *out)
 		char *nodes = nodes_of(&exp, &exp.plans[k]);
 
 		print_plan(out, &exp.plans[k], nodes);
+		print_samples(out, &exp.plans[k]);
 		free(nodes);
 	}
 	print_hoststate(out, &exp.hoststate);

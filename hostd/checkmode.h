@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * hostd --check --host-config h.conf --guest-config g.conf: reads both as a
- * run would, and prints, without starting anything, each node's plan, the
+ * run would, and prints, without starting anything, each node's plan and
+ * samples per series (enough for hostctl compare's U test or not), the
  * files shipped with steps, the host state a run would change, what is
  * ignored and why, the binaries pushed with their size, and pre-flight
  * checks that need no guest.  The outer layer: it prints.

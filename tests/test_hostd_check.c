@@ -72,6 +72,11 @@ START_TEST(test_check_prints_plan_and_starts_nothing)
 	has(out, "  step 1: show iteration 1 (COMMAND_)\n");
 	has(out, "  step 2: show iteration 2 (COMMAND_)\n");
 	ck_assert_ptr_null(strstr(out, "step 3:"));
+	/* U with 2 per run cannot reach p < 0.05 (2 / C(4, 2) = 0.33); 4 can (0.029) */
+	has(out, "hostctl compare's U test reaches p < 0.05 with 4 per run or more):\n");
+	has(out, "    show: 2: too few to tell a change from noise; raise MMTEST_ITERATIONS");
+	ck_assert_int_eq(check("--set MMTEST_ITERATIONS=4", out, sizeof(out)), 0);
+	has(out, "    show: 4\n");
 	has(out, ", pushed to the work folder as ./job-");
 	has(out, "  transparent huge pages: never\n");
 	has(out, "MONITORS_GZIP: monitor turbostat ignored: ");
@@ -129,6 +134,7 @@ START_TEST(test_check_libvirt_guests)
 	ck_assert_int_eq(check("", out, sizeof(out)), 0);
 	has(out, "2 guests (libvirt)");
 	has(out, "  step 1: hackbench-process-pipes groups=1 iteration 1\n");
+	has(out, "    hackbench-process-pipes groups=1: 1: too few");
 	has(out, "  cpufreq governor of every CPU: performance\n");
 	has(out, "  libexec/hackbench (");
 	has(out, " bytes in all\n");
