@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include "config_int.h"
 #include "fileio.h"
@@ -18,12 +17,8 @@
 struct config *config_new(void)
 {
 	struct config *c = xcalloc(1, sizeof(struct config));
-	struct utsname u;
 
-	/* What `uname -m` in a config stands for (MMTests' i386 clamps).  A
-	 * guest's config is read on its KVM host, whose machine it shares; a
-	 * caller may set the fact to something else before loading. */
-	config_set_fact(c, CONFIG_MACHINE_FACT, uname(&u) == 0 ? u.machine : "");
+	config__process_facts(c);
 	return c;
 }
 
@@ -48,6 +43,18 @@ void config_free(struct config *c)
 		free(c->files[i]);
 	free(c->files);
 	free(c->warnings);
+	for (size_t i = 0; i < c->nshipped; i++) {
+		free((char *)c->shipped[i].path);
+		free((char *)c->shipped[i].name);
+		free((char *)c->shipped[i].text);
+	}
+	free(c->shipped);
+	for (size_t i = 0; i < c->nfuncs; i++) {
+		free(c->funcs[i].name);
+		free(c->funcs[i].body);
+	}
+	free(c->funcs);
+	free(c->root);
 	free(c);
 }
 
@@ -102,6 +109,26 @@ static void table_grow(struct config_table *t)
 	t->slots = xcalloc(t->nslots, sizeof(*t->slots));
 	for (size_t i = 0; i < t->n; i++)
 		t->slots[find_slot(t, t->vars[i].name, strlen(t->vars[i].name))] = (uint32_t)i + 1;
+}
+
+void config__unset(struct config_table *t, const char *name, size_t len)
+{
+	struct config_var *v = config__find(t, name, len);
+	size_t i;
+
+	if (!v)
+		return;
+	i = (size_t)(v - t->vars);
+	free(v->name);
+	free(v->value);
+	memmove(t->vars + i, t->vars + i + 1, (t->n - i - 1) * sizeof(*t->vars));
+	t->n--;
+	/* indexes after i moved down: the open addressing is rebuilt */
+	memset(t->slots, 0, t->nslots * sizeof(*t->slots));
+	for (size_t k = 0; k < t->n; k++) {
+		t->names[k] = t->vars[k].name;
+		t->slots[find_slot(t, t->vars[k].name, strlen(t->vars[k].name))] = (uint32_t)k + 1;
+	}
 }
 
 /* -ENOSPC when the table is full and name is new. */
@@ -199,6 +226,25 @@ void config__warn(struct config *c, const char *file, int line, int column, cons
 	va_end(ap);
 }
 
+size_t config_shipped(const struct config *c, const struct config_shipped **out)
+{
+	*out = c->shipped;
+	return c->nshipped;
+}
+
+void config_warn_at(const struct config *c, const char *name, const char *fmt, ...)
+{
+	struct config *w = (struct config *)c; /* warnings are bookkeeping */
+	const struct config_var *v = name ? config__find(&c->vars, name, strlen(name)) : NULL;
+	char text[sizeof(((struct config_diag *)0)->text)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	config__warn(w, v ? v->file : NULL, v ? v->line : 0, v ? v->column : 0, "%s", text);
+}
+
 size_t config_warnings(const struct config *c, const struct config_diag **diags)
 {
 	*diags = c->warnings;
@@ -239,7 +285,7 @@ void config__show(const char *value, char *buf, size_t size)
 	buf[o] = '\0';
 }
 
-static char *intern_file(struct config *c, const char *file)
+char *config__intern_file(struct config *c, const char *file)
 {
 	c->files = xrealloc(c->files, (c->nfiles + 1) * sizeof(*c->files));
 	return c->files[c->nfiles++] = xstrdup(file ? file : "(config)");
@@ -248,7 +294,7 @@ static char *intern_file(struct config *c, const char *file)
 int config_load_string(struct config *c, const char *file, const char *text,
 		       struct config_diag *err)
 {
-	return config__parse(c, intern_file(c, file), text, strlen(text), err);
+	return config__parse(c, config__intern_file(c, file), text, strlen(text), err);
 }
 
 int config_load_file(struct config *c, const char *path, struct config_diag *err)
@@ -267,9 +313,36 @@ int config_load_file(struct config *c, const char *path, struct config_diag *err
 		config__diag(err, path, 0, 0, "cannot read: %s", strerror(-r));
 		return r;
 	}
-	r = config__parse(c, intern_file(c, path), text, len, err);
+	r = config__parse(c, config__intern_file(c, path), text, len, err);
 	free(text);
 	return r;
+}
+
+int config_override(struct config *c, const char *assignment, struct config_diag *err)
+{
+	const char *eq = strchr(assignment, '=');
+	size_t len = eq ? (size_t)(eq - assignment) : 0;
+	bool valid = len > 0 && len <= CONFIG_NAME_MAX && config__is_name_start(assignment[0]);
+
+	for (size_t i = 1; valid && i < len; i++)
+		valid = config__is_name_char(assignment[i]);
+	if (!valid) {
+		config__diag(err, "--set", 0, 0, "expected NAME=VALUE, found \"%.64s\": a name is "
+			     "letters, digits and '_', not starting with a digit", assignment);
+		return -EINVAL;
+	}
+	if (strlen(eq + 1) > CONFIG_VALUE_MAX) {
+		config__diag(err, "--set", 0, 0, "expected a value of at most %d bytes for %.*s",
+			     CONFIG_VALUE_MAX, (int)len, assignment);
+		return -EINVAL;
+	}
+	if (config__set(&c->vars, assignment, len, eq + 1, strlen(eq + 1),
+			config__intern_file(c, "--set"), 0, 0) < 0) {
+		config__diag(err, "--set", 0, 0, "expected at most %d distinct names; %.*s would be "
+			     "one more", CONFIG_NAMES_MAX, (int)len, assignment);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 const char *config_get(const struct config *c, const char *name)

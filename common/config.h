@@ -15,12 +15,18 @@
  * if [ TEST ]; then ... elif/else ... fi blocks compare integers and strings
  * (-eq -ne -gt -ge -lt -le = == != -z -n ! -a -o, && and || between [ ]);
  * bash's [[ TEST ]] also matches glob patterns (== = !=) and extended
- * regular expressions (=~), with && || ! inside.  The only command
- * substitution is `uname -m` (or $(uname -m)): it is not run but stands for
- * the fact MACHINE, which config_new() sets from uname(2).  The environment
- * is not consulted: a config means the same thing wherever it runs.  An
- * unset variable expands to "" (0 in arithmetic) and is reported as a
- * warning.
+ * regular expressions (=~), with && || ! inside.  MMTests' own idioms
+ * (docs/config.md) have a meaning that runs nothing: source/. of another
+ * config, include-sizes.sh and its functions (facts), cat >FILE <<END (a
+ * file shipped with the steps, config_shipped), $(cat <<END), $$,
+ * [ TEST ] && STATEMENT, case ... esac, cpupower frequency-set -g G
+ * (CPUFREQ_GOVERNOR), disable_transhuge (TRANSPARENT_HUGEPAGES), echo (a
+ * warning), die/exit (the config is refused), and the command
+ * substitutions `uname -m|-r|-s`, `whoami`, `id -u`, `nproc`, `getconf
+ * PAGESIZE` and `cat` of a /proc/sys or /sys file, answered from facts or
+ * that file.  The environment is not consulted: a config means the same
+ * thing wherever it runs.  An unset variable expands to "" (0 in
+ * arithmetic) and is reported as a warning.
  *
  * A line it cannot read is an error "file:line:column: expected ...";
  * commands, substitutions, pipes, redirections, loops and file tests are
@@ -69,6 +75,21 @@ void config_free(struct config *c); /* accepts NULL */
  * override them.  Set them before loading. */
 void config_set_fact(struct config *c, const char *name, const char *value);
 
+/* What MMTests' shellpacks/include-sizes.sh defines, as facts from a node's
+ * memory (its functions getmemtotals, get_numa_details, ... are read as
+ * doing nothing more): HUGE_PAGESIZE (huge_pagesize, 2 MiB when 0),
+ * MEMTOTAL_PAGES, MEMTOTAL_HUGEPAGES, HUGETLB_ORDER, and the arrays
+ * MMTESTS_NODE_SIZE[i] (node_bytes) and MMTESTS_NODE_ID_BY_SIZE[i] (node
+ * ids, smallest node first).  PAGESIZE, WORDSIZE and DOUBLESIZE are set by
+ * config_new() from this process. */
+void config_set_include_sizes(struct config *c, uint64_t memtotal_bytes, uint64_t huge_pagesize,
+			      const uint64_t *node_bytes, size_t nnodes);
+
+/* Where `cat /proc/sys/...` and `cat /sys/...` in a config read (the
+ * folder holding proc/ and sys/; NULL or "/" for this machine's, tests
+ * give a fake tree). */
+void config_set_root(struct config *c, const char *root);
+
 /* Loads one file, adding to (and overriding) what is already there.
  * 0 on success; -EINVAL with *err filled on a syntax error (the lines
  * before it stay loaded); -errno when the file cannot be read, -EFBIG when
@@ -78,6 +99,12 @@ int config_load_file(struct config *c, const char *path, struct config_diag *err
 /* The same from a string, file names the origin in diagnostics. */
 int config_load_string(struct config *c, const char *file, const char *text,
 		       struct config_diag *err);
+
+/* hostd --set NAME=VALUE: sets NAME to VALUE (taken literally, nothing
+ * expanded) as if a last line of the config did, its place being the file
+ * "--set".  0, or -EINVAL with err naming the assignment when it is not
+ * NAME=VALUE with a valid name. */
+int config_override(struct config *c, const char *assignment, struct config_diag *err);
 
 /* The value of a name set by a file (not facts), or NULL. */
 const char *config_get(const struct config *c, const char *name);
@@ -128,6 +155,28 @@ size_t config_check_known_ex(const struct config *c, const char *const *known,
 /* MMTests settings lockstep accepts and does not act on (mmtests_names.c),
  * for config_check_known_ex. */
 extern const char *const config_mmtests_ignored[];
+
+/* A file a config writes with cat >FILE <<END ... END: shipped with the
+ * steps into each node's work folder, where steps run, as name. */
+struct config_shipped {
+	const char *path;  /* FILE as the config wrote it, expanded */
+	const char *name;  /* its last component: the file in the work folder */
+	const char *text;  /* the body, expanded unless the delimiter was quoted */
+	size_t len;
+	const char *file;  /* where the cat was */
+	int line;
+};
+
+/* The shipped files, in the order written (a later one of the same name
+ * replaces the earlier).  Returns the count; *out points into c. */
+size_t config_shipped(const struct config *c, const struct config_shipped **out);
+
+/* Adds a warning placed where name was set (the file only, line 0, when
+ * it was not set by a file), for readers of a setting that accept a value
+ * in part: "MONITORS_GZIP: ignored ...".  The config is const for the same
+ * reason as config_check_known's. */
+void config_warn_at(const struct config *c, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Warnings gathered so far (unset variables, unknown names). */
 size_t config_warnings(const struct config *c, const struct config_diag **diags);

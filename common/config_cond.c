@@ -512,7 +512,7 @@ static int double_bracket(struct config_lexer *lx, bool *res)
 }
 
 /* [ TEST ] or [[ TEST ]]: the words between brackets. */
-static int bracket(struct config_lexer *lx, bool *res, const char *after)
+int config__bracket(struct config_lexer *lx, bool *res, const char *after)
 {
 	size_t at;
 	char buf[48];
@@ -554,11 +554,11 @@ static int condition(struct config_lexer *lx, const char *keyword, bool *res)
 
 	snprintf(after, sizeof(after), "'%s'", keyword);
 	*res = false;
-	return chain(lx, res, after, bracket, "&&", "||");
+	return chain(lx, res, after, config__bracket, "&&", "||");
 }
 
 /* The branch being read is taken only when every enclosing one is. */
-static void update_dry(struct config_lexer *lx)
+void config__update_dry(struct config_lexer *lx)
 {
 	lx->dry = lx->nifs > 0 && !lx->ifs[lx->nifs - 1].active;
 }
@@ -600,12 +600,19 @@ static int cond_if(struct config_lexer *lx)
 	top->active = outer && res;
 	top->taken = !outer || res;
 	top->in_else = false;
-	update_dry(lx);
+	top->is_case = false;
+	top->word = NULL;
+	config__update_dry(lx);
 	return after_test(lx, "if");
 }
 
 static struct config_if *open_if(struct config_lexer *lx, const char *keyword)
 {
+	if (lx->nifs > 0 && lx->ifs[lx->nifs - 1].is_case) {
+		config__error(lx, lx->pos, "expected ';;' or 'esac', found '%s' inside the 'case' "
+			      "of line %d", keyword, lx->ifs[lx->nifs - 1].line);
+		return NULL;
+	}
 	if (lx->nifs > 0)
 		return &lx->ifs[lx->nifs - 1];
 	config__error(lx, lx->pos, "expected an assignment, found '%s' with no 'if' open", keyword);
@@ -630,7 +637,7 @@ static int cond_elif(struct config_lexer *lx)
 		return r;
 	top->active = !top->taken && res;
 	top->taken = top->taken || res;
-	update_dry(lx);
+	config__update_dry(lx);
 	return after_test(lx, "elif");
 }
 
@@ -647,7 +654,7 @@ static int cond_else(struct config_lexer *lx)
 	top->active = !top->taken;
 	top->taken = true;
 	top->in_else = true;
-	update_dry(lx);
+	config__update_dry(lx);
 	return 0;
 }
 
@@ -659,7 +666,7 @@ static int cond_fi(struct config_lexer *lx)
 	if (!open_if(lx, "fi"))
 		return -EINVAL;
 	lx->nifs--;
-	update_dry(lx);
+	config__update_dry(lx);
 	lx->pos += 2;
 	config__skip_blanks(lx);
 	if (lx->pos < lx->len && lx->s[lx->pos] == ';') {
@@ -687,7 +694,26 @@ int config__statements(struct config_lexer *lx)
 			return config__error(lx, lx->pos, "expected 'then' after the test of the 'if' "
 					     "at line %d, found %s", lx->ifs[lx->nifs - 1].line,
 					     describe_tok(lx, lx->pos, buf, sizeof(buf)));
-		if (word_at(lx, "if")) {
+		if (lx->nifs > 0 && lx->ifs[lx->nifs - 1].is_case &&
+		    (r = config__case_line(lx)) != 1) {
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (word_at(lx, "case")) {
+			r = config__case(lx);
+			if (r == 0)
+				r = 1;
+		} else if (word_at(lx, "[") || word_at(lx, "[[")) {
+			r = config__test_statement(lx);
+			if (r == 0)
+				r = 1;
+		} else if ((r = config__function(lx)) != 1) {
+			r = r == 0 ? 1 : r == 2 ? 0 : r;
+		} else if ((r = config__command(lx)) != 1) {
+			/* 0: the line is read; 2: more follows a ';' */
+			r = r == 0 ? 1 : r == 2 ? 0 : r;
+		} else if (word_at(lx, "if")) {
 			r = cond_if(lx);
 		} else if (word_at(lx, "elif")) {
 			r = cond_elif(lx);
@@ -719,7 +745,8 @@ int config__cond_end(struct config_lexer *lx)
 	if (lx->nifs == 0)
 		return 0;
 	top = &lx->ifs[lx->nifs - 1];
-	config__diag(lx->err, lx->file, top->line, top->column, "expected %s for this 'if', found "
-		     "the end of the file", lx->want_then ? "'then'" : "'fi'");
+	config__diag(lx->err, lx->file, top->line, top->column, "expected %s for this '%s', found "
+		     "the end of the file", top->is_case ? "'esac'" : lx->want_then ? "'then'" : "'fi'",
+		     top->is_case ? "case" : "if");
 	return -EINVAL;
 }

@@ -36,6 +36,39 @@ struct config {
 	size_t nfiles;
 	struct config_diag *warnings;
 	size_t nwarnings;
+	struct config_shipped *shipped; /* strings owned (path, name, text) */
+	size_t nshipped;
+	char *root;	  /* where cat of /proc/sys and /sys reads; NULL: "/" */
+	int include_depth; /* of source/. and function calls being read */
+	struct config_func *funcs;
+	size_t nfuncs;
+	int first_line;	  /* the next config__parse's line 1 is this + 1 (a body) */
+};
+
+/* name() { ... } of a config (config_func.c). */
+struct config_func {
+	char *name, *body;
+	size_t len;
+	const char *file; /* one of config.files */
+	int line;	  /* of the name() { line: the body starts after it */
+	bool called, warned;
+};
+
+#define CONFIG_INCLUDE_DEPTH_MAX 8 /* source/. of a config in a config ... */
+#define CONFIG_HEREDOC_DELIM_MAX 64
+
+/* cat >FILE <<END or NAME=$(cat <<END read on a line: the lines up to END
+ * are its body (config_parse.c reads them, config_cmd.c acts). */
+struct config_heredoc {
+	bool pending;
+	bool to_var;	  /* NAME=$(cat <<END ... END\n): else cat >FILE */
+	bool to_func;	  /* name() { ... }: the delimiter is '}' alone, blanks around */
+	bool quoted;	  /* <<'END': the body is taken as it is */
+	bool strip_tabs;  /* <<-END */
+	bool dry;	  /* read in a branch not taken: nothing is kept */
+	char delim[CONFIG_HEREDOC_DELIM_MAX];
+	char *target;	  /* FILE (expanded) or NAME */
+	int line;	  /* of the cat */
 };
 
 #define CONFIG_IF_DEPTH_MAX 8 /* nesting of if ... fi */
@@ -43,6 +76,8 @@ struct config {
 /* An open if ... fi (config_cond.c). */
 struct config_if {
 	int line, column; /* of the 'if', for "expected 'fi'" at the end of the file */
+	bool is_case;	  /* a case ... esac: patterns instead of elif/else */
+	char *word;	  /* the case's word, matched against each pattern */
 	bool taken;	  /* a branch was taken, or the enclosing branch is not: no more */
 	bool active;	  /* the branch being read is the one taken */
 	bool in_else;
@@ -77,6 +112,9 @@ struct config_lexer {
 	bool want_then; /* after "if TEST" or "elif TEST" at the end of a line */
 	bool dbl;	/* reading a [[ ]] test, not a [ ] one */
 	enum config_word word;
+	bool in_command; /* a ';' ends a word: the arguments of a command */
+	struct config_heredoc heredoc;
+	char *last_echo; /* the text of the last echo, what an exit after it says */
 };
 
 struct config_var *config__find(const struct config_table *t, const char *name, size_t len);
@@ -84,6 +122,8 @@ struct config_var *config__find(const struct config_table *t, const char *name, 
 const struct config_var *config__lookup(const struct config *c, const char *name, size_t len);
 int config__set(struct config_table *t, const char *name, size_t len, const char *value,
 		size_t vlen, const char *file, int line, int column);
+/* unset NAME: gone, as if never set (nothing when it is not set). */
+void config__unset(struct config_table *t, const char *name, size_t len);
 
 void config__warn(struct config *c, const char *file, int line, int column, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
@@ -142,6 +182,60 @@ int config__not_a_name(struct config_lexer *lx);
 /* The fact that `uname -m` and $(uname -m) stand for: set by config_new()
  * from uname(2), so that they are read rather than run. */
 #define CONFIG_MACHINE_FACT "MACHINE"
+/* The fact $$ reads: hostd's pid, the same in every file of the run. */
+#define CONFIG_PID_FACT "$"
+
+/* Facts of this process: MACHINE, KERNEL_RELEASE, KERNEL_NAME, USER, UID,
+ * $$, PAGESIZE, WORDSIZE, DOUBLESIZE (config_facts.c). */
+void config__process_facts(struct config *c);
+/* The answer to the command substitution cmd[0..n) (blanks collapsed), at
+ * pos at for errors: a new string in *out, or -EINVAL naming it. */
+int config__answer(struct config_lexer *lx, size_t at, const char *cmd, size_t n, char **out);
+/* 0 when path is a regular file everybody may read; -EINVAL when it is
+ * no regular file, -EACCES when not readable by all, -errno (config_facts.c). */
+int config__readable_by_all(const char *path);
+/* Its error, or a read's, in words for a message. */
+const char *config__read_why(int r);
+/* The file name kept for diagnostics (config.c). */
+char *config__intern_file(struct config *c, const char *file);
+
+/* A line that starts with a command MMTests' configs use (config_cmd.c):
+ * 0 when read (the line is done), 1 when the word is no such command,
+ * -EINVAL with lx->err set. */
+int config__command(struct config_lexer *lx);
+/* NAME=$(cat <<END at lx->pos (after '='): 1 when it is one (the heredoc
+ * is pending), 0 when not, -EINVAL. */
+int config__heredoc_value(struct config_lexer *lx, size_t name, size_t len);
+/* The lines after the one that ended at *start, up to a pending heredoc's
+ * delimiter (and the ')' of NAME=$(cat <<END): its body, acted on; *start
+ * after them. */
+int config__read_heredoc(struct config_lexer *lx, const char *text, size_t len, size_t *start);
+/* At the end of the outermost file: values naming a shipped file's path
+ * name its copy in the work folder, ./NAME. */
+void config__ship_paths(struct config *c);
+/* Expands text as a shell expands a heredoc's body or a double-quoted
+ * string: $NAME, ${NAME}, $((...)), `...`, \$ \` \\; into lx->out. */
+int config__expand(struct config_lexer *lx, const char *text, size_t len, int first_line);
+
+/* name() {, function name {, or a call of a defined function at lx->pos:
+ * 0 when read, 2 when more follows a ';', 1 when the line is none of
+ * these, -EINVAL. */
+int config__function(struct config_lexer *lx);
+int config__define(struct config_lexer *lx, const char *body, size_t len);
+int config__call(struct config_lexer *lx, struct config_func *f, size_t at);
+/* At the end of the outermost file: a warning per function never called. */
+void config__warn_uncalled(struct config *c);
+
+/* [ TEST ] && STATEMENT, [ TEST ] || STATEMENT, case ... esac
+ * (config_flow.c). */
+int config__test_statement(struct config_lexer *lx);
+int config__case(struct config_lexer *lx);
+/* Inside an open case: a pattern line "PAT|PAT)" or ";;"; 1 when the line
+ * is no such thing. */
+int config__case_line(struct config_lexer *lx);
+/* [ TEST ] or [[ TEST ]] at lx->pos (config_cond.c). */
+int config__bracket(struct config_lexer *lx, bool *res, const char *after);
+void config__update_dry(struct config_lexer *lx);
 
 /* if/elif/else/fi and [ tests (config_cond.c). */
 int config__statements(struct config_lexer *lx);

@@ -187,6 +187,18 @@ int config__scan_ref(struct config_lexer *lx, size_t *name, size_t *len)
 				     "expected a name of at most %d characters", CONFIG_NAME_MAX);
 	if (!braced)
 		return 0;
+	/* ${NAME[N]}: an element of an array include-sizes.sh defines, a fact
+	 * of that very name (config_set_include_sizes) */
+	if (lx->pos + 2 < lx->len && lx->s[lx->pos] == '[') {
+		size_t d = lx->pos + 1;
+
+		while (d < lx->len && lx->s[d] >= '0' && lx->s[d] <= '9')
+			d++;
+		if (d > lx->pos + 1 && d < lx->len && lx->s[d] == ']') {
+			lx->pos = d + 1;
+			*len = lx->pos - *name;
+		}
+	}
 	if (lx->pos < lx->len && lx->s[lx->pos] == '}') {
 		lx->pos++;
 		return 0;
@@ -214,47 +226,34 @@ static int expand_text(struct config_lexer *lx, size_t dollar, size_t name, size
 }
 
 /*
- * `uname -m` or $(uname -m) at pos, blanks allowed inside: where it ends,
- * or 0.  MMTests' scheduler configs clamp i386 with it; it is the only
- * command substitution recognised, and it is read, never run.
+ * A command substitution at lx->pos ('`' or "$("): never run, but answered
+ * from facts when it is one of the few side-effect-free forms MMTests'
+ * configs use (config__answer), an error naming it otherwise.
  */
-static size_t uname_m_end(const struct config_lexer *lx, size_t pos)
-{
-	const char close = lx->s[pos] == '`' ? '`' : ')';
-	size_t p = pos + (close == '`' ? 1 : 2);
-
-	while (p < lx->len && config__is_blank(lx->s[p]))
-		p++;
-	if (lx->len - p < 5 || memcmp(lx->s + p, "uname", 5) != 0)
-		return 0;
-	p += 5;
-	if (p == lx->len || !config__is_blank(lx->s[p]))
-		return 0;
-	while (p < lx->len && config__is_blank(lx->s[p]))
-		p++;
-	if (lx->len - p < 2 || memcmp(lx->s + p, "-m", 2) != 0)
-		return 0;
-	for (p += 2; p < lx->len && config__is_blank(lx->s[p]); p++)
-		;
-	return p < lx->len && lx->s[p] == close ? p + 1 : 0;
-}
-
-/* A command substitution at lx->pos ('`' or "$("): the machine type for
- * `uname -m`, an error for anything else. */
 static int substitution(struct config_lexer *lx, bool quoted)
 {
-	size_t at = lx->pos, end = uname_m_end(lx, at);
-	const struct config_var *m;
+	size_t at = lx->pos, p = at + (lx->s[at] == '`' ? 1 : 2), end, n = 0;
+	char close = lx->s[at] == '`' ? '`' : ')', cmd[256], *answer = NULL;
+	int r;
 
-	if (end == 0)
-		return config__error(lx, at, "expected a value, found command substitution '%s': "
-				     "lockstep never runs commands; write the value itself",
-				     lx->s[at] == '`' ? "`" : "$(");
-	lx->pos = end;
-	m = config__find(&lx->c->facts, CONFIG_MACHINE_FACT, strlen(CONFIG_MACHINE_FACT));
-	if (!m) /* config_new() sets it; a caller cannot unset a fact */
-		return 0;
-	return (quoted ? out_lit : out_put)(lx, at, m->value, strlen(m->value));
+	for (end = p; end < lx->len && lx->s[end] != close; end++)
+		;
+	if (end == lx->len)
+		return config__error(lx, at, "expected a closing '%c' for the command substitution "
+				     "opened here", close);
+	/* blanks collapsed, so that `uname  -m` is `uname -m` */
+	for (size_t i = p; i < end && n < sizeof(cmd) - 1; i++)
+		if (!config__is_blank(lx->s[i]) || (n > 0 && cmd[n - 1] != ' '))
+			cmd[n++] = config__is_blank(lx->s[i]) ? ' ' : lx->s[i];
+	while (n > 0 && cmd[n - 1] == ' ')
+		n--;
+	r = config__answer(lx, at, cmd, n, &answer);
+	if (r < 0)
+		return r;
+	lx->pos = end + 1;
+	r = (quoted ? out_lit : out_put)(lx, at, answer, strlen(answer));
+	free(answer);
+	return r;
 }
 
 /* '$' at lx->pos, in a double-quoted string or not. */
@@ -280,7 +279,13 @@ static int parse_dollar(struct config_lexer *lx, bool quoted)
 		r = config__scan_ref(lx, &name, &len);
 		return r < 0 ? r : expand_text(lx, at, name, len, quoted);
 	}
-	if ((next >= '0' && next <= '9') || (next > 0 && strchr("@*#?-$!", next)))
+	if (next == '$') {
+		const struct config_var *v = config__lookup(lx->c, CONFIG_PID_FACT, 1);
+
+		lx->pos += 2;
+		return v ? (quoted ? out_lit : out_put)(lx, at, v->value, strlen(v->value)) : 0;
+	}
+	if ((next >= '0' && next <= '9') || (next > 0 && strchr("@*#?-!", next)))
 		return config__error(lx, at, "expected a variable name after '$', found the shell "
 				     "parameter '$%c': configs have no positional or special "
 				     "parameters", next);
@@ -298,8 +303,8 @@ static int parse_single(struct config_lexer *lx)
 	const char *close = memchr(lx->s + open + 1, '\'', lx->len - open - 1);
 
 	if (!close)
-		return config__error(lx, open, "expected a closing ' for the quote opened here "
-				     "(a value ends with its line)");
+		return config__error(lx, open, "expected a closing ' for the quote opened here, "
+				     "found the end of the file");
 	lx->pos = (size_t)(close - lx->s) + 1;
 	return out_lit(lx, open, lx->s + open + 1, (size_t)(close - lx->s) - open - 1);
 }
@@ -315,7 +320,7 @@ static int parse_double(struct config_lexer *lx)
 
 		if (at == lx->len)
 			return config__error(lx, open, "expected a closing \" for the quote opened "
-					     "here (a value ends with its line)");
+					     "here, found the end of the file");
 		if (ch == '"') {
 			lx->pos++;
 			return 0;
@@ -342,6 +347,9 @@ static bool closes_branch(const struct config_lexer *lx, size_t pos)
 {
 	static const char *const words[] = { "fi", "else", "elif" };
 
+	/* the second ';' of a case branch's ";;" */
+	if (pos < lx->len && lx->s[pos] == ';')
+		return true;
 	while (pos < lx->len && config__is_blank(lx->s[pos]))
 		pos++;
 	for (size_t i = 0; i < 3; i++) {
@@ -379,7 +387,7 @@ int config__parse_word(struct config_lexer *lx, const char *expected)
 			lx->pos += 2;
 		} else if (ch == '`') {
 			r = substitution(lx, false);
-		} else if (ch == ';' && lx->nifs > 0 && closes_branch(lx, at + 1)) {
+		} else if (ch == ';' && (lx->in_command || (lx->nifs > 0 && closes_branch(lx, at + 1)))) {
 			break; /* "then A=1; fi" */
 		} else if (lx->word == CONFIG_WORD_REGEX && strchr("()|", ch)) {
 			/* bash reads [[ $A =~ ^(a|b)$ ]] so: these are the regex's */
@@ -504,7 +512,8 @@ static int check_bytes(struct config_lexer *lx)
 	for (size_t i = 0; i < lx->len; i++) {
 		unsigned char ch = (unsigned char)lx->s[i];
 
-		if ((ch >= 0x20 && ch != 0x7f) || ch == '\t')
+		/* a newline is inside a quote that spans lines (statement_end) */
+		if ((ch >= 0x20 && ch != 0x7f) || ch == '\t' || ch == '\n')
 			continue;
 		if (ch == '\r')
 			return config__error(lx, i, "expected text, found a carriage return (DOS line "
@@ -520,6 +529,7 @@ static int check_bytes(struct config_lexer *lx)
 int config__assignment(struct config_lexer *lx, bool *more)
 {
 	size_t name, len;
+	bool exported = false;
 	int r;
 
 	*more = false;
@@ -527,6 +537,7 @@ int config__assignment(struct config_lexer *lx, bool *more)
 	len = config__scan_name(lx);
 	if (len == 6 && memcmp(lx->s + name, "export", 6) == 0 && lx->pos < lx->len &&
 	    config__is_blank(lx->s[lx->pos])) {
+		exported = true;
 		config__skip_blanks(lx);
 		if (lx->pos == lx->len || lx->s[lx->pos] == '#')
 			return config__error(lx, lx->pos, "expected NAME=value after 'export'");
@@ -535,20 +546,45 @@ int config__assignment(struct config_lexer *lx, bool *more)
 	}
 	if (len == 0)
 		return config__not_a_name(lx);
+	if (exported) {
+		/* "export NAME" alone: exported, as it was; configs have no
+		 * environment, so nothing changes */
+		size_t p = lx->pos;
+
+		while (p < lx->len && config__is_blank(lx->s[p]))
+			p++;
+		if (p == lx->len || lx->s[p] == '#') {
+			lx->pos = p;
+			return 0;
+		}
+	}
 	if (len > CONFIG_NAME_MAX)
 		return config__error(lx, name + CONFIG_NAME_MAX,
 				     "expected a name of at most %d characters", CONFIG_NAME_MAX);
+	/* NAME+=more appends, as MMTests' NAS_MPI_OPTS+=" --allow-run-as-root" */
+	bool append = lx->len - lx->pos >= 2 && lx->s[lx->pos] == '+' && lx->s[lx->pos + 1] == '=';
+	lx->pos += append;
 	if (lx->pos == lx->len || lx->s[lx->pos] != '=')
 		return config__not_assignment(lx, name, len);
 	lx->pos++;
 	lx->out_len = 0;
+	if (append && !lx->dry) {
+		const struct config_var *old = config__lookup(lx->c, lx->s + name, len);
+
+		if (old && (r = out_put(lx, name, old->value, strlen(old->value))) < 0)
+			return r;
+	}
+	r = config__heredoc_value(lx, name, len);
+	if (r != 0)
+		return r < 0 ? r : 0;
 	r = config__parse_word(lx, "expected end of line");
 	if (r < 0)
 		return r;
 	config__skip_blanks(lx);
 	if (lx->nifs > 0 && lx->pos < lx->len && lx->s[lx->pos] == ';' &&
 	    closes_branch(lx, lx->pos + 1)) {
-		lx->pos++;
+		/* ";;" is left whole for the case */
+		lx->pos += lx->pos + 1 >= lx->len || lx->s[lx->pos + 1] != ';';
 		*more = true;
 	} else if ((r = check_line_end(lx, name, len)) < 0) {
 		return r;
@@ -563,35 +599,143 @@ int config__assignment(struct config_lexer *lx, bool *more)
 	return r;
 }
 
-int config__parse(struct config *c, const char *file, const char *text, size_t len,
-		  struct config_diag *err)
+int config__expand(struct config_lexer *lx, const char *text, size_t len, int first_line)
 {
-	struct config_lexer lx = { .c = c, .file = file, .err = err };
-	size_t start = 0;
-	int r = 0;
+	const char *save_s = lx->s;
+	size_t save_len = lx->len, save_pos = lx->pos, start = 0;
+	int save_line = lx->line, r = 0;
 
+	lx->out_len = 0;
+	lx->line = first_line;
 	while (start < len && r == 0) {
 		const char *nl = memchr(text + start, '\n', len - start);
 		size_t end = nl ? (size_t)(nl - text) : len;
+
+		lx->s = text + start;
+		lx->len = end - start;
+		lx->pos = 0;
+		while (lx->pos < lx->len && r == 0) {
+			size_t at = lx->pos;
+			char ch = lx->s[at];
+
+			if (ch == '$') {
+				r = parse_dollar(lx, true);
+			} else if (ch == '`') {
+				r = substitution(lx, true);
+			} else if (ch == '\\' && at + 1 < lx->len && strchr("\\$`", lx->s[at + 1])) {
+				r = out_put(lx, at, lx->s + at + 1, 1);
+				lx->pos += 2;
+			} else {
+				r = out_put(lx, at, &ch, 1);
+				lx->pos++;
+			}
+		}
+		if (r == 0 && nl)
+			r = out_put(lx, lx->len, "\n", 1);
+		start = end + 1;
+		lx->line++;
+	}
+	lx->s = save_s;
+	lx->len = save_len;
+	lx->pos = save_pos;
+	lx->line = save_line;
+	return r;
+}
+
+/*
+ * Where a quote opened in s[0..len) is still open at its end: 0 when none.
+ * MMTests' configs spread MONITOR_FTRACE_EVENTS="..." over lines; a shell
+ * reads on to the closing quote, and so does the reader.  A '#' starting a
+ * word begins a comment, whose quotes are no quotes.
+ */
+static char open_quote(const char *s, size_t len, char open)
+{
+	for (size_t i = 0; i < len; i++) {
+		char ch = s[i];
+
+		if (open == '\'') {
+			if (ch == '\'')
+				open = 0;
+		} else if (ch == '\\') {
+			i++;
+		} else if (open == '"') {
+			if (ch == '"')
+				open = 0;
+		} else if (ch == '"' || ch == '\'') {
+			open = ch;
+		} else if (ch == '#' && (i == 0 || config__is_blank(s[i - 1]))) {
+			return 0;
+		}
+	}
+	return open;
+}
+
+/* The end of the statement starting at start: its line, or the line where
+ * a quote opened in it closes (the end of the text when it never does:
+ * the lexer then says which quote is open). */
+static size_t statement_end(const char *text, size_t len, size_t start, int *lines)
+{
+	char open = 0;
+
+	*lines = 1;
+	for (;;) {
+		const char *nl = memchr(text + start, '\n', len - start);
+		size_t end = nl ? (size_t)(nl - text) : len;
+
+		open = open_quote(text + start, end - start, open);
+		if (!open || !nl)
+			return end;
+		/* the newline belongs to the quoted text */
+		start = end + 1;
+		++*lines;
+	}
+}
+
+int config__parse(struct config *c, const char *file, const char *text, size_t len,
+		  struct config_diag *err)
+{
+	struct config_lexer lx = { .c = c, .file = file, .err = err, .line = c->first_line };
+	size_t start = 0;
+	int r = 0;
+
+	c->first_line = 0;
+
+	while (start < len && r == 0) {
+		int lines;
+		size_t end = statement_end(text, len, start, &lines);
 
 		lx.s = text + start;
 		lx.len = end - start;
 		lx.pos = 0;
 		lx.depth = 0;
-		if (lx.line == INT_MAX) {
+		if (lx.line > INT_MAX - lines) {
 			r = config__error(&lx, 0, "expected at most %d lines", INT_MAX - 1);
 			break;
 		}
 		lx.line++;
-		if (lx.len > CONFIG_LINE_MAX)
+		if (lx.len > CONFIG_LINE_MAX) {
 			r = config__error(&lx, CONFIG_LINE_MAX, "expected a line of at most %d bytes",
 					  CONFIG_LINE_MAX);
-		else if ((r = check_bytes(&lx)) == 0)
+		} else if ((r = check_bytes(&lx)) == 0) {
 			r = config__statements(&lx);
+		}
+		lx.line += lines - 1;
 		start = end + 1;
+		if (r == 0 && lx.heredoc.pending)
+			r = config__read_heredoc(&lx, text, len, &start);
+		lx.heredoc.pending = false;
+		free(lx.heredoc.target);
+		lx.heredoc.target = NULL;
 	}
 	if (r == 0)
 		r = config__cond_end(&lx);
+	if (r == 0 && c->include_depth == 0) {
+		config__ship_paths(c);
+		config__warn_uncalled(c);
+	}
+	for (int i = 0; i < lx.nifs; i++)
+		free(lx.ifs[i].word);
 	free(lx.out);
+	free(lx.last_echo);
 	return r;
 }

@@ -28,5 +28,7 @@ const char *const config_mmtests_ignored[] = {
 	"MMTESTS_NUMA_POLICY", "MMTESTS_NUMA_NODE_NRCPUS", "MMTESTS_NODE_ID",
 	/* MMTests' own host/guest token protocol; lockstep has its barrier */
 	"MMTESTS_HOST_IP", "MMTESTS_HOST_PORT", "MMTESTS_GUEST_PORT",
+	/* functions MMTests calls around each test; lockstep runs no hooks */
+	"MONITOR_HOOKS",
 	NULL,
 };

@@ -208,11 +208,36 @@ static void read_meminfo(const struct root *r, struct sysfacts *f)
 	if (root_path(r, "/proc/meminfo", path, sizeof(path)) < 0 || !(fp = fopen(path, "re")))
 		return;
 	while (fgets(line, sizeof(line), fp))
-		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1 && kb < UINT64_MAX / 1024) {
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1 && kb < UINT64_MAX / 1024)
 			f->memtotal_bytes = kb * 1024;
-			break;
-		}
+		else if (sscanf(line, "Hugepagesize: %llu kB", &kb) == 1 && kb < UINT64_MAX / 1024)
+			f->huge_pagesize = kb * 1024;
 	fclose(fp);
+}
+
+/* "Node 0 MemTotal:  24576 kB" of each node's meminfo; a node without one
+ * has all the memory when it is the only node. */
+static void read_node_memory(const struct root *r, struct sysfacts *f)
+{
+	for (int n = 0; n < f->num_nodes && n < SYSFACTS_NODES_MAX; n++) {
+		char path[PATH_MAX], rel[64], line[256];
+		unsigned long long kb;
+		int id;
+		FILE *fp;
+
+		snprintf(rel, sizeof(rel), "/sys/devices/system/node/node%d/meminfo", n);
+		if (root_path(r, rel, path, sizeof(path)) < 0 || !(fp = fopen(path, "re")))
+			continue;
+		while (fgets(line, sizeof(line), fp))
+			if (sscanf(line, "Node %d MemTotal: %llu kB", &id, &kb) == 2 &&
+			    kb < UINT64_MAX / 1024) {
+				f->node_mem_bytes[n] = kb * 1024;
+				break;
+			}
+		fclose(fp);
+	}
+	if (f->num_nodes == 1 && f->node_mem_bytes[0] == 0)
+		f->node_mem_bytes[0] = f->memtotal_bytes;
 }
 
 static bool has_word(const char *s, const char *word)
@@ -302,6 +327,7 @@ int sysfacts_read(struct sysfacts *f, const char *root)
 	f->num_nodes = count_nodes(&r);
 	f->num_llcs = count_llcs(&r);
 	read_meminfo(&r, f);
+	read_node_memory(&r, f);
 	read_line(&r, "/proc/sys/kernel/random/boot_id", f->boot_id, sizeof(f->boot_id));
 	read_line(&r, "/sys/devices/system/clocksource/clocksource0/current_clocksource",
 		  f->clocksource, sizeof(f->clocksource));

@@ -6,11 +6,16 @@
 
 #include <stdint.h>
 
+#define SYSFACTS_NODES_MAX 64 /* nodes whose memory is recorded */
+
 struct sysfacts {
 	int num_logical_cpus; /* online CPUs */
 	int num_nodes;        /* NUMA nodes, at least 1 */
 	int num_llcs;         /* distinct last-level caches, at least 1 */
 	uint64_t memtotal_bytes;
+	uint64_t huge_pagesize;       /* Hugepagesize of /proc/meminfo; 0 when none */
+	/* MemTotal of node0, node1, ...: MMTests' MMTESTS_NODE_SIZE */
+	uint64_t node_mem_bytes[SYSFACTS_NODES_MAX];
 	char hostname[64];
 	char kernel[128];       /* uname -r */
 	char boot_id[40];       /* /proc/sys/kernel/random/boot_id */

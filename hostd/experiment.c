@@ -24,11 +24,11 @@ static const char *const host_keys[] = {
 	"STEP_TIMEOUT", "ON_GUEST_FAILURE", "RELEASE_RT_PRIORITY", "GUEST_SSH_USER",
 	"GUEST_SSH_KEY", "GUEST_HARNESS_DIR", "GUEST_SSH_TIMEOUT", "RELEASE", "RELEASE_LEAD", "LOCAL_GUEST_CLOCK_OFFSET_NS",
 	"LOCAL_GUEST_CLOCK_DRIFT_PPM", "LOCAL_GUEST_CLOCK_JITTER_NS", MONITOR_KEYS,
-	"CPUFREQ_GOVERNOR", "CPUFREQ_EPP", "CPUFREQ_NO_TURBO", NULL,
+	HOSTSTATE_KEYS, NULL,
 };
 /* g.conf keys beside the plan's (plan_keys) and the specs' parameters */
 static const char *const guest_keys[] = { MONITOR_KEYS, "HARNESS_BINARIES",
-					   "GUEST_INSTALLED_BINARIES", NULL };
+					   "GUEST_INSTALLED_BINARIES", HOSTSTATE_KEYS, NULL };
 /* h.conf: GUEST_CONFIG_<NODE> gives one node a g.conf of its own */
 static const char *const host_prefixes[] = { "GUEST_CONFIG_", NULL };
 
@@ -113,12 +113,14 @@ const char *experiment_guest_name(const struct experiment *e, unsigned i, char *
 	return buf;
 }
 
-static int load_file(const char *path, const struct sysfacts *facts, struct config **out,
-		     struct config_diag *d)
+static int load_file(const char *path, const struct sysfacts *facts, const char *const *sets,
+		     struct config **out, struct config_diag *d)
 {
 	struct config *c = config_new();
 	plan_set_facts(c, facts);
 	int r = config_load_file(c, path, d);
+	for (size_t i = 0; r == 0 && sets && sets[i]; i++)
+		r = config_override(c, sets[i], d);
 	if (r < 0) {
 		config_free(c);
 		return r;
@@ -140,6 +142,8 @@ static struct sysfacts node_facts(const struct experiment *e, size_t i, const st
 		f.num_llcs = 1;
 		if (e->virt.memory_mib)
 			f.memtotal_bytes = (uint64_t)e->virt.memory_mib << 20;
+		memset(f.node_mem_bytes, 0, sizeof(f.node_mem_bytes));
+		f.node_mem_bytes[0] = f.memtotal_bytes;
 	}
 	return f;
 }
@@ -162,6 +166,39 @@ static char *node_gconf(const struct config *h, const char *hpath, const char *g
 	return slash ? xasprintf("%.*s/%s", (int)(slash - hpath), hpath, v) : xstrdup(v);
 }
 
+/* The files each plan's g.conf ships (cat >FILE <<END), as harness
+ * members: they land in the work folder beside what the harness holds,
+ * whose names they must not take. */
+static int load_shipped(struct experiment *e, struct config_diag *d)
+{
+	static const char *const harness[] = { "guestagent", "agent.log", "agent.pid", "bin",
+					       "lib", "libexec", NULL };
+	e->shipped = xcalloc(e->nplans, sizeof(*e->shipped));
+	e->nshipped = xcalloc(e->nplans, sizeof(*e->nshipped));
+	for (size_t k = 0; k < e->nplans; k++) {
+		const struct config_shipped *f;
+		size_t m = config_shipped(e->plans[k].gconf, &f);
+		e->shipped[k] = xcalloc(m ? m : 1, sizeof(**e->shipped));
+		e->nshipped[k] = m;
+		for (size_t j = 0; j < m; j++) {
+			for (size_t h = 0; harness[h]; h++) {
+				if (strcmp(f[j].name, harness[h]) != 0)
+					continue;
+				config_diag_at(d, NULL, NULL, f[j].file, "cat >%s: %s is a name the "
+					       "harness takes in the work folder; name the file "
+					       "otherwise", f[j].path, f[j].name);
+				d->line = f[j].line;
+				return -EINVAL;
+			}
+			e->shipped[k][j] = (struct ssh_push_file){ .name_in_tar = f[j].name,
+								   .mode = 0644,
+								   .data = f[j].text,
+								   .len = f[j].len };
+		}
+	}
+	return 0;
+}
+
 static int load_plans(struct experiment *e, const struct config *h, const char *hpath,
 		      const char *gpath, const struct sysfacts *host, struct config_diag *d)
 {
@@ -180,7 +217,7 @@ static int load_plans(struct experiment *e, const struct config *h, const char *
 			    memcmp(&e->plans[k].facts, &f, sizeof(f)) == 0)
 				e->node_plan[i] = &e->plans[k];
 		if (!e->node_plan[i]) {
-			int r = plan_build(path, &f, dir, &e->plans[e->nplans], d);
+			int r = plan_build_set(path, &f, dir, e->overrides, &e->plans[e->nplans], d);
 			if (r < 0) {
 				free(path);
 				return r;
@@ -206,7 +243,15 @@ static int load_plans(struct experiment *e, const struct config *h, const char *
 	e->iterations = e->plans[0].iterations;
 	for (size_t k = 0; k < e->nplans; k++)
 		plan_check_known(&e->plans[k], guest_keys);
-	return 0;
+	return load_shipped(e, d);
+}
+
+size_t experiment_shipped(const struct experiment *e, size_t i,
+			  const struct ssh_push_file **out)
+{
+	size_t k = (size_t)(e->node_plan[i] - e->plans);
+	*out = e->shipped ? e->shipped[k] : NULL;
+	return e->shipped ? e->nshipped[k] : 0;
 }
 
 /* The binaries the guests' benchmark steps need go with the harness. */
@@ -233,28 +278,68 @@ int experiment_load(const char *host_config, const char *guest_config,
 		    const char *default_template, struct experiment *exp, struct config **hconf_out,
 		    struct config **gconf_out, struct config_diag *diag)
 {
+	return experiment_load_set(host_config, guest_config, default_template, NULL, exp,
+				   hconf_out, gconf_out, diag);
+}
+
+/* Host state a g.conf asks for (MMTests' cpupower frequency-set and
+ * disable_transhuge lines become CPUFREQ_GOVERNOR and
+ * TRANSPARENT_HUGEPAGES): the host's to set, since only hostd can; what
+ * h.conf says wins. */
+static int load_hoststate(const struct config *h, const struct config *g,
+			  struct hoststate_settings *s, struct config_diag *d)
+{
+	struct hoststate_settings from_g;
+	int r = hoststate_settings_load(h, s, d);
+	if (r == 0)
+		r = hoststate_settings_load(g, &from_g, d);
+	if (r < 0)
+		return r;
+	if (!s->governor[0])
+		memcpy(s->governor, from_g.governor, sizeof(s->governor));
+	if (!s->epp[0])
+		memcpy(s->epp, from_g.epp, sizeof(s->epp));
+	if (s->no_turbo < 0)
+		s->no_turbo = from_g.no_turbo;
+	if (!s->thp[0])
+		memcpy(s->thp, from_g.thp, sizeof(s->thp));
+	return 0;
+}
+
+int experiment_load_set(const char *host_config, const char *guest_config,
+			const char *default_template, const char *const *sets,
+			struct experiment *exp, struct config **hconf_out,
+			struct config **gconf_out, struct config_diag *diag)
+{
 	struct sysfacts facts;
 	struct config *h = NULL, *g = NULL;
 	int r;
 
 	memset(exp, 0, sizeof(*exp));
 	memset(diag, 0, sizeof(*diag));
+	exp->overrides = sets;
 	if (sysfacts_read(&facts, "/") < 0)
 		facts = (struct sysfacts){ .num_logical_cpus = 1, .num_nodes = 1, .num_llcs = 1 };
 
-	r = load_file(host_config, &facts, &h, diag);
+	r = load_file(host_config, &facts, NULL, &h, diag);
 	if (r == 0)
-		r = load_file(guest_config, &facts, &g, diag);
+		r = load_file(guest_config, &facts, sets, &g, diag);
 	if (r == 0)
 		r = load_host(h, host_config, default_template, exp, diag);
 	if (r == 0)
 		r = load_plans(exp, h, host_config, guest_config, &facts, diag);
 	if (r == 0)
-		r = hoststate_settings_load(h, &exp->hoststate, diag);
+		r = load_hoststate(h, g, &exp->hoststate, diag);
 	if (r == 0)
 		r = monitor_settings_load(h, &exp->host_mon, diag);
 	if (r == 0)
 		r = monitor_settings_load(g, &exp->guest_mon, diag);
+	/* what each g.conf names and lockstep lacks is said where its
+	 * warnings are shown: with its plan's */
+	for (size_t k = 0; r == 0 && k < exp->nplans; k++) {
+		struct monitor_settings unused;
+		r = monitor_settings_load(exp->plans[k].gconf, &unused, diag);
+	}
 	if (r == 0)
 		r = bundle_settings_load(g, guest_config, exp, diag);
 	if (r == 0)
@@ -295,6 +380,12 @@ void experiment_fini(struct experiment *exp)
 	free(exp->harness_dir);
 	exp->ssh_user = exp->ssh_key = exp->harness_dir = NULL;
 	bundle_settings_fini(exp);
+	for (size_t i = 0; exp->shipped && i < exp->nplans; i++)
+		free(exp->shipped[i]);
+	free(exp->shipped);
+	free(exp->nshipped);
+	exp->shipped = NULL;
+	exp->nshipped = NULL;
 	for (size_t i = 0; i < exp->nplans; i++)
 		plan_fini(&exp->plans[i]);
 	free(exp->plans);

@@ -15,6 +15,7 @@
 #include "monitor_settings.h"
 #include "plan.h"
 #include "proto.h"
+#include "ssh_push.h"
 #include "virt_settings.h"
 
 enum guest_kind {
@@ -83,6 +84,13 @@ struct experiment {
 	 * barrier is labelled with */
 	uint32_t iterations;
 	const struct proto_step *steps;
+	/* hostd --set NAME=VALUE, applied to every g.conf after it is read
+	 * (borrowed from the caller; NULL-terminated, may be NULL) */
+	const char *const *overrides;
+	/* per plan: the files its g.conf ships with the steps (cat >FILE
+	 * <<END), as harness members; their bytes belong to the plan's gconf */
+	struct ssh_push_file **shipped;
+	size_t *nshipped;
 };
 
 /* Node names of the guests: guest-N for local guests, the domain name for
@@ -97,6 +105,17 @@ const char *experiment_guest_name(const struct experiment *exp, unsigned i, char
 int experiment_load(const char *host_config, const char *guest_config,
 		    const char *default_template, struct experiment *exp, struct config **hconf_out,
 		    struct config **gconf_out, struct config_diag *diag);
+/* The same, with hostd --set's assignments (NULL-terminated "NAME=VALUE",
+ * may be NULL) applied to g.conf after it is read; exp keeps the pointer. */
+int experiment_load_set(const char *host_config, const char *guest_config,
+			const char *default_template, const char *const *sets,
+			struct experiment *exp, struct config **hconf_out,
+			struct config **gconf_out, struct config_diag *diag);
 void experiment_fini(struct experiment *exp);
+
+/* The files participant i's g.conf ships into its work folder, where its
+ * steps run; *out points into exp. */
+size_t experiment_shipped(const struct experiment *exp, size_t i,
+			  const struct ssh_push_file **out);
 
 #endif

@@ -52,12 +52,13 @@ static void work_cb(uv_work_t *w)
 		return;
 
 	/* the agent first: the rest is what its command steps run */
-	size_t n = 1 + (j->extra_files ? j->nextra_files : 0);
+	size_t nextra = j->extra_files ? j->nextra_files : 0;
+	size_t n = 1 + nextra + (j->shipped_files ? j->nshipped_files : 0);
 	struct ssh_push_file *files = xcalloc(n, sizeof(*files));
 	files[0] = (struct ssh_push_file){ .name_in_tar = "guestagent", .mode = 0755,
 					   .local_path = j->agent_path };
 	for (size_t i = 1; i < n; i++)
-		files[i] = j->extra_files[i - 1];
+		files[i] = i <= nextra ? j->extra_files[i - 1] : j->shipped_files[i - 1 - nextra];
 	j->result = ssh_push_harness(s, j->remote_dir, files, n, &j->stats, j->error,
 				     sizeof(j->error));
 	free(files);

@@ -28,6 +28,10 @@ struct harness_job {
 	 * libraries, relative to remote_dir); may be NULL */
 	const struct ssh_push_file *extra_files;
 	size_t nextra_files;
+	/* the files the node's g.conf ships (cat >FILE <<END), into
+	 * remote_dir, the agent's work folder; may be NULL */
+	const struct ssh_push_file *shipped_files;
+	size_t nshipped_files;
 	const char *remote_dir;       /* where it goes in the guest */
 	int start_rt_priority;        /* the agent's --start-rt-priority */
 	int timeout_ms;               /* for each SSH operation */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * cpufreq state saved before a run changes it, and always put back.
+ * cpufreq and transparent huge page state saved before a run changes it,
+ * and always put back.
  *
  * The state file is text, one knob a line, paths relative to the sysfs root:
  *
@@ -33,18 +34,19 @@
 
 #define HS_MAGIC "lockstep-hoststate 1"
 #define HS_CPU_DIR "sys/devices/system/cpu"
+#define HS_THP_REL "sys/kernel/mm/transparent_hugepage/enabled"
 #define HS_CPUS_MAX 8192
 #define HS_FILE_MAX (4 << 20)
 
 /* Restored in this order: switching the governor resets EPP in the active
  * pstate drivers, and they refuse an EPP write (EBUSY) while the governor
  * is performance, so EPP goes back last. */
-enum hs_kind { HS_GOVERNOR, HS_NO_TURBO, HS_EPP, HS_NKINDS };
+enum hs_kind { HS_GOVERNOR, HS_NO_TURBO, HS_EPP, HS_THP, HS_NKINDS };
 
-static const char *const hs_kind_name[HS_NKINDS] = { "governor", "no_turbo", "epp" };
+static const char *const hs_kind_name[HS_NKINDS] = { "governor", "no_turbo", "epp", "thp" };
 /* The file each kind lives in (the last path component). */
 static const char *const hs_kind_file[HS_NKINDS] = {
-	"scaling_governor", "no_turbo", "energy_performance_preference"
+	"scaling_governor", "no_turbo", "energy_performance_preference", "enabled"
 };
 
 struct hs_knob {
@@ -94,9 +96,16 @@ static int hs_read(const struct hoststate *h, const char *rel, char *out)
 	buf[n] = '\0';
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
-	if (!hs_word_valid(buf))
+	/* "always [madvise] never": the choice in effect is the bracketed one */
+	char *open_br = strchr(buf, '['), *word = buf;
+	if (open_br && strchr(open_br, ']')) {
+		word = open_br + 1;
+		*strchr(word, ']') = '\0';
+		n = (ssize_t)strlen(word);
+	}
+	if (!hs_word_valid(word))
 		return -EINVAL;
-	memcpy(out, buf, (size_t)n + 1);
+	memmove(out, word, (size_t)n + 1);
 	return 0;
 }
 
@@ -188,6 +197,13 @@ int hoststate_settings_load(const struct config *c, struct hoststate_settings *s
 	if ((r = hs_word_setting(c, "CPUFREQ_GOVERNOR", s->governor, err)) < 0 ||
 	    (r = hs_word_setting(c, "CPUFREQ_EPP", s->epp, err)) < 0)
 		return r;
+	static const char *const thp[] = { "always", "madvise", "never", NULL };
+	int choice;
+	r = config_get_choice(c, "TRANSPARENT_HUGEPAGES", thp, &choice, err);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		snprintf(s->thp, sizeof(s->thp), "%s", thp[choice]);
 	r = config_get_bool(c, "CPUFREQ_NO_TURBO", &no_turbo, err);
 	if (r < 0)
 		return r;
@@ -198,7 +214,7 @@ int hoststate_settings_load(const struct config *c, struct hoststate_settings *s
 
 bool hoststate_settings_empty(const struct hoststate_settings *s)
 {
-	return !s->governor[0] && !s->epp[0] && s->no_turbo < 0;
+	return !s->governor[0] && !s->epp[0] && s->no_turbo < 0 && !s->thp[0];
 }
 
 /* ---- the state file ---------------------------------------------------- */
@@ -252,6 +268,8 @@ static bool hs_rel_valid(const char *rel, enum hs_kind kind)
 {
 	const char *base = strrchr(rel, '/');
 
+	if (kind == HS_THP)
+		return !strcmp(rel, HS_THP_REL);
 	if (strncmp(rel, HS_CPU_DIR "/", strlen(HS_CPU_DIR) + 1) || strstr(rel, "..") ||
 	    strstr(rel, "//") || !base || strcmp(base + 1, hs_kind_file[kind]))
 		return false;
@@ -479,6 +497,26 @@ static int hs_scan_no_turbo(struct hoststate *h, const struct hoststate_settings
 	return r;
 }
 
+/* Only when asked: a run that leaves THP alone does not save it. */
+static int hs_scan_thp(struct hoststate *h, const struct hoststate_settings *s)
+{
+	if (!s->thp[0])
+		return 0;
+	struct hs_knob *k = hs_add(h, HS_THP, xstrdup(HS_THP_REL));
+	int r = hs_read(h, k->rel, k->old);
+
+	if (r == -ENOENT) {
+		free(k->rel);
+		h->n--;
+		return 0;
+	}
+	if (r < 0)
+		log_error("cannot read %s/%s: %s", h->root, k->rel, strerror(-r));
+	else
+		snprintf(k->want, sizeof(k->want), "%s", s->thp);
+	return r;
+}
+
 static void hs_warn_absent(const struct hoststate *h, const struct hoststate_settings *s)
 {
 	bool seen[HS_NKINDS] = { false };
@@ -490,6 +528,9 @@ static void hs_warn_absent(const struct hoststate *h, const struct hoststate_set
 			 h->root, HS_CPU_DIR);
 	if (s->epp[0] && !seen[HS_EPP])
 		log_warn("CPUFREQ_EPP=%s ignored: no CPU has energy_performance_preference", s->epp);
+	if (s->thp[0] && !seen[HS_THP])
+		log_warn("TRANSPARENT_HUGEPAGES=%s ignored: %s/%s does not exist", s->thp, h->root,
+			 HS_THP_REL);
 	if (s->no_turbo >= 0 && !seen[HS_NO_TURBO])
 		log_warn("CPUFREQ_NO_TURBO ignored: %s/%s/intel_pstate/no_turbo does not exist",
 			 h->root, HS_CPU_DIR);
@@ -508,6 +549,8 @@ int hoststate_save(const char *state_dir, const char *sysfs_root,
 	r = hs_scan(h, s);
 	if (!r)
 		r = hs_scan_no_turbo(h, s);
+	if (!r)
+		r = hs_scan_thp(h, s);
 	if (!r) {
 		hs_warn_absent(h, s);
 		if (h->n == 0) {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "checkmode.h"
 #include "config.h"
 #include "experiment.h"
 #include "harness.h"
@@ -47,12 +48,18 @@ static void usage(FILE *f)
 		"                       (default: the --agent binary)\n"
 		"  --state-dir DIR      hostd's SSH key, guests' known_hosts, the host state to put\n"
 		"                       back after a crash (default: /var/lib/lockstep)\n"
-		"  --sysfs-root DIR     tests only: where the host state (cpufreq) is read and set\n"
+		"  --sysfs-root DIR     tests only: where the host state (cpufreq, THP) is read and set\n"
 		"  --no-progress        no progress line, even on a terminal\n"
 		"  --print-public-key   print hostd's SSH public key (made once in the state dir) and exit,\n"
 		"                       for images of your own: add it to the guest's authorized_keys\n"
 		"  --status-file FILE   rewrite FILE (JSON) at each barrier edge: the step, whom the\n"
 		"                       barrier waits for (what hostd --service shows)\n"
+		"  --set NAME=VALUE     override a setting of G.CONF after it is read (repeatable;\n"
+		"                       e.g. --set MMTEST_ITERATIONS=1); the manifest records it\n"
+		"  --check              read both configs and print, starting nothing, each node's\n"
+		"                       plan and samples per series, shipped files, host state, what\n"
+		"                       is ignored, binaries pushed and pre-flight checks; exit 0,\n"
+		"                       or 1 on any error\n"
 		"  -v, --verbose        debug messages\n"
 		"  -h, --help           this text\n"
 		"  --version            the version\n"
@@ -139,7 +146,7 @@ int main(int argc, char **argv)
 {
 	enum { OPT_HOST = 256, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_AGENT, OPT_GUEST_AGENT, OPT_STATE, OPT_SYSFS, OPT_NOPROG,
 	       OPT_PUBKEY, OPT_VERSION, OPT_SERVICE, OPT_SOCKET, OPT_SETTINGS, OPT_GROUP,
-	       OPT_STATUS_FILE };
+	       OPT_STATUS_FILE, OPT_SET, OPT_CHECK };
 	static const struct option opts[] = {
 		{ "host-config", required_argument, NULL, OPT_HOST },
 		{ "guest-config", required_argument, NULL, OPT_GUEST },
@@ -156,6 +163,8 @@ int main(int argc, char **argv)
 		{ "settings", required_argument, NULL, OPT_SETTINGS },
 		{ "group", required_argument, NULL, OPT_GROUP },
 		{ "status-file", required_argument, NULL, OPT_STATUS_FILE },
+		{ "set", required_argument, NULL, OPT_SET },
+		{ "check", no_argument, NULL, OPT_CHECK },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -165,7 +174,12 @@ int main(int argc, char **argv)
 				 .sysfs_root = "/",
 				 .progress = isatty(STDERR_FILENO) };
 	enum log_level level = LOG_LVL_INFO;
-	bool print_key = false, service = false, sysfs_set = false;
+	bool print_key = false, service = false, sysfs_set = false, check = false;
+	/* --set NAME=VALUE, NULL-terminated; at most one per argument */
+	const char *sets[argc + 1];
+	size_t nsets = 0;
+
+	memset(sets, 0, sizeof(sets));
 	struct service_options so = { .socket_path = SERVICE_DEFAULT_SOCKET,
 				      .settings_path = SERVICE_DEFAULT_SETTINGS };
 	char *agent = NULL;
@@ -188,6 +202,8 @@ int main(int argc, char **argv)
 		case OPT_SETTINGS: so.settings_path = optarg; break;
 		case OPT_GROUP: so.group = optarg; break;
 		case OPT_STATUS_FILE: o.status_file = optarg; break;
+		case OPT_SET: sets[nsets++] = optarg; break;
+		case OPT_CHECK: check = true; break;
 		case 'v': level = LOG_LVL_DEBUG; break;
 		case 'h': usage(stdout); return 0;
 		case OPT_VERSION: printf("hostd (lockstep) %s\n", LOCKSTEP_VERSION); return 0;
@@ -198,6 +214,29 @@ int main(int argc, char **argv)
 	if (optind < argc) {
 		log_error("unexpected argument '%s' (see hostd --help)", argv[optind]);
 		return RUN_EXIT_USAGE;
+	}
+	if (service && (nsets || check)) {
+		log_error("--service takes its settings from hostctl submit, not --set or --check");
+		return RUN_EXIT_USAGE;
+	}
+	if (check) {
+		if (!o.host_config || !o.guest_config) {
+			log_error("--check needs --host-config and --guest-config (see hostd --help)");
+				return RUN_EXIT_USAGE;
+		}
+		char *template = find_demo_template();
+		char *found = agent ? NULL : find_agent();
+		struct check_options co = {
+			.host_config = o.host_config, .guest_config = o.guest_config,
+			.default_template = template, .sets = sets, .state_dir = o.state_dir,
+			.results_dir = o.results_dir,
+			.guest_agent = o.guest_agent_path ? o.guest_agent_path : agent ? agent : found,
+		};
+		int code = check_main(&co, stdout);
+		free(template);
+		free(found);
+		free(agent);
+		return code;
 	}
 	if (print_key)
 		return print_public_key(o.state_dir);
@@ -240,7 +279,8 @@ int main(int argc, char **argv)
 	struct config *h = NULL, *g = NULL;
 	struct config_diag d;
 	char *template = find_demo_template();
-	int loaded = experiment_load(o.host_config, o.guest_config, template, &exp, &h, &g, &d);
+	int loaded = experiment_load_set(o.host_config, o.guest_config, template, sets, &exp, &h,
+					 &g, &d);
 	free(template);
 	if (loaded < 0) {
 		char line[1024];

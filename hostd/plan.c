@@ -32,6 +32,9 @@ void plan_set_facts(struct config *c, const struct sysfacts *f)
 	config_set_fact(c, "NUM_LLCS", v);
 	snprintf(v, sizeof(v), "%" PRIu64, f->memtotal_bytes);
 	config_set_fact(c, "MEMTOTAL_BYTES", v);
+	config_set_include_sizes(c, f->memtotal_bytes, f->huge_pagesize, f->node_mem_bytes,
+				 f->num_nodes < SYSFACTS_NODES_MAX ? (size_t)f->num_nodes :
+				 SYSFACTS_NODES_MAX);
 }
 
 /* COMMAND_<NAME>: the benchmark name upper-cased, '-' and '.' as '_'. */
@@ -195,12 +198,20 @@ static int build(struct node_plan *p, struct config_diag *d)
 int plan_build(const char *gconf_path, const struct sysfacts *facts, const char *spec_dir,
 	       struct node_plan *out, struct config_diag *d)
 {
+	return plan_build_set(gconf_path, facts, spec_dir, NULL, out, d);
+}
+
+int plan_build_set(const char *gconf_path, const struct sysfacts *facts, const char *spec_dir,
+		   const char *const *sets, struct node_plan *out, struct config_diag *d)
+{
 	memset(out, 0, sizeof(*out));
 	out->gconf_path = xstrdup(gconf_path);
 	out->facts = *facts;
 	out->gconf = config_new();
 	plan_set_facts(out->gconf, facts);
 	int r = config_load_file(out->gconf, gconf_path, d);
+	for (size_t i = 0; r == 0 && sets && sets[i]; i++)
+		r = config_override(out->gconf, sets[i], d);
 	if (r == 0 && spec_dir)
 		r = bench_specs_load_dir(spec_dir, facts, &out->specs, &out->nspecs, d);
 	if (r == 0)

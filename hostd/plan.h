@@ -48,6 +48,10 @@ void plan_set_facts(struct config *c, const struct sysfacts *f);
  * value; warnings stay in out->gconf. */
 int plan_build(const char *gconf_path, const struct sysfacts *facts, const char *spec_dir,
 	       struct node_plan *out, struct config_diag *d);
+/* The same, with sets (NULL-terminated "NAME=VALUE", may be NULL: hostd
+ * --set) applied after the file is read, so they win over it. */
+int plan_build_set(const char *gconf_path, const struct sysfacts *facts, const char *spec_dir,
+		   const char *const *sets, struct node_plan *out, struct config_diag *d);
 void plan_fini(struct node_plan *p);
 
 /* Checks names a g.conf sets that are neither keys nor parameters of a spec

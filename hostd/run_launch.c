@@ -86,6 +86,16 @@ static int launch_process(struct run *r, struct participant *p)
 	if (p->clock_shared)
 		extra[2] = NULL;
 	e = fileio_mkdir_p(work, 0755);
+	/* the files its g.conf ships (cat >FILE <<END), where its steps run */
+	const struct ssh_push_file *shipped;
+	size_t nshipped = experiment_shipped(x, p->guest_index, &shipped);
+	for (size_t i = 0; e == 0 && i < nshipped; i++) {
+		char *path = xasprintf("%s/%s", work, shipped[i].name_in_tar);
+		if ((e = fileio_write_atomic(path, shipped[i].data, shipped[i].len)) < 0)
+			log_error("cannot write %s, shipped with the steps of %s: %s", path,
+				  p->node.name, strerror(-e));
+		free(path);
+	}
 	if (e == 0)
 		e = local_guest_spawn(r->loop, &p->proc, r->opt->agent_path, p->node.name, work,
 				      extra, log_path, &fd);
@@ -281,6 +291,7 @@ static void vm_ready(struct virt_guest *g)
 	/* HARNESS_BINARIES and the rest (bundle_settings.h), after the agent */
 	j->extra_files = x->bundle ? x->bundle->files : NULL;
 	j->nextra_files = x->bundle ? x->bundle->nfiles : 0;
+	j->nshipped_files = experiment_shipped(x, p->guest_index, &j->shipped_files);
 	j->start_rt_priority = x->release_rt_priority;
 	j->connect_timeout_ms = j->timeout_ms;
 	j->done = push_done;

@@ -250,6 +250,11 @@ void run_manifest_write(struct run *r)
 	json_object *cfg = json_object_new_object();
 	json_object_object_add(cfg, "host", json_object_new_string(r->opt->host_config));
 	json_object_object_add(cfg, "guest", json_object_new_string(r->opt->guest_config));
+	/* hostd --set: what the g.conf of config/ does not say */
+	json_object *sets = json_object_new_array();
+	for (size_t i = 0; r->exp->overrides && r->exp->overrides[i]; i++)
+		json_object_array_add(sets, json_object_new_string(r->exp->overrides[i]));
+	json_object_object_add(cfg, "overrides", sets);
 	json_object_object_add(m, "config_from", cfg);
 	json_object_object_add(m, "settings", settings(r->exp));
 	/* what the kernel granted of RELEASE_RT_PRIORITY (0: never boosted) */

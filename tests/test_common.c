@@ -455,7 +455,12 @@ START_TEST(test_sysfacts_fake)
 	fake_cpu(2, "2-3,6");
 	fake_cpu(3, "2-3,6");
 	fake_cpu(6, "2-3,6");
-	put("proc/meminfo", "MemTotal:       24555412 kB\nMemFree:         1000 kB\n");
+	put("proc/meminfo", "MemTotal:       24555412 kB\nMemFree:         1000 kB\n"
+	    "Hugepagesize:       2048 kB\n");
+	/* what MMTests' get_numa_details reads: each node's MemTotal */
+	put("sys/devices/system/node/node0/meminfo", "Node 0 MemTotal:       16000000 kB\n"
+	    "Node 0 MemFree:         1000 kB\n");
+	put("sys/devices/system/node/node1/meminfo", "Node 1 MemTotal:        8555412 kB\n");
 	put("proc/sys/kernel/random/boot_id", "0f2ab3c4-1111-2222-3333-444455556666\n");
 	put("proc/sys/kernel/hostname", "labhost\n");
 	put("proc/sys/kernel/osrelease", "6.1.0-test-amd64\n");
@@ -469,6 +474,10 @@ START_TEST(test_sysfacts_fake)
 	ck_assert_int_eq(f.num_nodes, 2);
 	ck_assert_int_eq(f.num_llcs, 2);
 	ck_assert_uint_eq(f.memtotal_bytes, 24555412ULL * 1024);
+	ck_assert_uint_eq(f.huge_pagesize, 2048ULL * 1024);
+	ck_assert_uint_eq(f.node_mem_bytes[0], 16000000ULL * 1024);
+	ck_assert_uint_eq(f.node_mem_bytes[1], 8555412ULL * 1024);
+	ck_assert_uint_eq(f.node_mem_bytes[2], 0);
 	ck_assert_str_eq(f.boot_id, "0f2ab3c4-1111-2222-3333-444455556666");
 	ck_assert_str_eq(f.hostname, "labhost");
 	ck_assert_str_eq(f.kernel, "6.1.0-test-amd64");
@@ -490,6 +499,8 @@ START_TEST(test_sysfacts_minimal)
 	ck_assert_int_eq(f.num_nodes, 1);
 	ck_assert_int_eq(f.num_llcs, 1);
 	ck_assert_uint_eq(f.memtotal_bytes, 0);
+	ck_assert_uint_eq(f.huge_pagesize, 0);
+	ck_assert_uint_eq(f.node_mem_bytes[0], 0); /* the one node has all of nothing */
 	ck_assert_str_eq(f.boot_id, "");
 	ck_assert_str_eq(f.clocksource, "");
 	ck_assert_str_eq(f.cpu_model, "AMD Test");

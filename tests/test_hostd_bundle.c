@@ -49,13 +49,18 @@ START_TEST(test_hackbench_and_sysbench_in_busybox_guest)
 {
 	write_hconf();
 	write_file("g.conf",
-		   "MMTESTS='hb sb maps'\n"
+		   "MMTESTS='hb sb maps ship'\n"
 		   "HARNESS_BINARIES='hackbench sysbench /usr/bin/cat'\n"
 		   "COMMAND_HB='hackbench -g 1 -l 50'\n"
 		   "COMMAND_SB='sysbench cpu --events=200 --time=0 run'\n"
 		   /* by its path: busybox sh runs its own applet for a bare "cat",
 		    * whatever PATH says */
-		   "COMMAND_MAPS='/run/lockstep/bin/cat /proc/self/maps'\n", 0644);
+		   "COMMAND_MAPS='/run/lockstep/bin/cat /proc/self/maps'\n"
+		   /* a job file as MMTests' fio configs write it: shipped with
+		    * the harness into the work folder, where the step reads it */
+		   "JOBFILE=/tmp/jobfile-$$\n"
+		   "COMMAND_SHIP=\"cat $JOBFILE\"\n"
+		   "cat >$JOBFILE <<END\nshipped with $NUMCPUS CPUs\nEND\n", 0644);
 	int code = hostd_test_run(NULL, demo_args);
 	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
 
@@ -70,15 +75,19 @@ START_TEST(test_hackbench_and_sysbench_in_busybox_guest)
 	json_object_put(m);
 
 	size_t n;
+	const char *out;
 	json_object **s = read_ndjson("samples.ndjson", &n);
 	char node[96];
 	snprintf(node, sizeof(node), "%s1", demo_prefix);
-	for (int step = 1; step <= 3; step++)
+	for (int step = 1; step <= 4; step++)
 		ck_assert_int_eq(count_sample(s, n, node, step, "elapsed"), 1);
 	free_ndjson(s, n);
+	out = step_out(4);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_msg(!strncmp(out, "shipped with ", 13), "the shipped file read: %s", out);
 
 	/* the raw output came back: the programs ran, not a shell's complaint */
-	const char *out = step_out(1);
+	out = step_out(1);
 	ck_assert_ptr_nonnull(out);
 	ck_assert_msg(strstr(out, "Time:"), "hackbench printed: %s", out);
 	out = step_out(2);

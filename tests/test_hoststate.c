@@ -430,6 +430,46 @@ START_TEST(test_bad_state_file_kept)
 }
 END_TEST
 
+/* disable_transhuge in a config: THP set for the run, the choice in
+ * effect (the bracketed word) saved, and put back by restore and by the
+ * next start after a hostd that died. */
+START_TEST(test_transparent_hugepages)
+{
+	static const char *const thp = "sys/kernel/mm/transparent_hugepage/enabled";
+	struct hoststate_settings s;
+	struct hoststate *h;
+	char *text;
+
+	make_tree();
+	put(thp, "always [madvise] never");
+	settings(&s, NULL, NULL, -1);
+	snprintf(s.thp, sizeof(s.thp), "never");
+	ck_assert(!hoststate_settings_empty(&s));
+	ck_assert_int_eq(hoststate_apply(state, root, &s, &h), 0);
+	ck_assert_ptr_nonnull(h);
+	expect(thp, "never");
+	text = state_file_text();
+	ck_assert_msg(strstr(text, "thp sys/kernel/mm/transparent_hugepage/enabled madvise\n"),
+		      "%s", text);
+	free(text);
+	ck_assert_int_eq(hoststate_restore(h), 0);
+	expect(thp, "madvise");
+	/* a run that died holding it: its state file (our pid: not a live
+	 * owner) brings THP back at the next start */
+	ck_assert_int_eq(hoststate_apply(state, root, &s, &h), 0);
+	text = state_file_text();
+	ck_assert_int_eq(hoststate_restore(h), 0);
+	put(thp, "always madvise [never]");
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s", state, HOSTSTATE_FILE);
+	ck_assert_int_eq(fileio_write_atomic(path, text, strlen(text)), 0);
+	free(text);
+	ck_assert_int_eq(hoststate_recover(state, root), 1);
+	expect(thp, "madvise");
+	ck_assert(!state_file_exists());
+}
+END_TEST
+
 START_TEST(test_settings)
 {
 	static const struct {
@@ -491,6 +531,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_live_owner_left_alone);
 	tcase_add_test(tc, test_bad_state_file_kept);
 	tcase_add_test(tc, test_settings);
+	tcase_add_test(tc, test_transparent_hugepages);
 	tcase_add_checked_fixture(tc, NULL, remove_tree);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

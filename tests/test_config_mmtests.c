@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * MMTests' idioms, read as lockstep reads a g.conf: a corpus of configs
+ * written for these tests (tests/data/mmtests-corpus/configs/config-*, one
+ * per idiom, none copied from MMTests), each built into a plan with fixed
+ * facts and the real specs of benchmarks/, and checked against its
+ * config-*.expect:
+ *
+ *   step BENCHMARK VARIANT ITERATION   the plan's steps, in order, all of them
+ *   value NAME PATTERN                 the value of NAME matches (fnmatch)
+ *   shipped NAME-PATTERN TEXT-PATTERN  a file shipped with the steps
+ *   warning PATTERN                    a warning matches
+ *   error PATTERN                      the config is refused with this message
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config_testlib.h"
+#include "fileio.h"
+#include "plan.h"
+
+#define KNOWN "lockstep never runs commands; it answers only uname -m|-r|-s, whoami, id -u, " \
+	"nproc, getconf PAGESIZE and cat of a file under /proc/sys or /sys"
+
+static char corpus[512], specs[512];
+
+/* 8 CPUs, 2 nodes of 4 and 12 GiB, 2 MiB huge pages. */
+static struct sysfacts facts(void)
+{
+	struct sysfacts f = { .num_logical_cpus = 8, .num_nodes = 2, .num_llcs = 2,
+			      .memtotal_bytes = 16ull << 30, .huge_pagesize = 2 << 20 };
+	f.node_mem_bytes[0] = 4ull << 30;
+	f.node_mem_bytes[1] = 12ull << 30;
+	return f;
+}
+
+/* "a\tb" style escapes are not needed: patterns are fnmatch's, where '?'
+ * stands for a newline. */
+static void check_line(const char *name, const struct node_plan *p, const char *line,
+		       uint32_t *step)
+{
+	const char *rest = strchr(line, ' ');
+	char label[256], variant[64];
+
+	ck_assert_msg(rest, "%s.expect: bad line \"%s\"", name, line);
+	rest++;
+	if (!strncmp(line, "step ", 5)) {
+		ck_assert_msg(*step < p->nsteps, "%s: fewer steps than expected (%u)", name,
+			      p->nsteps);
+		plan_step_variant(p, *step + 1, variant, sizeof(variant));
+		snprintf(label, sizeof(label), "%s %s %u", p->steps[*step].benchmark, variant,
+			 p->steps[*step].iteration);
+		ck_assert_msg(!strcmp(label, rest), "%s: step %u is \"%s\", expected \"%s\"", name,
+			      *step + 1, label, rest);
+		++*step;
+	} else if (!strncmp(line, "value ", 6)) {
+		const char *sp = strchr(rest, ' ');
+		char key[128];
+
+		ck_assert_ptr_nonnull(sp);
+		snprintf(key, sizeof(key), "%.*s", (int)(sp - rest), rest);
+		const char *v = config_get(p->gconf, key);
+		ck_assert_msg(v, "%s: %s is not set", name, key);
+		ck_assert_msg(fnmatch(sp + 1, v, 0) == 0, "%s: %s is \"%s\", expected \"%s\"", name,
+			      key, v, sp + 1);
+	} else if (!strncmp(line, "shipped ", 8)) {
+		const char *sp = strchr(rest, ' ');
+		const struct config_shipped *f;
+		size_t n = config_shipped(p->gconf, &f);
+		char pat[128];
+		bool found = false;
+
+		ck_assert_ptr_nonnull(sp);
+		snprintf(pat, sizeof(pat), "%.*s", (int)(sp - rest), rest);
+		for (size_t i = 0; i < n && !found; i++)
+			found = fnmatch(pat, f[i].name, 0) == 0 && fnmatch(sp + 1, f[i].text, 0) == 0;
+		ck_assert_msg(found, "%s: no shipped file %s with text \"%s\" (%zu shipped%s%s)", name,
+			      pat, sp + 1, n, n ? ", the first: " : "", n ? f[0].text : "");
+	} else if (!strncmp(line, "warning ", 8)) {
+		const struct config_diag *d;
+		size_t n = config_warnings(p->gconf, &d);
+		bool found = false;
+		char text[1024];
+
+		for (size_t i = 0; i < n && !found; i++) {
+			config_diag_format(&d[i], text, sizeof(text));
+			found = fnmatch(rest, text, 0) == 0;
+		}
+		ck_assert_msg(found, "%s: no warning \"%s\" among %zu (the last: %s)", name, rest, n,
+			      n ? text : "");
+	} else {
+		ck_abort_msg("%s.expect: unknown line \"%s\"", name, line);
+	}
+}
+
+static void check_config(const char *name)
+{
+	char path[1024], *expect = NULL, *save = NULL, msg[1024];
+	struct sysfacts f = facts();
+	struct node_plan p;
+	struct config_diag d = { 0 };
+	uint32_t step = 0;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/%s.expect", corpus, name);
+	ck_assert_msg(fileio_read_all(path, 1 << 16, &expect, &len) == 0, "%s is missing", path);
+	snprintf(path, sizeof(path), "%s/%s", corpus, name);
+	int r = plan_build(path, &f, specs, &p, &d);
+	config_diag_format(&d, msg, sizeof(msg));
+	if (!strncmp(expect, "error ", 6)) {
+		expect[strcspn(expect, "\n")] = '\0';
+		ck_assert_msg(r < 0, "%s: read, expected the error \"%s\"", name, expect + 6);
+		ck_assert_msg(fnmatch(expect + 6, msg, 0) == 0, "%s: error \"%s\", expected \"%s\"",
+			      name, msg, expect + 6);
+		free(expect);
+		return;
+	}
+	ck_assert_msg(r == 0, "%s: %s", name, msg);
+	for (char *line = strtok_r(expect, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		check_line(name, &p, line, &step);
+	ck_assert_msg(step == p.nsteps, "%s: %u steps, expected %u", name, p.nsteps, step);
+	plan_fini(&p);
+	free(expect);
+}
+
+START_TEST(test_corpus)
+{
+	struct dirent **names;
+	int n = scandir(corpus, &names, NULL, alphasort), checked = 0;
+
+	ck_assert_int_gt(n, 0);
+	for (int i = 0; i < n; i++) {
+		const char *e = names[i]->d_name;
+
+		if (!strncmp(e, "config-", 7) && !strstr(e, ".expect")) {
+			check_config(e);
+			checked++;
+		}
+		free(names[i]);
+	}
+	free(names);
+	ck_assert_int_ge(checked, 17);
+}
+END_TEST
+
+/* hostd --set: a value given on the command line wins over the file's. */
+START_TEST(test_set_overrides)
+{
+	char path[1024];
+	struct sysfacts f = facts();
+	struct node_plan p;
+	struct config_diag d = { 0 };
+	const char *sets[] = { "HACKBENCH_MAX_GROUPS=2", "MMTEST_ITERATIONS=2", NULL };
+	const char *file = NULL;
+
+	snprintf(path, sizeof(path), "%s/config-sizes", corpus);
+	ck_assert_int_eq(plan_build_set(path, &f, specs, sets, &p, &d), 0);
+	ck_assert_uint_eq(p.iterations, 2);
+	ck_assert_uint_eq(p.nsteps, 2); /* groups=2, twice */
+	ck_assert(config_where(p.gconf, "HACKBENCH_MAX_GROUPS", &file, NULL));
+	ck_assert_str_eq(file, "--set");
+	plan_fini(&p);
+	const char *bad[] = { "1X=2", NULL };
+	ck_assert_int_eq(plan_build_set(path, &f, specs, bad, &p, &d), -EINVAL);
+	char msg[512];
+	config_diag_format(&d, msg, sizeof(msg));
+	ck_assert_str_eq(msg, "--set: expected NAME=VALUE, found \"1X=2\": a name is letters, "
+			 "digits and '_', not starting with a digit");
+}
+END_TEST
+
+/* The side-effect-free forms are answered from facts, never run; every
+ * other substitution stays an error naming it. */
+START_TEST(test_other_substitutions)
+{
+	static const char *const refused[][2] = {
+		{ "A=`uname -m -r`\n", "t.conf:1:3: expected a value, found the command "
+		  "substitution of 'uname -m -r': " KNOWN },
+		{ "A=`uname -m\n", "t.conf:1:3: expected a closing '`' for the command "
+		  "substitution opened here" },
+		{ "A=$(uname -m`\n", "t.conf:1:3: expected a closing ')' for the command "
+		  "substitution opened here" },
+		{ "A=`unamex -m`\n", "t.conf:1:3: expected a value, found the command substitution "
+		  "of 'unamex -m': " KNOWN },
+		{ "A=\"$(hostname)\"\n", "t.conf:1:4: expected a value, found the command "
+		  "substitution of 'hostname': " KNOWN },
+		{ "if [[ `hostname` == x ]]; then A=1; fi\n", "t.conf:1:7: expected a value, found "
+		  "the command substitution of 'hostname': " KNOWN },
+		{ "A=`cat /etc/passwd`\n", "t.conf:1:3: expected a value, found the command "
+		  "substitution of 'cat /etc/passwd': " KNOWN },
+		{ "A=`cat /proc/sys/../../etc/passwd`\n", "t.conf:1:3: expected a value, found the "
+		  "command substitution of 'cat /proc/sys/../../etc/passwd': " KNOWN },
+		{ "A=`cat /proc/sys/vm/absent`\n", "t.conf:1:3: expected a file that can be read "
+		  "after cat, found /proc/sys/vm/absent: No such file or directory" },
+	};
+	char dir[] = "/tmp/lockstep-cfg-XXXXXX", path[128];
+	FILE *f;
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		load_err(refused[i][0], refused[i][1]);
+	/* answered from facts and from a fake /proc/sys */
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/proc/sys/vm", dir);
+	ck_assert_int_eq(fileio_mkdir_p(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/proc/sys/vm/dirty_ratio", dir);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs("20\n", f);
+	fclose(f);
+	config_set_root(cfg, dir);
+	config_set_fact(cfg, "KERNEL_RELEASE", "6.1.0-test");
+	config_set_fact(cfg, "WHOAMI", "lab");
+	config_set_fact(cfg, "UID", "1000");
+	config_set_fact(cfg, "PAGESIZE", "4096");
+	load_ok("A=`uname -r`\nB=$(whoami)\nC=`id -u`\nD=$(nproc)\nE=`getconf PAGESIZE`\n"
+		"F=`cat /proc/sys/vm/dirty_ratio`\nG=\"$(uname -s)\"\n");
+	value_is("A", "6.1.0-test");
+	value_is("B", "lab");
+	value_is("C", "1000");
+	value_is("D", "8");
+	value_is("E", "4096");
+	value_is("F", "20");
+	value_is("G", "Linux");
+	/* a branch not taken reads no file */
+	load_ok("if [ 1 = 2 ]; then H=`cat /proc/sys/vm/nothing`; fi\n");
+	/* nor one that not everybody may read: hostd reads configs as root */
+	ck_assert_int_eq(chmod(path, 0600), 0);
+	load_err("I=`cat /proc/sys/vm/dirty_ratio`\n", "t.conf:1:3: expected a file that can be "
+		 "read after cat, found /proc/sys/vm/dirty_ratio: not readable by everybody (hostd "
+		 "reads configs as root)");
+	remove(path);
+	snprintf(path, sizeof(path), "rm -r %s", dir);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("config-mmtests");
+	TCase *tc = tcase_create("corpus");
+	SRunner *sr;
+	int failed;
+
+	snprintf(corpus, sizeof(corpus), "%s/tests/data/mmtests-corpus/configs",
+		 getenv("LOCKSTEP_SOURCE_ROOT"));
+	snprintf(specs, sizeof(specs), "%s/benchmarks", getenv("LOCKSTEP_SOURCE_ROOT"));
+	tcase_add_test(tc, test_corpus);
+	tcase_add_test(tc, test_set_overrides);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("substitutions");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_other_substitutions);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
