@@ -76,10 +76,11 @@ static void usage(FILE *f)
 		"  --agent, --guest-agent, --sysfs-root and -v are passed on to each experiment.\n"
 		"\n"
 		"Exit status:\n"
-		"  0  complete: every step ran on every participant\n"
+		"  0  complete: every step ran and ended with done on every participant\n"
 		"  1  usage or configuration error: nothing ran\n"
-		"  2  the run was degraded (a participant failed and ON_GUEST_FAILURE=continue),\n"
-		"     aborted or interrupted; what was collected is in the results folder\n"
+		"  2  the run was degraded (a participant failed and ON_GUEST_FAILURE=continue,\n"
+		"     or a step left a failure record), aborted or interrupted; what was\n"
+		"     collected is in the results folder\n"
 		"\n"
 		"See docs/hostd.md and docs/config.md.\n");
 }
