@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* hostctl submit: both configs, read here and sent whole, so that what runs
- * is what they said when submitted, whatever happens to the files later. */
+/* hostctl submit: every config of the experiment (h.conf, g.conf and each
+ * GUEST_CONFIG_<NODE> h.conf names), read here with the submitter's rights
+ * and sent whole by name: the service opens no path a user named, and what
+ * runs is what they said when submitted, whatever happens to the files
+ * later. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -10,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "config.h"
 #include "ctl.h"
 #include "fileio.h"
 #include "svc.h"
@@ -53,6 +57,59 @@ static char *read_config(const char *opt, const char *path)
 	return text;
 }
 
+/* The GUEST_CONFIG_<NODE> files h.conf names, by the name hostd resolves
+ * them to (relative to h.conf's folder, as in hostd/experiment.c), each
+ * read here into files.  1 and a line on stderr when one cannot be read. */
+static int add_node_configs(const char *hname, const char *htext, json_object *files)
+{
+	struct config *c = config_new();
+	struct config_diag d;
+	const char **names;
+	int r = 0;
+	if (config_load_string(c, hname, htext, &d) < 0) {
+		/* hostd says what is wrong with it, with the line */
+		config_free(c);
+		return 0;
+	}
+	size_t n = config_names(c, &names);
+	const char *slash = strrchr(hname, '/');
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const char *v = config_get(c, names[i]);
+		if (strncmp(names[i], "GUEST_CONFIG_", 13) != 0 || !v || !*v)
+			continue;
+		char *path;
+		if (v[0] == '/' || !slash)
+			path = strdup(v);
+		else if (asprintf(&path, "%.*s/%s", (int)(slash - hname), hname, v) < 0)
+			path = NULL;
+		if (!path) {
+			r = 1;
+			break;
+		}
+		if (json_object_object_get_ex(files, path, NULL)) {
+			free(path);
+			continue;
+		}
+		if (json_object_object_length(files) >= CTL_FILES_MAX) {
+			fprintf(stderr, "hostctl submit: %s names more than %d guest configs\n", hname,
+				CTL_FILES_MAX);
+			r = 1;
+		} else {
+			char opt[200];
+			snprintf(opt, sizeof(opt), "%.150s (in h.conf)", names[i]);
+			char *text = read_config(opt, path);
+			if (text)
+				json_object_object_add(files, path, json_object_new_string(text));
+			else
+				r = 1;
+			free(text);
+		}
+		free(path);
+	}
+	config_free(c);
+	return r;
+}
+
 int cmd_submit(int argc, char **argv)
 {
 	enum { OPT_HOST = 2000, OPT_GUEST, OPT_RUN, OPT_RESULTS };
@@ -83,9 +140,14 @@ int cmd_submit(int argc, char **argv)
 			"nothing else (see hostctl submit --help)\n");
 		return HOSTCTL_EXIT_USAGE;
 	}
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], hname[PATH_MAX], gname[PATH_MAX];
 	if (results && !realpath(results, dir)) {
 		fprintf(stderr, "hostctl submit: --results %s: %s\n", results, strerror(errno));
+		return HOSTCTL_EXIT_USAGE;
+	}
+	if (!realpath(host, hname) || !realpath(guest, gname)) {
+		fprintf(stderr, "hostctl submit: %s: %s\n", realpath(host, hname) ? guest : host,
+			strerror(errno));
 		return HOSTCTL_EXIT_USAGE;
 	}
 	char *h = read_config("--host-config", host), *g = h ? read_config("--guest-config", guest)
@@ -94,9 +156,19 @@ int cmd_submit(int argc, char **argv)
 		free(h);
 		return HOSTCTL_EXIT_USAGE;
 	}
+	json_object *files = json_object_new_object();
+	if (add_node_configs(hname, h, files)) {
+		json_object_put(files);
+		free(h);
+		free(g);
+		return HOSTCTL_EXIT_USAGE;
+	}
 	json_object *req = ctl_msg_new("submit");
 	json_object_object_add(req, "host_config", json_object_new_string(h));
 	json_object_object_add(req, "guest_config", json_object_new_string(g));
+	json_object_object_add(req, "host_config_name", json_object_new_string(hname));
+	json_object_object_add(req, "guest_config_name", json_object_new_string(gname));
+	json_object_object_add(req, "files", files);
 	if (run)
 		json_object_object_add(req, "run_name", json_object_new_string(run));
 	if (results)

@@ -18,7 +18,9 @@
 #include "proto.h"
 #include "run.h"
 #include "service.h"
+#include "runas.h"
 #include "ssh_key.h"
+#include "submitted.h"
 #include "xalloc.h"
 
 #ifndef LOCKSTEP_LIBEXECDIR
@@ -139,7 +141,7 @@ int main(int argc, char **argv)
 {
 	enum { OPT_HOST = 256, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_AGENT, OPT_GUEST_AGENT, OPT_STATE, OPT_SYSFS, OPT_NOPROG,
 	       OPT_PUBKEY, OPT_VERSION, OPT_SERVICE, OPT_SOCKET, OPT_SETTINGS, OPT_GROUP,
-	       OPT_STATUS_FILE };
+	       OPT_STATUS_FILE, OPT_RUN_AS, OPT_CONFIG_FILES };
 	static const struct option opts[] = {
 		{ "host-config", required_argument, NULL, OPT_HOST },
 		{ "guest-config", required_argument, NULL, OPT_GUEST },
@@ -156,6 +158,8 @@ int main(int argc, char **argv)
 		{ "settings", required_argument, NULL, OPT_SETTINGS },
 		{ "group", required_argument, NULL, OPT_GROUP },
 		{ "status-file", required_argument, NULL, OPT_STATUS_FILE },
+		{ "run-as", required_argument, NULL, OPT_RUN_AS },             /* the service's */
+		{ "config-files", required_argument, NULL, OPT_CONFIG_FILES }, /* the service's */
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -169,7 +173,12 @@ int main(int argc, char **argv)
 	struct service_options so = { .socket_path = SERVICE_DEFAULT_SOCKET,
 				      .settings_path = SERVICE_DEFAULT_SETTINGS };
 	char *agent = NULL;
+	const char *run_as = NULL, *config_files = NULL;
 	int c;
+
+	/* the service's shim between a fork and a program run as a submitter */
+	if (argc > 1 && strcmp(argv[1], RUNAS_EXEC_ARG) == 0)
+		return runas_exec_main(argc, argv);
 
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
@@ -188,6 +197,8 @@ int main(int argc, char **argv)
 		case OPT_SETTINGS: so.settings_path = optarg; break;
 		case OPT_GROUP: so.group = optarg; break;
 		case OPT_STATUS_FILE: o.status_file = optarg; break;
+		case OPT_RUN_AS: run_as = optarg; break;
+		case OPT_CONFIG_FILES: config_files = optarg; break;
 		case 'v': level = LOG_LVL_DEBUG; break;
 		case 'h': usage(stdout); return 0;
 		case OPT_VERSION: printf("hostd (lockstep) %s\n", LOCKSTEP_VERSION); return 0;
@@ -224,6 +235,10 @@ int main(int argc, char **argv)
 	if (o.run_name && !proto_name_valid(o.run_name)) {
 		log_error("--run-name '%s': use letters, digits, '.', '_' and '-' (not starting with '.')",
 			  o.run_name);
+		return RUN_EXIT_USAGE;
+	}
+	if (submitted_setup(run_as, config_files, &o) < 0) {
+		free(agent);
 		return RUN_EXIT_USAGE;
 	}
 	o.agent_path = agent ? agent : (agent = find_agent());

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_files.h"
 #include "xalloc.h"
 
 #define ITERATIONS_MAX 1000
@@ -200,7 +201,7 @@ int plan_build(const char *gconf_path, const struct sysfacts *facts, const char 
 	out->facts = *facts;
 	out->gconf = config_new();
 	plan_set_facts(out->gconf, facts);
-	int r = config_load_file(out->gconf, gconf_path, d);
+	int r = config_files_load(out->gconf, gconf_path, d);
 	if (r == 0 && spec_dir)
 		r = bench_specs_load_dir(spec_dir, facts, &out->specs, &out->nspecs, d);
 	if (r == 0)

@@ -239,6 +239,49 @@ START_TEST(test_copy)
 }
 END_TEST
 
+/* A link planted at the temporary name: the write below a folder fd fails
+ * and the link's target is left as it was; by path (private folders) the
+ * stale link is removed, never written through. */
+START_TEST(test_atomic_write_planted_link)
+{
+	char *target = at("target"), *link = at("manifest.json.tmp"), *man = at("manifest.json");
+	char *got;
+	struct stat st;
+
+	put("target", "root's own\n");
+	ck_assert_int_eq(chmod(target, 0600), 0);
+	ck_assert_int_eq(symlink(target, link), 0);
+	int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(fileio_write_atomic_at(dfd, "manifest.json", "{}\n", 3, 0640), -EEXIST);
+	got = slurp(target);
+	ck_assert_str_eq(got, "root's own\n");
+	free(got);
+	ck_assert_int_eq(lstat(link, &st), 0); /* left for whoever looks */
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(stat(man, &st), -1);
+	ck_assert_int_eq(fileio_write_atomic_at(dfd, "a/b", "x", 1, 0640), -EINVAL);
+	/* the mode asked for, and no temporary file left */
+	ck_assert_int_eq(fileio_write_atomic_at(dfd, "other.json", "x", 1, 0640), 0);
+	got = at("other.json");
+	ck_assert_int_eq(stat(got, &st), 0);
+	free(got);
+	ck_assert_uint_eq(st.st_mode & 0777, 0640 & ~umask(022));
+	close(dfd);
+
+	ck_assert_int_eq(fileio_write_atomic(man, "{}\n", 3), 0);
+	got = slurp(target);
+	ck_assert_str_eq(got, "root's own\n");
+	free(got);
+	got = slurp(man);
+	ck_assert_str_eq(got, "{}\n");
+	free(got);
+	free(target);
+	free(link);
+	free(man);
+}
+END_TEST
+
 START_TEST(test_write_all_pipe)
 {
 	int p[2];
@@ -501,6 +544,7 @@ static Suite *common_suite(void)
 	tcase_add_test(mem, test_clock_monotonic);
 	tcase_add_checked_fixture(io, tmp_setup, tmp_teardown);
 	tcase_add_test(io, test_atomic_write);
+	tcase_add_test(io, test_atomic_write_planted_link);
 	tcase_add_test(io, test_append_sync);
 	tcase_add_test(io, test_read_all_limit);
 	tcase_add_test(io, test_read_all_large);

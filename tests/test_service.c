@@ -81,7 +81,9 @@ static pid_t start_service_with(const char *group, const char *settings_extra)
 	snprintf(err, sizeof(err), "%s/stderr", tmpdir);
 	snprintf(settings, sizeof(settings), "%s/service.conf", tmpdir);
 	char text[2048];
-	snprintf(text, sizeof(text), "RESULTS_ROOT=%s/results\n%s", tmpdir, settings_extra);
+	/* members of users may run local guests unless the case says otherwise */
+	snprintf(text, sizeof(text), "RESULTS_ROOT=%s/results\nSERVICE_HOST_STEPS=users\n%s",
+		 tmpdir, settings_extra);
 	write_file("service.conf", text, 0644);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
