@@ -211,7 +211,8 @@ static void child_done(struct service *s, int code)
 	s->killed = false;
 	s->cur = NULL;
 	s->child = 0;
-	ended(s, e, as, code, as == QUEUE_FAILED ? reason : s->end_reason);
+	/* a stop of ours (cancel, RUN_TIMEOUT) says why it ended */
+	ended(s, e, as, code, s->end_as == QUEUE_RUNNING ? reason : s->end_reason);
 	if (!s->orphan_watch)
 		service_schedule(s);
 }

@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * hostd --service's boundary (issue 14) with three users of the user
+ * database (lst-alice, lst-bob, lst-carol: made with useradd if missing,
+ * each in a group of their own and in users, the tests' SERVICE_GROUP):
+ * what an experiment runs on the host runs as its submitter, without
+ * capabilities, and cannot read the service's state or another user's
+ * results; a config names no file of another user's; a run folder swapped
+ * or a link planted in it is not written through; SERVICE_HOST_STEPS and
+ * RUN_TIMEOUT.  Runs as root.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "service_testlib.h"
+
+#define ALICE "lst-alice"
+#define BOB "lst-bob"
+#define CAROL "lst-carol"
+
+static uid_t alice, bob, carol;
+static gid_t alice_g, bob_g, carol_g;
+
+static void setup(void)
+{
+	service_test_setup();
+	service_test_user(ALICE, &alice, &alice_g);
+	service_test_user(BOB, &bob, &bob_g);
+	service_test_user(CAROL, &carol, &carol_g);
+}
+
+/* tmpdir/rel, made as a folder of uid's with mode; the path lives until the
+ * case ends (a case makes fewer than 16). */
+static const char *user_dir(const char *rel, uid_t uid, gid_t gid, mode_t mode)
+{
+	static char path[16][600];
+	static int k;
+	char *p = path[k++ % 16];
+	snprintf(p, sizeof(path[0]), "%s/%s", tmpdir, rel);
+	ck_assert_int_eq(mkdir(p, mode), 0);
+	ck_assert_int_eq(chown(p, uid, gid), 0);
+	ck_assert_int_eq(chmod(p, mode), 0);
+	return p;
+}
+
+/* tmpdir/rel with text, uid's and private. */
+static void user_file(const char *rel, const char *text, uid_t uid, gid_t gid)
+{
+	char path[600];
+	write_file(rel, text, 0600);
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, rel);
+	ck_assert_int_eq(chown(path, uid, gid), 0);
+}
+
+/* hostctl submit as user of tmpdir/h and tmpdir/g; its exit status. */
+static int try_submit_as(const char *user, const char *h, const char *g, const char *results,
+			 const char *run)
+{
+	char hp[600], gp[600];
+	snprintf(hp, sizeof(hp), "%s/%s", tmpdir, h);
+	snprintf(gp, sizeof(gp), "%s/%s", tmpdir, g);
+	const char *args[12] = { "submit", "--host-config", hp, "--guest-config", gp };
+	size_t n = 5;
+	if (run) {
+		args[n++] = "--run-name";
+		args[n++] = run;
+	}
+	if (results) {
+		args[n++] = "--results";
+		args[n++] = results;
+	}
+	args[n] = NULL;
+	return hostctl_user(user, args);
+}
+
+/* tmpdir/dir (uid's, 0700) with h.conf and g.conf of theirs. */
+static void user_configs(const char *dir, uid_t uid, gid_t gid, const char *h, const char *g)
+{
+	char rel[256];
+	user_dir(dir, uid, gid, 0700);
+	snprintf(rel, sizeof(rel), "%s/h.conf", dir);
+	user_file(rel, h, uid, gid);
+	snprintf(rel, sizeof(rel), "%s/g.conf", dir);
+	user_file(rel, g, uid, gid);
+}
+
+static long submit_as(const char *user, const char *h, const char *g, const char *results,
+		      const char *run)
+{
+	int r = try_submit_as(user, h, g, results, run);
+	ck_assert_msg(r == 0, "submit as %s: %d: %s", user, r, hostctl_err());
+	return strtol(out, NULL, 10);
+}
+
+static int wait_as(const char *user, long id)
+{
+	char s[32];
+	snprintf(s, sizeof(s), "%ld", id);
+	return hostctl_user(user, (const char *const[]){ "wait", s, NULL });
+}
+
+static const char *logs_of(long id)
+{
+	char s[32];
+	snprintf(s, sizeof(s), "%ld", id);
+	ck_assert_int_eq(HOSTCTL("logs", s), 0);
+	return out;
+}
+
+static void assert_owned(uid_t uid, mode_t mode, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The file fmt names is uid's, with mode. */
+static void assert_owned(uid_t uid, mode_t mode, const char *fmt, ...)
+{
+	char path[800];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	struct stat st;
+	ck_assert_msg(lstat(path, &st) == 0, "%s: %s", path, strerror(errno));
+	ck_assert_msg(st.st_uid == uid, "%s: uid %u, not %u", path, st.st_uid, uid);
+	ck_assert_msg((st.st_mode & 07777) == mode, "%s: mode %o, not %o", path,
+		      st.st_mode & 07777, mode);
+}
+
+START_TEST(test_command_runs_as_submitter)
+{
+	pid_t svc = start_service("users");
+	char state[600], text[4096], path[700];
+	snprintf(state, sizeof(state), "%s/state", tmpdir);
+	const char *h1 = "GUEST_KIND=local\nGUEST_COUNT=1\nBARRIER_TIMEOUT=60\n";
+
+	/* bob's run, in a folder of his; carol's in RESULTS_ROOT */
+	const char *res_bob = user_dir("res-bob", bob, bob_g, 0700);
+	user_configs("conf-bob", bob, bob_g, h1, "# bob-secret\nMMTESTS=cpu-probe\n"
+		     "MMTEST_ITERATIONS=1\nCPU_PROBE_UNITS=1000\n");
+	long b = submit_as(BOB, "conf-bob/h.conf", "conf-bob/g.conf", res_bob, "b");
+	ck_assert_int_eq(wait_as(BOB, b), 0);
+	user_configs("conf-carol", carol, carol_g, h1, "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=1\n"
+		     "CPU_PROBE_UNITS=1000\n");
+	long c = submit_as(CAROL, "conf-carol/h.conf", "conf-carol/g.conf", NULL, "c");
+	ck_assert_int_eq(wait_as(CAROL, c), 0);
+
+	/* results are their submitters', 0750/0640, also in RESULTS_ROOT */
+	assert_owned(bob, 0750, "%s/b", res_bob);
+	assert_owned(bob, 0640, "%s/b/manifest.json", res_bob);
+	assert_owned(carol, 0750, "%s/results/c", tmpdir);
+	assert_owned(carol, 0640, "%s/results/c/samples.ndjson", tmpdir);
+
+	/* alice's command step: who it is, what it holds, what it can read */
+	const char *res_alice = user_dir("res-alice", alice, alice_g, 0700);
+	snprintf(text, sizeof(text),
+		 "MMTESTS=probe\nMMTEST_ITERATIONS=1\n"
+		 "COMMAND_PROBE='id; grep -E \"^(CapInh|CapPrm|CapEff|CapAmb|NoNewPrivs)\" "
+		 "/proc/self/status; ls %s 2>&1; cat %s/service/exp/%ld/g.conf 2>&1; "
+		 "cat %s/b/manifest.json 2>&1; cat %s/results/c/manifest.json 2>&1; "
+		 "echo probe-end'\n", state, state, b, res_bob, tmpdir);
+	user_configs("conf-alice", alice, alice_g, h1, text);
+	long a = submit_as(ALICE, "conf-alice/h.conf", "conf-alice/g.conf", res_alice, "a");
+	ck_assert_int_eq(wait_as(ALICE, a), 0);
+	stop_service(svc);
+
+	snprintf(path, sizeof(path), "%s/a/nodes/guest-1/step-1.out", res_alice);
+	const char *got = read_text(path);
+	ck_assert_msg(got, "no %s: %s", path, logs_of(a));
+	char want[256];
+	snprintf(want, sizeof(want), "uid=%u(%s) gid=%u(%s)", alice, ALICE, alice_g, ALICE);
+	ck_assert_msg(strstr(got, want), "no '%s' in %s", want, got);
+	ck_assert_msg(strstr(got, "(users)"), "the supplementary group users is missing: %s", got);
+	ck_assert_msg(strstr(got, "CapPrm:\t0000000000000000"), "%s", got);
+	ck_assert_msg(strstr(got, "CapEff:\t0000000000000000"), "%s", got);
+	ck_assert_msg(strstr(got, "CapAmb:\t0000000000000000"), "%s", got);
+	ck_assert_msg(strstr(got, "NoNewPrivs:\t1"), "%s", got);
+	ck_assert_msg(strstr(got, "probe-end"), "the probe did not finish: %s", got);
+	/* ls, the queue's g.conf, bob's and carol's manifests: all refused */
+	int denied = 0;
+	for (const char *p = got; (p = strstr(p, "Permission denied")); p++)
+		denied++;
+	ck_assert_msg(denied == 4, "%d refusals, not 4: %s", denied, got);
+	ck_assert_msg(!strstr(got, "bob-secret") && !strstr(got, "\"status\""), "%s", got);
+	/* the work folder was alice's, the rest hers at the end */
+	assert_owned(alice, 0750, "%s/a/nodes/guest-1/work", res_alice);
+	assert_owned(alice, 0640, "%s/a/nodes/guest-1/agent.log", res_alice);
+}
+END_TEST
+
+START_TEST(test_other_users_config_cannot_be_named)
+{
+	pid_t svc = start_service("users");
+	char text[2048], bobs[600];
+	user_dir("conf-bob", bob, bob_g, 0700);
+	user_file("conf-bob/g.conf", "# bob-secret\nMMTESTS=cpu-probe\n", bob, bob_g);
+	snprintf(bobs, sizeof(bobs), "%s/conf-bob/g.conf", tmpdir);
+	const char *res_carol = user_dir("res-carol", carol, carol_g, 0700);
+	snprintf(text, sizeof(text), "GUEST_KIND=local\nGUEST_COUNT=1\nGUEST_CONFIG_GUEST_1=%s\n",
+		 bobs);
+	user_configs("conf-carol", carol, carol_g, text, "MMTESTS=cpu-probe\n");
+
+	/* hostctl reads it with carol's rights: refused before anything is sent */
+	ck_assert_int_eq(try_submit_as(CAROL, "conf-carol/h.conf", "conf-carol/g.conf", NULL, NULL),
+			 2);
+	ck_assert_msg(strstr(hostctl_err(), bobs) && strstr(hostctl_err(), "Permission denied"),
+		      "%s", hostctl_err());
+
+	/* a client that sends the name without the file: the service does not
+	 * open it, the run ends as a configuration error that says why */
+	json_object *req = json_object_new_object();
+	json_object_object_add(req, "v", json_object_new_int(1));
+	json_object_object_add(req, "type", json_object_new_string("submit"));
+	json_object_object_add(req, "host_config", json_object_new_string(text));
+	json_object_object_add(req, "guest_config", json_object_new_string("MMTESTS=cpu-probe\n"));
+	json_object_object_add(req, "results", json_object_new_string(res_carol));
+	json_object_object_add(req, "run_name", json_object_new_string("x"));
+	char line[4096];
+	snprintf(line, sizeof(line), "%s\n",
+		 json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
+	json_object_put(req);
+	struct group *users = getgrnam("users");
+	ck_assert_ptr_nonnull(users);
+	const char *reply = raw_request_as(carol, users->gr_gid, line);
+	json_object *ok = json_tokener_parse(reply);
+	ck_assert_msg(ok && !strcmp(jstr(ok, "type"), "ok"), "%s", reply);
+	long id = (long)jint(json_object_object_get(ok, "experiment"), "id");
+	json_object_put(ok);
+	char ids[32];
+	snprintf(ids, sizeof(ids), "%ld", id);
+	ck_assert_int_eq(HOSTCTL("wait", ids), 1);
+	const char *log = logs_of(id);
+	ck_assert_msg(strstr(log, "not among the files hostctl submit sent"), "%s", log);
+	ck_assert_msg(!strstr(log, "bob-secret"), "%s", log);
+	stop_service(svc);
+}
+END_TEST
+
+/* The swapped folder's planted link and its target. */
+static char target[600];
+
+static void make_target(void)
+{
+	snprintf(target, sizeof(target), "%s/target", tmpdir);
+	write_file("target", "root's own\n", 0600);
+}
+
+static void assert_target_untouched(void)
+{
+	const char *t = read_text(target);
+	ck_assert_msg(t && !strcmp(t, "root's own\n"), "the target was written: %s", t);
+}
+
+START_TEST(test_swapped_run_folder_not_written)
+{
+	pid_t svc = start_service("users");
+	make_target();
+	const char *res_alice = user_dir("res-alice", alice, alice_g, 0700);
+	user_configs("conf-alice", alice, alice_g, "GUEST_KIND=local\nGUEST_COUNT=1\n",
+		     "MMTESTS=nap\nMMTEST_ITERATIONS=4\nCOMMAND_NAP='sleep 1'\n");
+	long id = submit_as(ALICE, "conf-alice/h.conf", "conf-alice/g.conf", res_alice, "s");
+	char run[700], moved[700], planted[800];
+	snprintf(run, sizeof(run), "%s/s", res_alice);
+	snprintf(moved, sizeof(moved), "%s/s.orig", res_alice);
+	snprintf(planted, sizeof(planted), "%s/manifest.json.tmp", run);
+	/* once the run writes: polled, the folder is another process's */
+	char samples[800];
+	struct stat st;
+	snprintf(samples, sizeof(samples), "%s/samples.ndjson", run);
+	for (int i = 0; i < 600 && (stat(samples, &st) < 0 || st.st_size == 0); i++)
+		usleep(100 * 1000);
+	ck_assert_msg(stat(samples, &st) == 0 && st.st_size > 0, "no sample in %s", samples);
+
+	/* alice, owning the folder it is in, swaps it for one with a link */
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (setgid(alice_g) < 0 || setuid(alice) < 0 || rename(run, moved) < 0 ||
+		    mkdir(run, 0755) < 0 || symlink(target, planted) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	int wst;
+	ck_assert_int_eq(waitpid(pid, &wst, 0), pid);
+	ck_assert_msg(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "alice could not swap %s", run);
+
+	ck_assert_int_eq(wait_as(ALICE, id), 2);
+	assert_target_untouched();
+	ck_assert_msg(lstat(planted, &st) == 0 && S_ISLNK(st.st_mode), "%s is gone", planted);
+	const char *log = logs_of(id);
+	ck_assert_msg(strstr(log, "the run folder was moved or replaced during the run"), "%s", log);
+	json_object *e = exp_status(id);
+	ck_assert_str_eq(jstr(e, "state"), "failed");
+	json_object_put(e);
+	stop_service(svc);
+}
+END_TEST
+
+/* hostd in the foreground: a command step (as the same user, here root)
+ * plants manifest.json.tmp in its run folder; the next manifest fails. */
+START_TEST(test_foreground_planted_link_not_written)
+{
+	char g[1024];
+	make_target();
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\nBARRIER_TIMEOUT=60\n", 0644);
+	/* the work folder is results/t/nodes/guest-1/work */
+	snprintf(g, sizeof(g), "MMTESTS=plant\nMMTEST_ITERATIONS=2\n"
+		 "COMMAND_PLANT='ln -sf %s ../../../manifest.json.tmp'\n", target);
+	write_file("g.conf", g, 0644);
+	ck_assert_int_eq(hostd_test_run(NULL, NULL), 2);
+	assert_target_untouched();
+	char path[600];
+	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+	const char *err = read_text(path);
+	ck_assert_msg(err && strstr(err, "manifest.json.tmp (something was put there: not written "
+					 "through)"), "%s", err ? err : "");
+}
+END_TEST
+
+START_TEST(test_host_steps_refused)
+{
+	pid_t svc = start_service_with("users", "SERVICE_HOST_STEPS=\n");
+	user_configs("conf-alice", alice, alice_g, "GUEST_COUNT=1\n", "MMTESTS=cpu-probe\n");
+	ck_assert_int_eq(try_submit_as(ALICE, "conf-alice/h.conf", "conf-alice/g.conf", NULL, NULL),
+			 1);
+	ck_assert_msg(strstr(hostctl_err(), "lst-alice may not run steps on the host") &&
+			      strstr(hostctl_err(), "GUEST_KIND=local (the default)") &&
+			      strstr(hostctl_err(), "SERVICE_HOST_STEPS"),
+		      "%s", hostctl_err());
+	/* root may, whatever the setting */
+	ck_assert_int_eq(wait_exp(submit("g.conf", "r")), 0);
+	stop_service(svc);
+}
+END_TEST
+
+START_TEST(test_run_timeout)
+{
+	/* the service's cap */
+	pid_t svc = start_service_with("users", "RUN_TIMEOUT=2\n");
+	long id = submit("long.conf", "t");
+	ck_assert_int_eq(wait_exp(id), 2);
+	json_object *e = exp_status(id);
+	ck_assert_str_eq(jstr(e, "state"), "failed");
+	ck_assert_msg(strstr(jstr(e, "reason"), "RUN_TIMEOUT=2 s"), "%s", jstr(e, "reason"));
+	json_object_put(e);
+	stop_service(svc);
+
+	/* h.conf's, in the foreground */
+	hostd_test_teardown_results();
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\nRUN_TIMEOUT=2\n", 0644);
+	char g[600];
+	snprintf(g, sizeof(g), "%s/long.conf", tmpdir);
+	ck_assert_int_eq(hostd_test_run(NULL, (const char *const[]){ "--guest-config", g, NULL }),
+			 2);
+	json_object *m = manifest();
+	ck_assert_str_eq(jstr(m, "status"), "aborted");
+	ck_assert_msg(strstr(jstr(m, "reason"), "RUN_TIMEOUT=2 s"), "%s", jstr(m, "reason"));
+	json_object_put(m);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("service-users");
+	TCase *tc = tcase_create("boundary");
+	tcase_add_checked_fixture(tc, setup, service_test_teardown);
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_command_runs_as_submitter);
+	tcase_add_test(tc, test_other_users_config_cannot_be_named);
+	tcase_add_test(tc, test_swapped_run_folder_not_written);
+	tcase_add_test(tc, test_foreground_planted_link_not_written);
+	tcase_add_test(tc, test_host_steps_refused);
+	tcase_add_test(tc, test_run_timeout);
+	suite_add_tcase(s, tc);
+	return hostd_test_main(s);
+}
