@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fileio.h"
 #include "xalloc.h"
@@ -15,6 +16,7 @@ struct config_files {
 };
 
 static const struct config_files *in_use;
+static struct config_files *recording;
 
 struct config_files *config_files_new(void)
 {
@@ -75,10 +77,26 @@ bool config_files_in_use(void)
 	return in_use != NULL;
 }
 
+void config_files_record(struct config_files *into)
+{
+	recording = into;
+}
+
+bool config_files_exists(const char *path)
+{
+	return in_use ? config_files_get(in_use, path) != NULL : access(path, R_OK) == 0;
+}
+
 int config_files_read(const char *path, char **text, size_t *len)
 {
-	if (!in_use)
-		return fileio_read_all(path, CONFIG_FILE_MAX, text, len);
+	if (!in_use) {
+		int r = fileio_read_all(path, CONFIG_FILE_MAX, text, len);
+		if (r == 0 && recording && config_files_add(recording, path, *text) < 0) {
+			free(*text);
+			r = -E2BIG;
+		}
+		return r;
+	}
 	const char *t = config_files_get(in_use, path);
 	if (!t)
 		return -ENOENT;
@@ -90,8 +108,20 @@ int config_files_read(const char *path, char **text, size_t *len)
 
 int config_files_load(struct config *c, const char *path, struct config_diag *err)
 {
-	if (!in_use)
+	if (!in_use && !recording)
 		return config_load_file(c, path, err);
+	if (!in_use) {
+		char *text;
+		int r = config_files_read(path, &text, NULL);
+		if (r < 0) {
+			config_diag_at(err, NULL, NULL, path, "cannot read: %s", r == -E2BIG ?
+				       "more config files than can be sent" : strerror(-r));
+			return r;
+		}
+		r = config_load_string(c, path, text, err);
+		free(text);
+		return r;
+	}
 	const char *t = config_files_get(in_use, path);
 	if (!t) {
 		config_diag_at(err, NULL, NULL, path, "not among the files hostctl submit sent: "

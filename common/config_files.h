@@ -33,11 +33,19 @@ const char *config_files_name(const struct config_files *f, size_t i);
 /* The process's map from now on (NULL: the disk); the caller keeps it. */
 void config_files_use(const struct config_files *f);
 bool config_files_in_use(void);
+/* From now on every config read from the disk through config_files_read
+ * or config_files_load is also added to into (NULL: stop): how hostctl
+ * learns which files an experiment's configs read, to send them. */
+void config_files_record(struct config_files *into);
+/* Whether path can be read: in the map in use, or on the disk (R_OK). */
+bool config_files_exists(const char *path);
 /* A user config's text: from the map in use, or read from the disk.
  * -ENOENT when the map does not hold it.  *text to free. */
 int config_files_read(const char *path, char **text, size_t *len);
 /* config_load_file for a user config, through config_files_read; a name
- * missing from the map is reported as such in err. */
+ * missing from the map is reported as such in err.  The reader's source/.
+ * of other files should go through config_files_exists and
+ * config_files_read as well, so that they travel with the rest. */
 int config_files_load(struct config *c, const char *path, struct config_diag *err);
 
 #endif

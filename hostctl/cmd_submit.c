@@ -14,6 +14,7 @@
 
 #include "cmd.h"
 #include "config.h"
+#include "config_files.h"
 #include "ctl.h"
 #include "fileio.h"
 #include "svc.h"
@@ -57,27 +58,39 @@ static char *read_config(const char *opt, const char *path)
 	return text;
 }
 
-/* The GUEST_CONFIG_<NODE> files h.conf names, by the name hostd resolves
- * them to (relative to h.conf's folder, as in hostd/experiment.c), each
- * read here into files.  1 and a line on stderr when one cannot be read. */
-static int add_node_configs(const char *hname, const char *htext, json_object *files)
+/* Loads path into c through config_files (recording); 0, or 1 after saying
+ * why it cannot be read.  A syntax error is hostd's to report, with its
+ * line: the files read so far still go. */
+static int load_one(struct config *c, const char *what, const char *path)
 {
-	struct config *c = config_new();
 	struct config_diag d;
-	const char **names;
-	int r = 0;
-	if (config_load_string(c, hname, htext, &d) < 0) {
-		/* hostd says what is wrong with it, with the line */
-		config_free(c);
+	char line[1024];
+	int r = config_files_load(c, path, &d);
+	if (r == 0 || r == -EINVAL)
 		return 0;
-	}
-	size_t n = config_names(c, &names);
+	config_diag_format(&d, line, sizeof(line));
+	fprintf(stderr, "hostctl submit: %s: %s\n", what, line);
+	return 1;
+}
+
+/* Every config the experiment reads, read here with the submitter's rights
+ * by the names hostd will ask for: h.conf, g.conf, each GUEST_CONFIG_<NODE>
+ * h.conf names (relative to h.conf's folder, as in hostd/experiment.c) and
+ * whatever they source.  1 after saying why when one cannot be read. */
+static int collect_configs(const char *hname, const char *gname, struct config_files *files)
+{
+	struct config *h = config_new(), *g = config_new();
+	const char **names;
+	int r;
+	config_files_record(files);
+	r = load_one(h, "--host-config", hname) || load_one(g, "--guest-config", gname);
+	size_t n = r ? 0 : config_names(h, &names);
 	const char *slash = strrchr(hname, '/');
 	for (size_t i = 0; i < n && r == 0; i++) {
-		const char *v = config_get(c, names[i]);
+		const char *v = config_get(h, names[i]);
 		if (strncmp(names[i], "GUEST_CONFIG_", 13) != 0 || !v || !*v)
 			continue;
-		char *path;
+		char *path, what[200];
 		if (v[0] == '/' || !slash)
 			path = strdup(v);
 		else if (asprintf(&path, "%.*s/%s", (int)(slash - hname), hname, v) < 0)
@@ -86,27 +99,28 @@ static int add_node_configs(const char *hname, const char *htext, json_object *f
 			r = 1;
 			break;
 		}
-		if (json_object_object_get_ex(files, path, NULL)) {
-			free(path);
-			continue;
-		}
-		if (json_object_object_length(files) >= CTL_FILES_MAX) {
-			fprintf(stderr, "hostctl submit: %s names more than %d guest configs\n", hname,
-				CTL_FILES_MAX);
-			r = 1;
-		} else {
-			char opt[200];
-			snprintf(opt, sizeof(opt), "%.150s (in h.conf)", names[i]);
-			char *text = read_config(opt, path);
-			if (text)
-				json_object_object_add(files, path, json_object_new_string(text));
-			else
-				r = 1;
-			free(text);
-		}
+		snprintf(what, sizeof(what), "%.150s (in h.conf)", names[i]);
+		struct config *node = config_new();
+		if (!config_files_get(files, path))
+			r = load_one(node, what, path);
+		config_free(node);
 		free(path);
 	}
-	config_free(c);
+	config_files_record(NULL);
+	config_free(h);
+	config_free(g);
+	if (r == 0 && config_files_count(files) > CTL_FILES_MAX + 2) {
+		fprintf(stderr, "hostctl submit: the configs read %zu files; at most %d go with "
+			"a submission\n", config_files_count(files), CTL_FILES_MAX + 2);
+		r = 1;
+	}
+	for (size_t i = 0; i < config_files_count(files) && r == 0; i++) {
+		const char *name = config_files_name(files, i);
+		if (strlen(config_files_get(files, name)) > CTL_CONFIG_MAX) {
+			fprintf(stderr, "hostctl submit: %s: larger than 64 KiB\n", name);
+			r = 1;
+		}
+	}
 	return r;
 }
 
@@ -156,13 +170,21 @@ int cmd_submit(int argc, char **argv)
 		free(h);
 		return HOSTCTL_EXIT_USAGE;
 	}
-	json_object *files = json_object_new_object();
-	if (add_node_configs(hname, h, files)) {
-		json_object_put(files);
+	struct config_files *read = config_files_new();
+	if (collect_configs(hname, gname, read)) {
+		config_files_free(read);
 		free(h);
 		free(g);
 		return HOSTCTL_EXIT_USAGE;
 	}
+	json_object *files = json_object_new_object();
+	for (size_t i = 0; i < config_files_count(read); i++) {
+		const char *name = config_files_name(read, i);
+		if (strcmp(name, hname) != 0 && strcmp(name, gname) != 0)
+			json_object_object_add(files, name,
+					       json_object_new_string(config_files_get(read, name)));
+	}
+	config_files_free(read);
 	json_object *req = ctl_msg_new("submit");
 	json_object_object_add(req, "host_config", json_object_new_string(h));
 	json_object_object_add(req, "guest_config", json_object_new_string(g));

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "config.h"
+#include "config_files.h"
 #include "fileio.h"
 #include "log.h"
 #include "sysfacts.h"
@@ -282,6 +284,59 @@ START_TEST(test_atomic_write_planted_link)
 }
 END_TEST
 
+/* Configs by content: a map in use answers every read and nothing else is
+ * opened; recording keeps what was read from the disk. */
+START_TEST(test_config_files)
+{
+	struct config_files *f = config_files_new(), *rec = config_files_new();
+	char *text, *path = at("on-disk.conf");
+	size_t len;
+	struct config_diag d;
+
+	put("on-disk.conf", "A=1\n");
+	ck_assert_int_eq(config_files_add(f, "/x/h.conf", "B=2\n"), 0);
+	ck_assert_int_eq(config_files_add(f, "/x/h.conf", "B=3\n"), 0); /* replaced */
+	ck_assert_uint_eq(config_files_count(f), 1);
+	for (int i = 1; i < CONFIG_FILES_MAX; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "/f%d", i);
+		ck_assert_int_eq(config_files_add(f, name, ""), 0);
+	}
+	ck_assert_int_eq(config_files_add(f, "/one-more", ""), -E2BIG);
+
+	/* without a map: the disk, recorded while asked */
+	config_files_record(rec);
+	ck_assert(config_files_exists(path));
+	struct config *c = config_new();
+	ck_assert_int_eq(config_files_load(c, path, &d), 0);
+	ck_assert_str_eq(config_get(c, "A"), "1");
+	config_free(c);
+	config_files_record(NULL);
+	ck_assert_str_eq(config_files_get(rec, path), "A=1\n");
+
+	/* with one: only the map, the disk file unknown */
+	config_files_use(f);
+	ck_assert(config_files_in_use());
+	ck_assert(!config_files_exists(path));
+	ck_assert_int_eq(config_files_read(path, &text, &len), -ENOENT);
+	ck_assert_int_eq(config_files_read("/x/h.conf", &text, &len), 0);
+	ck_assert_str_eq(text, "B=3\n");
+	ck_assert_uint_eq(len, 4);
+	free(text);
+	c = config_new();
+	ck_assert_int_eq(config_files_load(c, path, &d), -ENOENT);
+	ck_assert_msg(strstr(d.text, "not among the files hostctl submit sent"), "%s", d.text);
+	ck_assert_str_eq(d.file, path);
+	ck_assert_int_eq(config_files_load(c, "/x/h.conf", &d), 0);
+	ck_assert_str_eq(config_get(c, "B"), "3");
+	config_free(c);
+	config_files_use(NULL);
+	config_files_free(f);
+	config_files_free(rec);
+	free(path);
+}
+END_TEST
+
 START_TEST(test_write_all_pipe)
 {
 	int p[2];
@@ -545,6 +600,7 @@ static Suite *common_suite(void)
 	tcase_add_checked_fixture(io, tmp_setup, tmp_teardown);
 	tcase_add_test(io, test_atomic_write);
 	tcase_add_test(io, test_atomic_write_planted_link);
+	tcase_add_test(io, test_config_files);
 	tcase_add_test(io, test_append_sync);
 	tcase_add_test(io, test_read_all_limit);
 	tcase_add_test(io, test_read_all_large);
