@@ -15,10 +15,14 @@
 #include <grp.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -367,6 +371,77 @@ START_TEST(test_run_timeout)
 }
 END_TEST
 
+/* hostd --exec-as from a service user that is not root but holds ambient
+ * capabilities, as the shipped unit runs it (User=lockstep,
+ * AmbientCapabilities=): bob plays lockstep, alice submitted.  A non-root
+ * setuid keeps every capability; the shim must drop them itself. */
+static const char *exec_as_from_capable_user(bool shim, const char *target_uid, const char *cmd)
+{
+	static char buf[8192];
+	char gid[32], groups[64];
+	snprintf(gid, sizeof(gid), "%u", alice_g);
+	snprintf(groups, sizeof(groups), "%u,%u", alice_g, getgrnam("users")->gr_gid);
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+		struct __user_cap_data_struct d[2];
+		const int caps[] = { CAP_CHOWN, CAP_FOWNER, CAP_SETUID, CAP_SETGID };
+		memset(d, 0, sizeof(d));
+		for (size_t i = 0; i < 4; i++)
+			d[0].effective |= 1u << caps[i];
+		d[0].permitted = d[0].inheritable = d[0].effective;
+		if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 || setgroups(1, &bob_g) < 0 ||
+		    setresgid(bob_g, bob_g, bob_g) < 0 || setresuid(bob, bob, bob) < 0 ||
+		    syscall(SYS_capset, &h, d) < 0)
+			_exit(120);
+		for (size_t i = 0; i < 4; i++)
+			if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, caps[i], 0, 0) < 0)
+				_exit(121);
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		if (shim)
+			execl(hostd_path, "hostd", "--exec-as", target_uid, gid, groups, "-", "3",
+			      "--", "/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		else
+			execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(122);
+	}
+	close(p[1]);
+	size_t len = 0;
+	ssize_t k;
+	while ((k = read(p[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)k;
+	buf[len] = '\0';
+	close(p[0]);
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) < 120, "status %d: %s", st, buf);
+	return buf;
+}
+
+START_TEST(test_exec_as_drops_ambient_capabilities)
+{
+	char uid[32], want[128];
+	snprintf(uid, sizeof(uid), "%u", alice);
+	const char *probe = "id; grep -E '^(CapInh|CapPrm|CapEff|CapAmb|NoNewPrivs)' /proc/self/status";
+	/* what the service user's children hold without the shim: the four */
+	const char *got = exec_as_from_capable_user(false, uid, probe);
+	ck_assert_msg(strstr(got, "CapAmb:\t00000000000000c9"), "the test's setup: %s", got);
+	got = exec_as_from_capable_user(true, uid, probe);
+	snprintf(want, sizeof(want), "uid=%u(%s) gid=%u(%s) groups=%u(%s),100(users)", alice,
+		 ALICE, alice_g, ALICE, alice_g, ALICE);
+	ck_assert_msg(strstr(got, want), "no '%s' in %s", want, got);
+	const char *zero[] = { "CapInh:\t0000000000000000", "CapPrm:\t0000000000000000",
+			       "CapEff:\t0000000000000000", "CapAmb:\t0000000000000000",
+			       "NoNewPrivs:\t1" };
+	for (size_t i = 0; i < sizeof(zero) / sizeof(zero[0]); i++)
+		ck_assert_msg(strstr(got, zero[i]), "no '%s' in %s", zero[i], got);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("service-users");
@@ -379,6 +454,7 @@ int main(void)
 	tcase_add_test(tc, test_foreground_planted_link_not_written);
 	tcase_add_test(tc, test_host_steps_refused);
 	tcase_add_test(tc, test_run_timeout);
+	tcase_add_test(tc, test_exec_as_drops_ambient_capabilities);
 	suite_add_tcase(s, tc);
 	return hostd_test_main(s);
 }
