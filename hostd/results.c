@@ -366,7 +366,9 @@ int results_open_as(const char *dir, const char *run, gid_t group, struct result
 
 	if (!proto_name_valid(run))
 		return -EINVAL;
-	r = fileio_mkdir_p(dir, 0755);
+	/* another user's run: their folder exists (the service checked), and
+	 * nothing is made on a path of theirs with our rights */
+	r = group == (gid_t)-1 ? fileio_mkdir_p(dir, 0755) : 0;
 	if (r < 0)
 		return r;
 

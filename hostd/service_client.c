@@ -222,12 +222,17 @@ static bool allowed(struct client *c)
 /* Whether an experiment runs programs on the host (as its submitter): local
  * guests are agent processes on the host, and the host may take part
  * itself.  what says which, for the refusal. */
-static bool runs_on_host(const char *hname, const char *htext, char *what, size_t size)
+static bool runs_on_host(const struct config_files *map, const char *hname, char *what,
+			 size_t size)
 {
 	struct config *c = config_new();
 	struct config_diag d;
 	bool host = true, hrb = false;
-	if (config_load_string(c, hname, htext, &d) < 0) {
+	/* from what was sent, never from a path (a file h.conf sources) */
+	config_files_use(map);
+	int r = config_files_load(c, hname, &d);
+	config_files_use(NULL);
+	if (r < 0) {
 		char line[600];
 		config_diag_format(&d, line, sizeof(line));
 		snprintf(what, size, "it cannot be told whether it does (%s)", line);
@@ -408,15 +413,6 @@ static void do_submit(struct client *c, json_object *req)
 		free(e);
 		return;
 	}
-	if (!may_run_on_host(c) && runs_on_host(hname, h, why, sizeof(why))) {
-		reply_error(c, "EACCES", false, "%s may not run steps on the host: %s; only root "
-			    "and members of group '%s' (SERVICE_HOST_STEPS in %s) may; use guests "
-			    "under libvirt (GUEST_KIND=libvirt) or ask an admin", c->user, why,
-			    s->set.host_steps[0] ? s->set.host_steps : "(none set)",
-			    s->opt->settings_path);
-		free(e);
-		return;
-	}
 	/* every config by the name the configs use for it: the run reads
 	 * these, never a path of the submitter's */
 	struct config_files *map = config_files_new();
@@ -426,6 +422,16 @@ static void do_submit(struct client *c, json_object *req)
 	}
 	config_files_add(map, hname, h);
 	config_files_add(map, gname, g);
+	if (!may_run_on_host(c) && runs_on_host(map, hname, why, sizeof(why))) {
+		config_files_free(map);
+		reply_error(c, "EACCES", false, "%s may not run steps on the host: %s; only root "
+			    "and members of group '%s' (SERVICE_HOST_STEPS in %s) may; use guests "
+			    "under libvirt (GUEST_KIND=libvirt) or ask an admin", c->user, why,
+			    s->set.host_steps[0] ? s->set.host_steps : "(none set)",
+			    s->opt->settings_path);
+		free(e);
+		return;
+	}
 	r = queue_create(s->root, e, h, g, map, hname, gname);
 	config_files_free(map);
 	if (r < 0) {
