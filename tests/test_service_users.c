@@ -283,18 +283,25 @@ START_TEST(test_swapped_run_folder_not_written)
 		usleep(100 * 1000);
 	ck_assert_msg(stat(samples, &st) == 0 && st.st_size > 0, "no sample in %s", samples);
 
-	/* alice, owning the folder it is in, swaps it for one with a link */
+	/* alice cannot plant anything in the run folder itself (it is the
+	 * service's until the end), but owning the folder it is in, she swaps
+	 * it for one with a link */
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		if (setgid(alice_g) < 0 || setuid(alice) < 0 || rename(run, moved) < 0 ||
-		    mkdir(run, 0755) < 0 || symlink(target, planted) < 0)
+		if (setgid(alice_g) < 0 || setuid(alice) < 0)
 			_exit(1);
+		if (symlink(target, planted) == 0 || errno != EACCES)
+			_exit(2);
+		if (rename(run, moved) < 0 || mkdir(run, 0755) < 0 || symlink(target, planted) < 0)
+			_exit(3);
 		_exit(0);
 	}
 	int wst;
 	ck_assert_int_eq(waitpid(pid, &wst, 0), pid);
-	ck_assert_msg(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "alice could not swap %s", run);
+	ck_assert_msg(WIFEXITED(wst) && WEXITSTATUS(wst) == 0,
+		      "alice: %d (2: she could write into %s; 3: she could not swap it)",
+		      WEXITSTATUS(wst), run);
 
 	ck_assert_int_eq(wait_as(ALICE, id), 2);
 	assert_target_untouched();
