@@ -118,11 +118,19 @@ static int chown_tree(int dfd, uid_t uid, gid_t gid, int depth)
 	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
+		struct stat st;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		/* the submitter's already (their work and monitor folders, and
+		 * whatever their programs made there): left alone, not walked;
+		 * a file with another name elsewhere (a hard link) is not ours
+		 * to give */
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_uid == uid ||
+		    (!S_ISDIR(st.st_mode) && st.st_nlink > 1))
 			continue;
 		if (fchownat(dfd, de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 && !r)
 			r = -errno;
-		if (de->d_type != DT_DIR || depth >= CHOWN_DEPTH_MAX)
+		if (!S_ISDIR(st.st_mode) || depth >= CHOWN_DEPTH_MAX)
 			continue;
 		/* O_NOFOLLOW: a link swapped in for a folder is not walked */
 		int sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
