@@ -550,9 +550,9 @@ static int start_external_monitors(struct run *r)
 	if (err == 0) {
 		r->ext = monitor_ext_new(r->loop, &r->exp->host_mon, mdir, ext_report, r);
 		monitor_ext_run_as(r->ext, r->opt->runas, mfd);
-	}
-	else
+	} else {
 		log_error("cannot create the host's monitor folder: %s", strerror(-err));
+	}
 	free(dir);
 	free(mdir);
 	return err;
