@@ -184,6 +184,9 @@ int hostctl_user(const char *user, const char *const *args)
 void service_test_user(const char *name, uid_t *uid, gid_t *gid)
 {
 	char cmd[256];
+	/* a user name, never NULL (and gcc under -fsanitize sees it so) */
+	if (!name)
+		ck_abort();
 	if (!getpwnam(name)) {
 		/* its own group, and users (the tests' SERVICE_GROUP) */
 		snprintf(cmd, sizeof(cmd), "useradd --user-group --no-create-home --groups users "
