@@ -361,9 +361,9 @@ static void do_submit(struct client *c, json_object *req)
 				    (size_t)(p - results));
 			return;
 		}
-	if (!hname[0] || !gname[0] || strcmp(hname, gname) == 0) {
+	if (!hname[0] || !gname[0] || (!strcmp(hname, gname) && strcmp(h, g))) {
 		reply_error(c, "EINVAL", false, "host_config_name '%s' and guest_config_name '%s': "
-			    "two names, neither empty", hname, gname);
+			    "empty, or one name for two texts", hname, gname);
 		return;
 	}
 	for (const char *p = hname; *p; p++)
