@@ -170,8 +170,11 @@ START_TEST(test_command_runs_as_submitter)
 		 "COMMAND_PROBE='id; grep -E \"^(CapInh|CapPrm|CapEff|CapAmb|NoNewPrivs)\" "
 		 "/proc/self/status; ls %s 2>&1; cat %s/service/exp/%ld/g.conf 2>&1; "
 		 "cat %s/b/manifest.json 2>&1; cat %s/results/c/manifest.json 2>&1; "
-		 "echo probe-end'\n", state, state, b, res_bob, tmpdir);
-	user_configs("conf-alice", alice, alice_g, h1, text);
+		 "echo probe-end; sleep 2'\n", state, state, b, res_bob, tmpdir);
+	/* and top on the host, an external monitor: it lists itself */
+	user_configs("conf-alice", alice, alice_g,
+		     "GUEST_KIND=local\nGUEST_COUNT=1\nMONITORS=top\nMONITOR_UPDATE_FREQUENCY=1\n",
+		     text);
 	long a = submit_as(ALICE, "conf-alice/h.conf", "conf-alice/g.conf", res_alice, "a");
 	ck_assert_int_eq(wait_as(ALICE, a), 0);
 	stop_service(svc);
@@ -194,6 +197,21 @@ START_TEST(test_command_runs_as_submitter)
 		denied++;
 	ck_assert_msg(denied == 4, "%d refusals, not 4: %s", denied, got);
 	ck_assert_msg(!strstr(got, "bob-secret") && !strstr(got, "\"status\""), "%s", got);
+	/* top ran as alice: its own line (top cuts user names to 8
+	 * characters) */
+	snprintf(path, sizeof(path), "%s/a/nodes/host/monitors/top-step-1.log", res_alice);
+	got = read_text(path);
+	ck_assert_msg(got, "no %s", path);
+	int tops = 0;
+	for (const char *l = got; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+		size_t n = strcspn(l, "\n");
+		if (n > 4 && !strncmp(l + n - 4, " top", 4)) {
+			ck_assert_msg(strstr(l, "lst-ali+") && strstr(l, "lst-ali+") < l + n,
+				      "top's own line: %.*s", (int)n, l);
+			tops++;
+		}
+	}
+	ck_assert_msg(tops > 0, "top did not list itself: %s", got);
 	/* the work folder was alice's, the rest hers at the end */
 	assert_owned(alice, 0750, "%s/a/nodes/guest-1/work", res_alice);
 	assert_owned(alice, 0640, "%s/a/nodes/guest-1/agent.log", res_alice);
