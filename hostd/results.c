@@ -532,6 +532,16 @@ int results_give_dir(struct results *r, const char *rel, uid_t uid, gid_t gid)
 	return e;
 }
 
+int results_share_dir(struct results *r, const char *rel, gid_t gid)
+{
+	int fd = results_open_file(r, rel, O_RDONLY | O_DIRECTORY, 0);
+	if (fd < 0)
+		return fd;
+	int e = fchown(fd, (uid_t)-1, gid) < 0 || fchmod(fd, 01770) < 0 ? -errno : 0;
+	close(fd);
+	return e;
+}
+
 int results_work_dir(struct results *r, const char *node, uid_t uid, gid_t gid, char **path_out)
 {
 	int e = results_node_dir(r, node, NULL);

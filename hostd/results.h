@@ -51,6 +51,10 @@ int results_open_file(struct results *r, const char *rel, int flags, mode_t mode
 /* rel (a folder below the run folder, never through a link) becomes
  * uid:gid's: a folder the submitter's programs write into. */
 int results_give_dir(struct results *r, const char *rel, uid_t uid, gid_t gid);
+/* rel (a folder below the run folder) stays ours but gid may write into
+ * it, sticky (01770): what the submitter's programs make there is theirs,
+ * and what we made stays. */
+int results_share_dir(struct results *r, const char *rel, gid_t gid);
 /* nodes/<node>/work, made and, with uid not (uid_t)-1, given to uid:gid:
  * a local agent's work folder.  *path_out (may be NULL) to free. */
 int results_work_dir(struct results *r, const char *node, uid_t uid, gid_t gid, char **path_out);

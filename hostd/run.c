@@ -539,11 +539,10 @@ static int start_external_monitors(struct run *r)
 	if (err == 0)
 		err = results_monitor_dir(r->results, "host");
 	/* under the service the monitors run as the submitter and write their
-	 * data there: the folder is theirs, and hostd opens nothing in it but
-	 * new files (O_EXCL) */
+	 * data there: they may (group, sticky), and hostd opens nothing in it
+	 * but new files (O_EXCL) and files of its own (results.c) */
 	if (err == 0 && r->opt->runas)
-		err = results_give_dir(r->results, "nodes/host/monitors", r->opt->runas->uid,
-				       r->opt->runas->gid);
+		err = results_share_dir(r->results, "nodes/host/monitors", r->opt->runas->gid);
 	if (err == 0 && (mfd = results_open_file(r->results, "nodes/host/monitors",
 						 O_RDONLY | O_DIRECTORY, 0)) < 0)
 		err = mfd;

@@ -106,42 +106,47 @@ int service_results_check(const struct service *s, const struct queue_exp *e, ch
 	return r;
 }
 
+/* Children first, the folder last: a service that is not root reads a
+ * folder only while it is still its own. */
 static int chown_tree(int dfd, uid_t uid, gid_t gid, int depth)
 {
-	int r = fchown(dfd, uid, gid) < 0 ? -errno : 0;
+	int r = 0;
 	int fd2 = dup(dfd);
 	DIR *d = fd2 >= 0 ? fdopendir(fd2) : NULL;
 	if (!d) {
 		if (fd2 >= 0)
 			close(fd2);
-		return r ? r : -errno;
+		return -errno;
 	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		struct stat st;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		/* the submitter's already (their work and monitor folders, and
-		 * whatever their programs made there): left alone, not walked;
-		 * a file with another name elsewhere (a hard link) is not ours
-		 * to give */
+		/* the submitter's already (their work folders, and whatever
+		 * their programs made): left alone, not walked; a file with
+		 * another name elsewhere (a hard link) is not ours to give */
 		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_uid == uid ||
 		    (!S_ISDIR(st.st_mode) && st.st_nlink > 1))
 			continue;
-		if (fchownat(dfd, de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 && !r)
-			r = -errno;
-		if (!S_ISDIR(st.st_mode) || depth >= CHOWN_DEPTH_MAX)
-			continue;
-		/* O_NOFOLLOW: a link swapped in for a folder is not walked */
-		int sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub >= 0) {
-			int e = chown_tree(sub, uid, gid, depth + 1);
-			if (e < 0 && !r)
-				r = e;
-			close(sub);
+		int e = 0;
+		if (!S_ISDIR(st.st_mode) || depth >= CHOWN_DEPTH_MAX) {
+			if (fchownat(dfd, de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+				e = -errno;
+		} else {
+			/* O_NOFOLLOW: a link swapped in for a folder is not walked */
+			int sub = openat(dfd, de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			e = sub < 0 ? -errno : chown_tree(sub, uid, gid, depth + 1);
+			if (sub >= 0)
+				close(sub);
 		}
+		if (e < 0 && !r)
+			r = e;
 	}
 	closedir(d);
+	if (fchown(dfd, uid, gid) < 0 && !r)
+		r = -errno;
 	return r;
 }
 

@@ -61,15 +61,20 @@ static int notify_listener(char *path, size_t size)
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	/* a service that is not root must be able to send to it */
+	ck_assert_int_eq(chmod(path, 0777), 0);
 	/* a bound on a hang, not a timed assertion */
 	struct timeval tv = { .tv_sec = 60 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	return fd;
 }
 
-/* Starts hostd --service with extra lines in its settings file and returns
- * once it said READY=1. */
 pid_t start_service_with(const char *group, const char *settings_extra)
+{
+	return start_service_dropped(group, settings_extra, NULL);
+}
+
+pid_t start_service_dropped(const char *group, const char *settings_extra, void (*drop)(void))
 {
 	char notify[512], state[512], err[512], settings[512];
 	int nfd = notify_listener(notify, sizeof(notify));
@@ -87,6 +92,8 @@ pid_t start_service_with(const char *group, const char *settings_extra)
 		int fd = open(err, O_WRONLY | O_CREAT | O_APPEND, 0644);
 		dup2(fd, 2);
 		setenv("NOTIFY_SOCKET", notify, 1);
+		if (drop)
+			drop();
 		execl(hostd_path, hostd_path, "--service", "--socket", sock, "--state-dir", state,
 		      "--settings", settings, "--group", group, "--agent", agent_path, (char *)NULL);
 		_exit(127);

@@ -23,6 +23,9 @@ void service_test_teardown(void);
  * in its settings file and returns once it said READY=1. */
 pid_t start_service_with(const char *group, const char *settings_extra);
 pid_t start_service(const char *group);
+/* The same, drop() called in the child just before the exec (a service
+ * user of the test's; stderr is open already). */
+pid_t start_service_dropped(const char *group, const char *settings_extra, void (*drop)(void));
 void stop_service(pid_t pid);
 
 /* Runs hostctl CMD ... --socket SOCK as uid (0: as we are; else with

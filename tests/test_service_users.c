@@ -396,6 +396,26 @@ START_TEST(test_run_timeout)
 }
 END_TEST
 
+/* In a child: uid:gid, holding caps (ending with -1) as ambient
+ * capabilities, as systemd's User= and AmbientCapabilities= make it. */
+static void become_capable(uid_t uid, gid_t gid, const int *caps)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof(d));
+	for (size_t i = 0; caps[i] >= 0; i++)
+		d[caps[i] / 32].effective |= 1u << (caps[i] % 32);
+	for (int k = 0; k < 2; k++)
+		d[k].permitted = d[k].inheritable = d[k].effective;
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 || setgroups(1, &gid) < 0 ||
+	    setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0 ||
+	    syscall(SYS_capset, &h, d) < 0)
+		_exit(120);
+	for (size_t i = 0; caps[i] >= 0; i++)
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, caps[i], 0, 0) < 0)
+			_exit(121);
+}
+
 /* hostd --exec-as from a service user that is not root but holds ambient
  * capabilities, as the shipped unit runs it (User=lockstep,
  * AmbientCapabilities=): bob plays lockstep, alice submitted.  A non-root
@@ -411,20 +431,8 @@ static const char *exec_as_from_capable_user(bool shim, const char *target_uid, 
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-		struct __user_cap_data_struct d[2];
-		const int caps[] = { CAP_CHOWN, CAP_FOWNER, CAP_SETUID, CAP_SETGID };
-		memset(d, 0, sizeof(d));
-		for (size_t i = 0; i < 4; i++)
-			d[0].effective |= 1u << caps[i];
-		d[0].permitted = d[0].inheritable = d[0].effective;
-		if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 || setgroups(1, &bob_g) < 0 ||
-		    setresgid(bob_g, bob_g, bob_g) < 0 || setresuid(bob, bob, bob) < 0 ||
-		    syscall(SYS_capset, &h, d) < 0)
-			_exit(120);
-		for (size_t i = 0; i < 4; i++)
-			if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, caps[i], 0, 0) < 0)
-				_exit(121);
+		const int caps[] = { CAP_CHOWN, CAP_FOWNER, CAP_SETUID, CAP_SETGID, -1 };
+		become_capable(bob, bob_g, caps);
 		dup2(p[1], 1);
 		dup2(p[1], 2);
 		if (shim)
@@ -467,6 +475,53 @@ START_TEST(test_exec_as_drops_ambient_capabilities)
 }
 END_TEST
 
+/* The shipped unit's service user: not root, six ambient capabilities. */
+static uid_t svc;
+static gid_t svc_g;
+
+static void drop_to_service_user(void)
+{
+	const int caps[] = { CAP_CHOWN, CAP_FOWNER, CAP_SETUID, CAP_SETGID, CAP_SETPCAP,
+			     CAP_KILL, -1 };
+	become_capable(svc, svc_g, caps);
+}
+
+/* hostd --service as the unit runs it (User=, AmbientCapabilities=, no
+ * root): alice's command step and her monitor run as her, the monitor is
+ * stopped at the step's end (CAP_KILL), her results end up hers. */
+START_TEST(test_service_as_capable_user)
+{
+	service_test_user("lst-svc", &svc, &svc_g);
+	user_dir("state", svc, svc_g, 0700);
+	user_dir("run", svc, svc_g, 0755);
+	user_dir("svc-results", svc, svc_g, 0755);
+	snprintf(sock, sizeof(sock), "%s/run/hostd.sock", tmpdir);
+	char extra[600];
+	snprintf(extra, sizeof(extra), "RESULTS_ROOT=%s/svc-results\n", tmpdir);
+	pid_t pid = start_service_dropped("users", extra, drop_to_service_user);
+
+	/* a folder of alice's that the service may write into */
+	const char *res = user_dir("res-alice", alice, svc_g, 0770);
+	user_configs("conf-alice", alice, alice_g,
+		     "GUEST_KIND=local\nGUEST_COUNT=1\nMONITORS=top\nMONITOR_UPDATE_FREQUENCY=1\n",
+		     "MMTESTS=probe\nMMTEST_ITERATIONS=1\nCOMMAND_PROBE='id; sleep 2'\n");
+	long id = submit_as(ALICE, "conf-alice/h.conf", "conf-alice/g.conf", res, "u");
+	ck_assert_msg(wait_as(ALICE, id) == 0, "%s", logs_of(id));
+	stop_service(pid);
+
+	char path[700], want[128];
+	snprintf(path, sizeof(path), "%s/u/nodes/guest-1/step-1.out", res);
+	const char *got = read_text(path);
+	snprintf(want, sizeof(want), "uid=%u(%s) gid=%u(%s)", alice, ALICE, alice_g, ALICE);
+	ck_assert_msg(got && strstr(got, want), "no '%s' in %s", want, got ? got : path);
+	snprintf(path, sizeof(path), "%s/u/nodes/host/monitors/top-step-1.log", res);
+	got = read_text(path);
+	ck_assert_msg(got && strstr(got, "lst-ali+"), "%s: %s", path, got ? got : "missing");
+	assert_owned(alice, 0750, "%s/u", res);
+	assert_owned(alice, 0640, "%s/u/manifest.json", res);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("service-users");
@@ -480,6 +535,7 @@ int main(void)
 	tcase_add_test(tc, test_host_steps_refused);
 	tcase_add_test(tc, test_run_timeout);
 	tcase_add_test(tc, test_exec_as_drops_ambient_capabilities);
+	tcase_add_test(tc, test_service_as_capable_user);
 	suite_add_tcase(s, tc);
 	return hostd_test_main(s);
 }
