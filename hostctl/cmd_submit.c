@@ -75,8 +75,8 @@ static int load_one(struct config *c, const char *what, const char *path)
 
 /* Every config the experiment reads, read here with the submitter's rights
  * by the names hostd will ask for: h.conf, g.conf, each GUEST_CONFIG_<NODE>
- * h.conf names (relative to h.conf's folder, as in hostd/experiment.c) and
- * whatever they source.  1 after saying why when one cannot be read. */
+ * and the GUEST_TEMPLATE h.conf names (relative to h.conf's folder, as in
+ * hostd/experiment.c and virt_settings.c) and whatever they source.  1 after saying why when one cannot be read. */
 static int collect_configs(const char *hname, const char *gname, struct config_files *files)
 {
 	struct config *h = config_new(), *g = config_new();
@@ -104,6 +104,24 @@ static int collect_configs(const char *hname, const char *gname, struct config_f
 		if (!config_files_get(files, path))
 			r = load_one(node, what, path);
 		config_free(node);
+		free(path);
+	}
+	/* GUEST_TEMPLATE: a domain XML, read with the configs (not parsed) */
+	const char *t = r ? NULL : config_get(h, "GUEST_TEMPLATE");
+	if (t && *t) {
+		char *path, *text;
+		if (t[0] == '/' || !slash)
+			path = strdup(t);
+		else if (asprintf(&path, "%.*s/%s", (int)(slash - hname), hname, t) < 0)
+			path = NULL;
+		int e = path ? config_files_read(path, &text, NULL) : -ENOMEM;
+		if (e < 0) {
+			fprintf(stderr, "hostctl submit: GUEST_TEMPLATE (in h.conf) %s: %s\n",
+				path ? path : t, strerror(-e));
+			r = 1;
+		} else {
+			free(text);
+		}
 		free(path);
 	}
 	config_files_record(NULL);

@@ -218,33 +218,33 @@ START_TEST(test_command_runs_as_submitter)
 }
 END_TEST
 
-START_TEST(test_other_users_config_cannot_be_named)
+/* Carol names bob's file as key (with more lines of h.conf): hostctl,
+ * reading it with her rights, refuses; a client that sends the name without
+ * the file gets a run that fails without the file being read. */
+static void name_bobs_file(const char *key, const char *h_more, const char *res_carol,
+			   const char *run)
 {
-	pid_t svc = start_service("users");
 	char text[2048], bobs[600];
-	user_dir("conf-bob", bob, bob_g, 0700);
-	user_file("conf-bob/g.conf", "# bob-secret\nMMTESTS=cpu-probe\n", bob, bob_g);
 	snprintf(bobs, sizeof(bobs), "%s/conf-bob/g.conf", tmpdir);
-	const char *res_carol = user_dir("res-carol", carol, carol_g, 0700);
-	snprintf(text, sizeof(text), "GUEST_KIND=local\nGUEST_COUNT=1\nGUEST_CONFIG_GUEST_1=%s\n",
-		 bobs);
-	user_configs("conf-carol", carol, carol_g, text, "MMTESTS=cpu-probe\n");
-
-	/* hostctl reads it with carol's rights: refused before anything is sent */
-	ck_assert_int_eq(try_submit_as(CAROL, "conf-carol/h.conf", "conf-carol/g.conf", NULL, NULL),
-			 2);
-	ck_assert_msg(strstr(hostctl_err(), bobs) && strstr(hostctl_err(), "Permission denied"),
+	snprintf(text, sizeof(text), "%s%s=%s\n", h_more, key, bobs);
+	char rel[64];
+	snprintf(rel, sizeof(rel), "conf-carol-%s", run);
+	user_configs(rel, carol, carol_g, text, "MMTESTS=cpu-probe\n");
+	char hrel[128], grel[128];
+	snprintf(hrel, sizeof(hrel), "%s/h.conf", rel);
+	snprintf(grel, sizeof(grel), "%s/g.conf", rel);
+	ck_assert_int_eq(try_submit_as(CAROL, hrel, grel, NULL, NULL), 2);
+	ck_assert_msg(strstr(hostctl_err(), bobs) && strstr(hostctl_err(), "Permission denied") &&
+			      strstr(hostctl_err(), key),
 		      "%s", hostctl_err());
 
-	/* a client that sends the name without the file: the service does not
-	 * open it, the run ends as a configuration error that says why */
 	json_object *req = json_object_new_object();
 	json_object_object_add(req, "v", json_object_new_int(1));
 	json_object_object_add(req, "type", json_object_new_string("submit"));
 	json_object_object_add(req, "host_config", json_object_new_string(text));
 	json_object_object_add(req, "guest_config", json_object_new_string("MMTESTS=cpu-probe\n"));
 	json_object_object_add(req, "results", json_object_new_string(res_carol));
-	json_object_object_add(req, "run_name", json_object_new_string("x"));
+	json_object_object_add(req, "run_name", json_object_new_string(run));
 	char line[4096];
 	snprintf(line, sizeof(line), "%s\n",
 		 json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
@@ -262,6 +262,17 @@ START_TEST(test_other_users_config_cannot_be_named)
 	const char *log = logs_of(id);
 	ck_assert_msg(strstr(log, "not among the files hostctl submit sent"), "%s", log);
 	ck_assert_msg(!strstr(log, "bob-secret"), "%s", log);
+}
+
+START_TEST(test_other_users_config_cannot_be_named)
+{
+	pid_t svc = start_service("users");
+	user_dir("conf-bob", bob, bob_g, 0700);
+	user_file("conf-bob/g.conf", "# bob-secret\nMMTESTS=cpu-probe\n", bob, bob_g);
+	const char *res_carol = user_dir("res-carol", carol, carol_g, 0700);
+	name_bobs_file("GUEST_CONFIG_GUEST_1", "GUEST_KIND=local\nGUEST_COUNT=1\n", res_carol, "x");
+	/* a domain template is a user's file as well */
+	name_bobs_file("GUEST_TEMPLATE", "GUEST_KIND=libvirt\nGUEST_COUNT=1\n", res_carol, "y");
 	stop_service(svc);
 }
 END_TEST
