@@ -264,6 +264,13 @@ int main(int argc, char **argv)
 		free(agent);
 		return RUN_EXIT_USAGE;
 	}
+	if (submitted_check(&exp) < 0) {
+		experiment_fini(&exp);
+		config_free(h);
+		config_free(g);
+		free(agent);
+		return RUN_EXIT_USAGE;
+	}
 	print_warnings(h);
 	/* each g.conf's warnings once, as read for the first node that uses it
 	 * (g itself is the same file read with the host's facts) */

@@ -277,6 +277,28 @@ START_TEST(test_other_users_config_cannot_be_named)
 }
 END_TEST
 
+/* A binary a config names by path is read by the service (to push it into
+ * guests): only a system file anyone may read passes. */
+START_TEST(test_named_binaries_public_only)
+{
+	pid_t svc = start_service("users");
+	const char *res = user_dir("res-alice", alice, alice_g, 0700);
+	const char *h = "GUEST_KIND=local\nGUEST_COUNT=1\n";
+	user_configs("conf-a", alice, alice_g, h,
+		     "MMTESTS=cpu-probe\nHARNESS_BINARIES='cat /etc/shadow'\n");
+	user_configs("conf-b", alice, alice_g, h,
+		     "MMTESTS=cpu-probe\nCPU_PROBE_UNITS=1000\nHARNESS_BINARIES='cat /usr/bin/ls'\n");
+	long a = submit_as(ALICE, "conf-a/h.conf", "conf-a/g.conf", res, "a");
+	long b = submit_as(ALICE, "conf-b/h.conf", "conf-b/g.conf", res, "b");
+	ck_assert_int_eq(wait_as(ALICE, a), 1);
+	const char *log = logs_of(a);
+	ck_assert_msg(strstr(log, "HARNESS_BINARIES names /etc/shadow: not a file of root's that "
+				  "everyone may read"), "%s", log);
+	ck_assert_msg(wait_as(ALICE, b) == 0, "%s", logs_of(b));
+	stop_service(svc);
+}
+END_TEST
+
 /* The swapped folder's planted link and its target. */
 static char target[600];
 
@@ -541,6 +563,7 @@ int main(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_command_runs_as_submitter);
 	tcase_add_test(tc, test_other_users_config_cannot_be_named);
+	tcase_add_test(tc, test_named_binaries_public_only);
 	tcase_add_test(tc, test_swapped_run_folder_not_written);
 	tcase_add_test(tc, test_foreground_planted_link_not_written);
 	tcase_add_test(tc, test_host_steps_refused);
