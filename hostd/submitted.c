@@ -42,16 +42,13 @@ int submitted_setup(const char *run_as, const char *config_files, struct run_opt
 	}
 	free(h);
 	free(g);
-	const char *missing = !o->host_config || !config_files_get(files, o->host_config)
-				      ? o->host_config
-			      : !o->guest_config || !config_files_get(files, o->guest_config)
-				      ? o->guest_config
-				      : NULL;
-	if (missing || !o->host_config || !o->guest_config) {
-		log_error("--config-files %s does not hold %s", config_files,
-			  missing ? missing : "--host-config or --guest-config");
-		return -1;
-	}
+	/* main checked that both are given */
+	const char *need[] = { o->host_config, o->guest_config };
+	for (size_t i = 0; i < 2; i++)
+		if (!config_files_get(files, need[i])) {
+			log_error("--config-files %s does not hold %s", config_files, need[i]);
+			return -1;
+		}
 	config_files_use(files);
 	return 0;
 }
