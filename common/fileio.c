@@ -158,11 +158,42 @@ int fileio_copy(const char *src, const char *dst)
 	return r;
 }
 
-static int fsync_dir_of(const char *path)
+int fileio_write_atomic_at(int dirfd, const char *name, const void *data, size_t len,
+			   mode_t mode)
 {
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	int fd, r = 0;
+	char tmp[NAME_MAX + 1];
+	int fd, r;
+
+	if (strchr(name, '/'))
+		return -EINVAL;
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", name) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	/* O_EXCL|O_NOFOLLOW: a file or link planted at the temporary name is
+	 * never written through; the write fails instead */
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	r = fileio_write_all(fd, data, len);
+	/* The data must be on disk before the rename makes it the file. */
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlinkat(dirfd, tmp, 0);
+		return r;
+	}
+	/* ... and the rename itself must be on disk before we say it is done. */
+	return fsync(dirfd) < 0 ? -errno : 0;
+}
+
+int fileio_write_atomic(const char *path, const void *data, size_t len)
+{
+	char dir[PATH_MAX], tmp[NAME_MAX + 8];
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+	int dfd, r;
 
 	if (!slash) {
 		strcpy(dir, ".");
@@ -174,39 +205,18 @@ static int fsync_dir_of(const char *path)
 		memcpy(dir, path, (size_t)(slash - path));
 		dir[slash - path] = '\0';
 	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	if (!*name || strlen(name) > NAME_MAX - 4)
+		return -EINVAL;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
 		return -errno;
-	if (fsync(fd) < 0)
-		r = -errno;
-	close(fd);
+	/* A temporary file a crash left behind (these are private folders:
+	 * state, queue) goes; unlinking a link never touches its target. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+	unlinkat(dfd, tmp, 0);
+	r = fileio_write_atomic_at(dfd, name, data, len, 0644);
+	close(dfd);
 	return r;
-}
-
-int fileio_write_atomic(const char *path, const void *data, size_t len)
-{
-	char tmp[PATH_MAX];
-	int fd, r;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	r = fileio_write_all(fd, data, len);
-	/* The data must be on disk before the rename makes it the file. */
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0) {
-		unlink(tmp);
-		return r;
-	}
-	/* ... and the rename itself must be on disk before we say it is done. */
-	return fsync_dir_of(path);
 }
 
 int fileio_append_sync(int fd, const void *data, size_t len)

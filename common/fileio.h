@@ -12,10 +12,18 @@ int fileio_write_all(int fd, const void *buf, size_t len);
 int fileio_mkdir_p(const char *path, mode_t mode);
 /* Reads a whole file of at most max bytes into a new NUL-terminated buffer. */
 int fileio_read_all(const char *path, size_t max, char **out, size_t *len);
-/* Copies src to dst (created 0644, truncated) and fsyncs dst */
+/* Copies src to dst (created 0644, truncated) and fsyncs dst; by path: not
+ * for folders another user can write into */
 int fileio_copy(const char *src, const char *dst);
-/* Writes data to path atomically: path.tmp, fsync, rename, fsync the folder */
+/* Writes data to path atomically: path.tmp, fsync, rename, fsync the folder.
+ * For private folders (state, queue): a path.tmp left there (a crash) is
+ * removed first, never written through. */
 int fileio_write_atomic(const char *path, const void *data, size_t len);
+/* The same below a folder opened once: name (no '/') is written through
+ * name.tmp, created with O_EXCL|O_NOFOLLOW and mode; anything at name.tmp
+ * (a planted link) fails it with -EEXIST and is left alone. */
+int fileio_write_atomic_at(int dirfd, const char *name, const void *data, size_t len,
+			   mode_t mode);
 /* Appends one record with a single write(2), then fdatasync, so that a
  * record that was acknowledged survives a crash of the writer. */
 int fileio_append_sync(int fd, const void *data, size_t len);

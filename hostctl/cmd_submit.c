@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* hostctl submit: both configs, read here and sent whole, so that what runs
- * is what they said when submitted, whatever happens to the files later. */
+/* hostctl submit: every config of the experiment (h.conf, g.conf and each
+ * GUEST_CONFIG_<NODE> h.conf names), read here with the submitter's rights
+ * and sent whole by name: the service opens no path a user named, and what
+ * runs is what they said when submitted, whatever happens to the files
+ * later. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -10,6 +13,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "config.h"
+#include "config_files.h"
 #include "ctl.h"
 #include "fileio.h"
 #include "svc.h"
@@ -53,6 +58,90 @@ static char *read_config(const char *opt, const char *path)
 	return text;
 }
 
+/* Loads path into c through config_files (recording); 0, or 1 after saying
+ * why it cannot be read.  A syntax error is hostd's to report, with its
+ * line: the files read so far still go. */
+static int load_one(struct config *c, const char *what, const char *path)
+{
+	struct config_diag d;
+	char line[1024];
+	int r = config_files_load(c, path, &d);
+	if (r == 0 || r == -EINVAL)
+		return 0;
+	config_diag_format(&d, line, sizeof(line));
+	fprintf(stderr, "hostctl submit: %s: %s\n", what, line);
+	return 1;
+}
+
+/* Every config the experiment reads, read here with the submitter's rights
+ * by the names hostd will ask for: h.conf, g.conf, each GUEST_CONFIG_<NODE>
+ * and the GUEST_TEMPLATE h.conf names (relative to h.conf's folder, as in
+ * hostd/experiment.c and virt_settings.c) and whatever they source.  1 after saying why when one cannot be read. */
+static int collect_configs(const char *hname, const char *gname, struct config_files *files)
+{
+	struct config *h = config_new(), *g = config_new();
+	const char **names;
+	int r;
+	config_files_record(files);
+	r = load_one(h, "--host-config", hname) || load_one(g, "--guest-config", gname);
+	size_t n = r ? 0 : config_names(h, &names);
+	const char *slash = strrchr(hname, '/');
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const char *v = config_get(h, names[i]);
+		if (strncmp(names[i], "GUEST_CONFIG_", 13) != 0 || !v || !*v)
+			continue;
+		char *path, what[200];
+		if (v[0] == '/' || !slash)
+			path = strdup(v);
+		else if (asprintf(&path, "%.*s/%s", (int)(slash - hname), hname, v) < 0)
+			path = NULL;
+		if (!path) {
+			r = 1;
+			break;
+		}
+		snprintf(what, sizeof(what), "%.150s (in h.conf)", names[i]);
+		struct config *node = config_new();
+		if (!config_files_get(files, path))
+			r = load_one(node, what, path);
+		config_free(node);
+		free(path);
+	}
+	/* GUEST_TEMPLATE: a domain XML, read with the configs (not parsed) */
+	const char *t = r ? NULL : config_get(h, "GUEST_TEMPLATE");
+	if (t && *t) {
+		char *path, *text;
+		if (t[0] == '/' || !slash)
+			path = strdup(t);
+		else if (asprintf(&path, "%.*s/%s", (int)(slash - hname), hname, t) < 0)
+			path = NULL;
+		int e = path ? config_files_read(path, &text, NULL) : -ENOMEM;
+		if (e < 0) {
+			fprintf(stderr, "hostctl submit: GUEST_TEMPLATE (in h.conf) %s: %s\n",
+				path ? path : t, strerror(-e));
+			r = 1;
+		} else {
+			free(text);
+		}
+		free(path);
+	}
+	config_files_record(NULL);
+	config_free(h);
+	config_free(g);
+	if (r == 0 && config_files_count(files) > CTL_FILES_MAX + 2) {
+		fprintf(stderr, "hostctl submit: the configs read %zu files; at most %d go with "
+			"a submission\n", config_files_count(files), CTL_FILES_MAX + 2);
+		r = 1;
+	}
+	for (size_t i = 0; i < config_files_count(files) && r == 0; i++) {
+		const char *name = config_files_name(files, i);
+		if (strlen(config_files_get(files, name)) > CTL_CONFIG_MAX) {
+			fprintf(stderr, "hostctl submit: %s: larger than 64 KiB\n", name);
+			r = 1;
+		}
+	}
+	return r;
+}
+
 int cmd_submit(int argc, char **argv)
 {
 	enum { OPT_HOST = 2000, OPT_GUEST, OPT_RUN, OPT_RESULTS };
@@ -83,9 +172,14 @@ int cmd_submit(int argc, char **argv)
 			"nothing else (see hostctl submit --help)\n");
 		return HOSTCTL_EXIT_USAGE;
 	}
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], hname[PATH_MAX], gname[PATH_MAX];
 	if (results && !realpath(results, dir)) {
 		fprintf(stderr, "hostctl submit: --results %s: %s\n", results, strerror(errno));
+		return HOSTCTL_EXIT_USAGE;
+	}
+	if (!realpath(host, hname) || !realpath(guest, gname)) {
+		fprintf(stderr, "hostctl submit: %s: %s\n", realpath(host, hname) ? guest : host,
+			strerror(errno));
 		return HOSTCTL_EXIT_USAGE;
 	}
 	char *h = read_config("--host-config", host), *g = h ? read_config("--guest-config", guest)
@@ -94,9 +188,27 @@ int cmd_submit(int argc, char **argv)
 		free(h);
 		return HOSTCTL_EXIT_USAGE;
 	}
+	struct config_files *read = config_files_new();
+	if (collect_configs(hname, gname, read)) {
+		config_files_free(read);
+		free(h);
+		free(g);
+		return HOSTCTL_EXIT_USAGE;
+	}
+	json_object *files = json_object_new_object();
+	for (size_t i = 0; i < config_files_count(read); i++) {
+		const char *name = config_files_name(read, i);
+		if (strcmp(name, hname) != 0 && strcmp(name, gname) != 0)
+			json_object_object_add(files, name,
+					       json_object_new_string(config_files_get(read, name)));
+	}
+	config_files_free(read);
 	json_object *req = ctl_msg_new("submit");
 	json_object_object_add(req, "host_config", json_object_new_string(h));
 	json_object_object_add(req, "guest_config", json_object_new_string(g));
+	json_object_object_add(req, "host_config_name", json_object_new_string(hname));
+	json_object_object_add(req, "guest_config_name", json_object_new_string(gname));
+	json_object_object_add(req, "files", files);
 	if (run)
 		json_object_object_add(req, "run_name", json_object_new_string(run));
 	if (results)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bundle_settings.h"
+#include "config_files.h"
 #include "sysfacts.h"
 #include "xalloc.h"
 
@@ -24,7 +25,7 @@ static const char *const host_keys[] = {
 	"STEP_TIMEOUT", "ON_GUEST_FAILURE", "RELEASE_RT_PRIORITY", "GUEST_SSH_USER",
 	"GUEST_SSH_KEY", "GUEST_HARNESS_DIR", "GUEST_SSH_TIMEOUT", "RELEASE", "RELEASE_LEAD", "LOCAL_GUEST_CLOCK_OFFSET_NS",
 	"LOCAL_GUEST_CLOCK_DRIFT_PPM", "LOCAL_GUEST_CLOCK_JITTER_NS", MONITOR_KEYS,
-	HOSTSTATE_KEYS, NULL,
+	HOSTSTATE_KEYS, "RUN_TIMEOUT", NULL,
 };
 /* g.conf keys beside the plan's (plan_keys) and the specs' parameters */
 static const char *const guest_keys[] = { MONITOR_KEYS, "HARNESS_BINARIES",
@@ -53,6 +54,9 @@ static int load_host(const struct config *c, const char *path, const char *defau
 	    config_get_int(c, "RELEASE_RT_PRIORITY", 0, 99, &rt, d) < 0 ||
 	    config_get_choice(c, "RELEASE", releases, &release, d) < 0 ||
 	    config_get_seconds(c, "RELEASE_LEAD", 0, 10, &e->release_lead_s, d) < 0)
+		return -EINVAL;
+	/* the whole run's wall time, at most (0: no cap; the service has one) */
+	if (config_get_seconds(c, "RUN_TIMEOUT", 1, 86400 * 30, &e->run_timeout_s, d) < 0)
 		return -EINVAL;
 	e->release = (enum release_mode)release;
 	if (config_get_int(c, "LOCAL_GUEST_CLOCK_OFFSET_NS", -INT64_MAX / 4, INT64_MAX / 4,
@@ -118,7 +122,7 @@ static int load_file(const char *path, const struct sysfacts *facts, const char 
 {
 	struct config *c = config_new();
 	plan_set_facts(c, facts);
-	int r = config_load_file(c, path, d);
+	int r = config_files_load(c, path, d);
 	for (size_t i = 0; r == 0 && sets && sets[i]; i++)
 		r = config_override(c, sets[i], d);
 	if (r < 0) {

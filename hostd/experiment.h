@@ -44,6 +44,7 @@ struct experiment {
 	int release_rt_priority; /* SCHED_FIFO priority while writing go; 0: off */
 	enum release_mode release;
 	double release_lead_s;   /* how far ahead a scheduled go is sent; 0: auto */
+	double run_timeout_s;    /* RUN_TIMEOUT: the run's wall time, at most; 0: none */
 
 	/* GUEST_KIND=local: a synthetic clock for the local guests (the test
 	 * double of a guest's own clock); all zero: they share the host's */

@@ -109,8 +109,7 @@ static void fetch_cb(uv_work_t *w)
 	if (j->result == 0 && status != 0)
 		j->result = -ENOENT; /* error says what tail said */
 	if (j->result == 0) {
-		fd = open(j->log_local_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-			  0644);
+		fd = j->log_local_fd;
 		size_t len = strlen(out);
 		if (fd < 0 || write(fd, out, len) != (ssize_t)len) {
 			j->result = -errno;
@@ -119,8 +118,6 @@ static void fetch_cb(uv_work_t *w)
 		} else {
 			j->log_bytes = len;
 		}
-		if (fd >= 0)
-			close(fd);
 	}
 	free(out);
 	free(cmd);

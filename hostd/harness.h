@@ -46,7 +46,8 @@ struct harness_job {
 	double connect_s;             /* until the SSH session was up */
 
 	/* harness_fetch_log_start: where the agent's log goes on the host */
-	const char *log_local_path;
+	const char *log_local_path; /* for messages */
+	int log_local_fd;           /* opened by the caller (below the run folder), its to close */
 	uint64_t log_bytes;           /* what was written there */
 
 	void (*done)(struct harness_job *j);
@@ -68,8 +69,7 @@ int harness_push_start(uv_loop_t *loop, struct harness_job *j);
 
 /* Queues a job that connects as the push did (the same inputs; a refused
  * connection is retried within timeout_ms) and copies the last HARNESS_LOG_MAX bytes of
- * remote_dir/agent.log into log_local_path (created, never through a
- * symlink).  done() gets result and error as for the push. */
+ * remote_dir/agent.log into log_local_fd (log_local_path names it).  done() gets result and error as for the push. */
 int harness_fetch_log_start(uv_loop_t *loop, struct harness_job *j);
 
 #endif

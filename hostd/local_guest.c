@@ -19,18 +19,11 @@ static void exit_cb(uv_process_t *p, int64_t status, int term_signal)
 
 int local_guest_spawn(uv_loop_t *loop, struct local_guest *g, const char *agent_path,
 		      const char *node, const char *work_dir, const char *const *extra,
-		      const char *log_path, int *host_fd)
+		      int log_fd, const struct runas *ra, int *host_fd)
 {
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
-	int log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (log_fd < 0) {
-		int r = -errno;
-		close(sv[0]);
-		close(sv[1]);
-		return r;
-	}
 
 	char *args[16] = { (char *)agent_path, "--channel-fd", "3", "--node", (char *)node,
 			   "--work-dir", (char *)work_dir };
@@ -51,9 +44,11 @@ int local_guest_spawn(uv_loop_t *loop, struct local_guest *g, const char *agent_
 		.stdio = stdio,
 		.stdio_count = 4,
 	};
+	char **shim;
+	runas_wrap(ra, &o, work_dir, &shim);
 	g->proc.data = g;
 	int r = uv_spawn(loop, &g->proc, &o);
-	close(log_fd);
+	runas_free_args(shim);
 	close(sv[1]);
 	if (r < 0) {
 		close(sv[0]);

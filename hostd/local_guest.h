@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <uv.h>
 
+#include "runas.h"
+
 struct local_guest {
 	uv_process_t proc;
 	bool running;
@@ -20,11 +22,12 @@ struct local_guest {
 };
 
 /* Starts agent_path --channel-fd 3 --node NODE --work-dir WORK_DIR [extra
- * arguments, NULL-terminated, may be NULL] with its stderr into log_path.
+ * arguments, NULL-terminated, may be NULL] with its stdout and stderr into
+ * log_fd (the caller's to close), as ra's user (NULL: as we are).
  * *host_fd is the host's end of the socketpair. */
 int local_guest_spawn(uv_loop_t *loop, struct local_guest *g, const char *agent_path,
 		      const char *node, const char *work_dir, const char *const *extra,
-		      const char *log_path, int *host_fd);
+		      int log_fd, const struct runas *ra, int *host_fd);
 /* Sends sig if the process still runs. */
 void local_guest_kill(struct local_guest *g, int sig);
 

@@ -18,8 +18,10 @@
 #include "log.h"
 #include "proto.h"
 #include "run.h"
+#include "runas.h"
 #include "service.h"
 #include "ssh_key.h"
+#include "submitted.h"
 #include "xalloc.h"
 
 #ifndef LOCKSTEP_LIBEXECDIR
@@ -147,7 +149,7 @@ int main(int argc, char **argv)
 {
 	enum { OPT_HOST = 256, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_AGENT, OPT_GUEST_AGENT, OPT_STATE, OPT_SYSFS, OPT_NOPROG,
 	       OPT_PUBKEY, OPT_VERSION, OPT_SERVICE, OPT_SOCKET, OPT_SETTINGS, OPT_GROUP,
-	       OPT_STATUS_FILE, OPT_SET, OPT_CHECK };
+	       OPT_STATUS_FILE, OPT_SET, OPT_CHECK, OPT_RUN_AS, OPT_CONFIG_FILES };
 	static const struct option opts[] = {
 		{ "host-config", required_argument, NULL, OPT_HOST },
 		{ "guest-config", required_argument, NULL, OPT_GUEST },
@@ -166,6 +168,8 @@ int main(int argc, char **argv)
 		{ "status-file", required_argument, NULL, OPT_STATUS_FILE },
 		{ "set", required_argument, NULL, OPT_SET },
 		{ "check", no_argument, NULL, OPT_CHECK },
+		{ "run-as", required_argument, NULL, OPT_RUN_AS },             /* the service's */
+		{ "config-files", required_argument, NULL, OPT_CONFIG_FILES }, /* the service's */
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -184,7 +188,12 @@ int main(int argc, char **argv)
 	struct service_options so = { .socket_path = SERVICE_DEFAULT_SOCKET,
 				      .settings_path = SERVICE_DEFAULT_SETTINGS };
 	char *agent = NULL;
+	const char *run_as = NULL, *config_files = NULL;
 	int c;
+
+	/* the service's shim between a fork and a program run as a submitter */
+	if (argc > 1 && strcmp(argv[1], RUNAS_EXEC_ARG) == 0)
+		return runas_exec_main(argc, argv);
 
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
@@ -205,6 +214,8 @@ int main(int argc, char **argv)
 		case OPT_STATUS_FILE: o.status_file = optarg; break;
 		case OPT_SET: sets[nsets++] = optarg; break;
 		case OPT_CHECK: check = true; break;
+		case OPT_RUN_AS: run_as = optarg; break;
+		case OPT_CONFIG_FILES: config_files = optarg; break;
 		case 'v': level = LOG_LVL_DEBUG; break;
 		case 'h': usage(stdout); return 0;
 		case OPT_VERSION: printf("hostd (lockstep) %s\n", LOCKSTEP_VERSION); return 0;
@@ -266,6 +277,10 @@ int main(int argc, char **argv)
 			  o.run_name);
 		return RUN_EXIT_USAGE;
 	}
+	if (submitted_setup(run_as, config_files, &o) < 0) {
+		free(agent);
+		return RUN_EXIT_USAGE;
+	}
 	o.agent_path = agent ? agent : (agent = find_agent());
 	if (!o.guest_agent_path)
 		o.guest_agent_path = o.agent_path;
@@ -287,6 +302,13 @@ int main(int argc, char **argv)
 		char line[1024];
 		config_diag_format(&d, line, sizeof(line));
 		log_error("%s", line);
+		free(agent);
+		return RUN_EXIT_USAGE;
+	}
+	if (submitted_check(&exp) < 0) {
+		experiment_fini(&exp);
+		config_free(h);
+		config_free(g);
 		free(agent);
 		return RUN_EXIT_USAGE;
 	}

@@ -34,6 +34,8 @@ struct monitor_ext {
 	uv_loop_t *loop;
 	struct monitor_settings s;
 	char *dir;
+	int dirfd; /* dir, opened once; -1: by its path */
+	const struct runas *ra;
 	monitor_ext_report_fn report;
 	void *ctx;
 	struct mx_run *cur[MONITOR_EXT_COUNT]; /* running for the current step */
@@ -64,6 +66,8 @@ static void mx_maybe_done(struct monitor_ext *m)
 	if (!m->closing || m->live)
 		return;
 	free(m->dir);
+	if (m->dirfd >= 0)
+		close(m->dirfd);
 	free(m);
 	if (done)
 		done(ctx);
@@ -196,7 +200,13 @@ static void mx_spawn(struct monitor_ext *m, int kind, uint32_t step)
 
 	mx_argv(&m->s, m->dir, kind, step, argv, buf, sizeof(buf));
 	log = xasprintf("%s/%s-step-%u.log", m->dir, monitor_ext_names[kind], step);
-	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (m->dirfd >= 0)
+		/* a folder the submitter may write into: nothing they put
+		 * there is written through */
+		fd = openat(m->dirfd, strrchr(log, '/') + 1,
+			    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+	else
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0) {
 		mx_report(m, kind, step, "cannot start: %s: %s", log, strerror(errno));
 		free(log);
@@ -220,7 +230,10 @@ static void mx_spawn(struct monitor_ext *m, int kind, uint32_t step)
 	run->proc.data = run->kill.data = run;
 	uv_timer_init(m->loop, &run->kill);
 	m->live++;
+	char **shim;
+	runas_wrap(m->ra, &o, m->dir, &shim);
 	r = uv_spawn(m->loop, &run->proc, &o);
+	runas_free_args(shim);
 	close(fd);
 	if (r < 0) {
 		mx_report(m, kind, step, "cannot start %s: %s", argv[0], uv_strerror(r));
@@ -242,9 +255,21 @@ struct monitor_ext *monitor_ext_new(uv_loop_t *loop, const struct monitor_settin
 	m->loop = loop;
 	m->s = *s;
 	m->dir = xstrdup(dir);
+	m->dirfd = -1;
 	m->report = report;
 	m->ctx = ctx;
 	return m;
+}
+
+void monitor_ext_run_as(struct monitor_ext *m, const struct runas *ra, int dirfd)
+{
+	if (!m) {
+		if (dirfd >= 0)
+			close(dirfd);
+		return;
+	}
+	m->ra = ra;
+	m->dirfd = dirfd;
 }
 
 void monitor_ext_step_start(struct monitor_ext *m, uint32_t step)

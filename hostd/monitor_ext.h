@@ -17,6 +17,7 @@
 #include <uv.h>
 
 #include "monitor_settings.h"
+#include "runas.h"
 #include "proto.h"
 
 #define MONITOR_EXT_KILL_MS 2000
@@ -31,6 +32,10 @@ typedef void (*monitor_ext_report_fn)(void *ctx, const char *monitor, uint32_t s
 /* NULL when s asks for no external monitor.  dir must exist. */
 struct monitor_ext *monitor_ext_new(uv_loop_t *loop, const struct monitor_settings *s,
 				    const char *dir, monitor_ext_report_fn report, void *ctx);
+/* Under the service: the monitors run as ra's user (runas.h), and their
+ * logs are opened below dirfd (dir, opened once; m takes it) with
+ * O_EXCL|O_NOFOLLOW.  Accepts NULL (dirfd is closed). */
+void monitor_ext_run_as(struct monitor_ext *m, const struct runas *ra, int dirfd);
 /* Starts every monitor for step (stopping what still runs for an earlier
  * one).  Accepts NULL. */
 void monitor_ext_step_start(struct monitor_ext *m, uint32_t step);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_files.h"
 #include "xalloc.h"
 
 #define ITERATIONS_MAX 1000
@@ -209,7 +210,7 @@ int plan_build_set(const char *gconf_path, const struct sysfacts *facts, const c
 	out->facts = *facts;
 	out->gconf = config_new();
 	plan_set_facts(out->gconf, facts);
-	int r = config_load_file(out->gconf, gconf_path, d);
+	int r = config_files_load(out->gconf, gconf_path, d);
 	for (size_t i = 0; r == 0 && sets && sets[i]; i++)
 		r = config_override(out->gconf, sets[i], d);
 	if (r == 0 && spec_dir)

@@ -194,7 +194,8 @@ static int write_new(const char *path, const char *text)
 	return r;
 }
 
-int queue_create(const char *root, struct queue_exp *e, const char *hconf, const char *gconf)
+int queue_create(const char *root, struct queue_exp *e, const char *hconf, const char *gconf,
+		 const struct config_files *files, const char *hname, const char *gname)
 {
 	char dir[PATH_MAX], path[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s/exp", root);
@@ -221,6 +222,21 @@ int queue_create(const char *root, struct queue_exp *e, const char *hconf, const
 	queue_path(root, e->id, "g.conf", path, sizeof(path));
 	if ((r = write_new(path, gconf)) < 0)
 		goto fail;
+	queue_path(root, e->id, "files.json", path, sizeof(path));
+	json_object *o = json_object_new_object(), *fo = json_object_new_object();
+	json_object_object_add(o, "host", json_object_new_string(hname));
+	json_object_object_add(o, "guest", json_object_new_string(gname));
+	for (size_t i = 0; i < config_files_count(files); i++) {
+		const char *name = config_files_name(files, i);
+		json_object_object_add(fo, name,
+				       json_object_new_string(config_files_get(files, name)));
+	}
+	json_object_object_add(o, "files", fo);
+	r = write_new(path, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+								JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	if (r < 0)
+		goto fail;
 	queue_path(root, e->id, "hostd.log", path, sizeof(path));
 	if ((r = write_new(path, "")) < 0)
 		goto fail;
@@ -234,7 +250,8 @@ fail:
 
 int queue_remove(const char *root, uint64_t id)
 {
-	static const char *const files[] = { "experiment.json", "h.conf", "g.conf", "hostd.log",
+	static const char *const files[] = { "experiment.json", "h.conf", "g.conf", "files.json",
+					     "hostd.log",
 					     "status.json", "status.json.tmp",
 					     "experiment.json.tmp", NULL };
 	char path[PATH_MAX];
@@ -246,6 +263,40 @@ int queue_remove(const char *root, uint64_t id)
 	}
 	queue_path(root, id, NULL, path, sizeof(path));
 	return rmdir(path) < 0 ? -errno : 0;
+}
+
+int queue_files_load(const char *path, struct config_files **out, char **hname, char **gname)
+{
+	char *text;
+	size_t len;
+	/* what a submit may carry, with room for the JSON around it */
+	int r = fileio_read_all(path, 2 * CTL_LINE_MAX, &text, &len);
+	if (r < 0)
+		return r;
+	json_object *o = json_tokener_parse(text), *fo, *h, *g;
+	free(text);
+	if (!o || !json_object_object_get_ex(o, "files", &fo) ||
+	    !json_object_is_type(fo, json_type_object) ||
+	    !json_object_object_get_ex(o, "host", &h) || !json_object_is_type(h, json_type_string) ||
+	    !json_object_object_get_ex(o, "guest", &g) || !json_object_is_type(g, json_type_string)) {
+		json_object_put(o);
+		return -EBADMSG;
+	}
+	struct config_files *f = config_files_new();
+	json_object_object_foreach(fo, name, v)
+	{
+		if (!json_object_is_type(v, json_type_string) ||
+		    config_files_add(f, name, json_object_get_string(v)) < 0) {
+			config_files_free(f);
+			json_object_put(o);
+			return -EBADMSG;
+		}
+	}
+	*hname = xstrdup(json_object_get_string(h));
+	*gname = xstrdup(json_object_get_string(g));
+	*out = f;
+	json_object_put(o);
+	return 0;
 }
 
 static int cmp_id(const void *a, const void *b)

@@ -5,6 +5,7 @@
  *   ROOT/next-id                  the id the next submission gets
  *   ROOT/exp/<id>/experiment.json who, what, where, state; rewritten atomically
  *   ROOT/exp/<id>/h.conf, g.conf  the configs as they were at submit time
+ *   ROOT/exp/<id>/files.json      every config file by name, as sent (the run reads these)
  *   ROOT/exp/<id>/hostd.log       the experiment's hostd: stdout and stderr
  *   ROOT/exp/<id>/status.json     its progress (hostd --status-file)
  *
@@ -19,6 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "config_files.h"
 #include "ctl.h"
 #include "proto.h"
 
@@ -56,7 +58,13 @@ void queue_path(const char *root, uint64_t id, const char *file, char *buf, size
 
 /* Gives e the next id and writes its folder: configs first, experiment.json
  * last.  -errno; on error nothing half-made is left that a load would see. */
-int queue_create(const char *root, struct queue_exp *e, const char *hconf, const char *gconf);
+int queue_create(const char *root, struct queue_exp *e, const char *hconf, const char *gconf,
+		 const struct config_files *files, const char *hname, const char *gname);
+/* ROOT/exp/<id>/files.json, what queue_create wrote from files: every
+ * config of the experiment by the name its configs use (h.conf's as hname,
+ * g.conf's as gname), as hostctl read them.  -errno; -EBADMSG if it is not
+ * such a file. */
+int queue_files_load(const char *path, struct config_files **out, char **hname, char **gname);
 /* Rewrites experiment.json atomically. */
 int queue_save(const char *root, const struct queue_exp *e);
 /* Reads one experiment.json; -EBADMSG when it is not ours or damaged. */

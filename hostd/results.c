@@ -39,6 +39,14 @@ struct item {
 
 struct results {
 	char *path;
+	/* the folder the run folder is in, opened once; the run folder below
+	 * it, and what it was when made: a run folder moved or replaced under
+	 * us fails the next write (folder_check) */
+	int parentfd;
+	char *name;
+	dev_t dev;
+	ino_t ino;
+	gid_t group; /* (gid_t)-1, or the submitter's: the group of our folders */
 	int dirfd;
 	int samples_fd, barriers_fd;
 	/* the last raw output file, kept open: outputs come in bursts */
@@ -57,7 +65,7 @@ struct results {
 	struct item *manifest; /* the manifest waiting in the queue, if any */
 	bool busy, stopping;
 	int error;
-	char error_what[64];
+	char error_what[160];
 };
 
 /* Opens rel (below dirfd) for appending without following a symlink in any
@@ -81,12 +89,36 @@ static int open_append(int dirfd, const char *rel)
 		dir = fd;
 		name = slash + 1;
 	}
-	fd = openat(dir, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	/* O_NONBLOCK: a FIFO put in the way must not hang the writer */
+	fd = openat(dir, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+		    0640);
 	err = -errno;
 	if (dir != dirfd)
 		close(dir);
-	return fd < 0 ? err : fd;
+	if (fd < 0)
+		return err;
+	/* only a file of ours: a hard link someone made in a folder of theirs
+	 * (a submitter's monitors/) to another file is not appended to */
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_uid != geteuid()) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
 }
+
+/* -ESTALE when the run folder is no longer where it was made: moved, or a
+ * folder (or link) of someone else's put in its place. */
+static int folder_check(const struct results *r)
+{
+	struct stat st;
+	if (fstatat(r->parentfd, r->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -ESTALE;
+	return st.st_dev == r->dev && st.st_ino == r->ino ? 0 : -ESTALE;
+}
+
+#define FOLDER_REPLACED "(the run folder was moved or replaced during the run: not written)"
 
 static void item_free(struct item *it)
 {
@@ -194,10 +226,15 @@ static void sync_monitors(struct results *r)
 
 static void write_manifest(struct results *r, const struct item *it)
 {
-	char *path = xasprintf("%s/manifest.json", r->path);
-	int e = fileio_write_atomic(path, it->data, it->len);
-	free(path);
-	if (e < 0)
+	int e = folder_check(r);
+	if (e < 0) {
+		note_error(r, e, "manifest.json " FOLDER_REPLACED);
+		return;
+	}
+	e = fileio_write_atomic_at(r->dirfd, "manifest.json", it->data, it->len, 0640);
+	if (e == -EEXIST)
+		note_error(r, e, "manifest.json.tmp (something was put there: not written through)");
+	else if (e < 0)
 		note_error(r, e, "manifest.json");
 }
 
@@ -305,33 +342,62 @@ static void enqueue(struct results *r, enum item_kind kind, char *rel, char *dat
 
 /* ---- the loop's side -------------------------------------------------- */
 
+/* A folder we made below dirfd, of the submitter's group (service mode):
+ * they may go through it to their work folders; it stays ours to write. */
+static int make_dir(const struct results *r, int dirfd, const char *rel)
+{
+	if (mkdirat(dirfd, rel, 0750) < 0)
+		return -errno;
+	if (r->group != (gid_t)-1 &&
+	    fchownat(dirfd, rel, (uid_t)-1, r->group, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	return 0;
+}
+
 int results_open(const char *dir, const char *run, struct results **out)
 {
+	return results_open_as(dir, run, (gid_t)-1, out);
+}
+
+int results_open_as(const char *dir, const char *run, gid_t group, struct results **out)
+{
 	int r;
+	struct stat st;
 
 	if (!proto_name_valid(run))
 		return -EINVAL;
-	r = fileio_mkdir_p(dir, 0755);
+	/* another user's run: their folder exists (the service checked), and
+	 * nothing is made on a path of theirs with our rights */
+	r = group == (gid_t)-1 ? fileio_mkdir_p(dir, 0755) : 0;
 	if (r < 0)
 		return r;
 
 	struct results *res = xcalloc(1, sizeof(*res));
-	res->dirfd = res->samples_fd = res->barriers_fd = res->output_fd = -1;
+	res->parentfd = res->dirfd = res->samples_fd = res->barriers_fd = res->output_fd = -1;
+	res->group = group;
 	res->tail = &res->head;
 	pthread_mutex_init(&res->lock, NULL);
 	pthread_cond_init(&res->wake, NULL);
 	pthread_cond_init(&res->idle, NULL);
 	res->path = xasprintf("%s/%s", dir, run);
-	if (mkdir(res->path, 0755) < 0) {
+	res->name = xstrdup(run);
+	/* the results folder is opened once, by its path; everything below
+	 * it goes through that fd, and never through a link */
+	res->parentfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (res->parentfd < 0 || (r = make_dir(res, res->parentfd, run)) < 0) {
+		r = r < 0 ? r : -errno;
+		goto fail;
+	}
+	res->dirfd = openat(res->parentfd, run, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (res->dirfd < 0 || fstat(res->dirfd, &st) < 0) {
 		r = -errno;
 		goto fail;
 	}
-	res->dirfd = open(res->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (res->dirfd < 0 || mkdirat(res->dirfd, "config", 0755) < 0 ||
-	    mkdirat(res->dirfd, "nodes", 0755) < 0) {
-		r = -errno;
+	res->dev = st.st_dev;
+	res->ino = st.st_ino;
+	if ((r = make_dir(res, res->dirfd, "config")) < 0 ||
+	    (r = make_dir(res, res->dirfd, "nodes")) < 0)
 		goto fail;
-	}
 	res->samples_fd = open_append(res->dirfd, "samples.ndjson");
 	if (res->samples_fd < 0) {
 		r = res->samples_fd;
@@ -384,6 +450,9 @@ int results_close(struct results *r)
 			monitor_fd_close(r, &r->mfd[i]);
 	if (r->dirfd >= 0)
 		close(r->dirfd);
+	if (r->parentfd >= 0)
+		close(r->parentfd);
+	free(r->name);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->wake);
 	pthread_cond_destroy(&r->idle);
@@ -408,14 +477,88 @@ const char *results_path(const struct results *r)
 	return r->path;
 }
 
-int results_save_config(struct results *r, const char *src_path, const char *as_name)
+int results_save_config(struct results *r, const char *text, size_t len, const char *as_name)
 {
 	if (!proto_name_valid(as_name))
 		return -EINVAL;
-	char *dst = xasprintf("%s/config/%s", r->path, as_name);
-	int ret = fileio_copy(src_path, dst);
-	free(dst);
+	char *rel = xasprintf("config/%s", as_name);
+	int fd = results_open_file(r, rel, O_WRONLY | O_CREAT | O_EXCL, 0640), ret = fd;
+	free(rel);
+	if (fd < 0)
+		return fd;
+	ret = fileio_write_all(fd, text, len);
+	/* a copy kept as a record of a run must survive a crash like the rest */
+	if (ret == 0 && fsync(fd) < 0)
+		ret = -errno;
+	close(fd);
 	return ret;
+}
+
+int results_open_file(struct results *r, const char *rel, int flags, mode_t mode)
+{
+	char buf[PATH_MAX];
+	int e = folder_check(r);
+	if (e < 0)
+		return e;
+	if (snprintf(buf, sizeof(buf), "%s", rel) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	int dir = r->dirfd, fd;
+	char *name = buf, *slash;
+	while ((slash = strchr(name, '/'))) {
+		*slash = '\0';
+		fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		e = -errno;
+		if (dir != r->dirfd)
+			close(dir);
+		if (fd < 0)
+			return e;
+		dir = fd;
+		name = slash + 1;
+	}
+	fd = openat(dir, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	e = -errno;
+	if (dir != r->dirfd)
+		close(dir);
+	return fd < 0 ? e : fd;
+}
+
+int results_give_dir(struct results *r, const char *rel, uid_t uid, gid_t gid)
+{
+	int fd = results_open_file(r, rel, O_RDONLY | O_DIRECTORY, 0);
+	if (fd < 0)
+		return fd;
+	int e = fchown(fd, uid, gid) < 0 ? -errno : 0;
+	close(fd);
+	return e;
+}
+
+int results_share_dir(struct results *r, const char *rel, gid_t gid)
+{
+	int fd = results_open_file(r, rel, O_RDONLY | O_DIRECTORY, 0);
+	if (fd < 0)
+		return fd;
+	int e = fchown(fd, (uid_t)-1, gid) < 0 || fchmod(fd, 01770) < 0 ? -errno : 0;
+	close(fd);
+	return e;
+}
+
+int results_work_dir(struct results *r, const char *node, uid_t uid, gid_t gid, char **path_out)
+{
+	int e = results_node_dir(r, node, NULL);
+	if (e < 0)
+		return e;
+	char *rel = xasprintf("nodes/%s/work", node);
+	e = folder_check(r);
+	if (e == 0 && mkdirat(r->dirfd, rel, 0750) < 0 && errno != EEXIST)
+		e = -errno;
+	/* the submitter's: what their agent runs may write there, and
+	 * nowhere else in the run folder */
+	if (e == 0 && uid != (uid_t)-1)
+		e = results_give_dir(r, rel, uid, gid);
+	if (e == 0 && path_out)
+		*path_out = xasprintf("%s/%s", r->path, rel);
+	free(rel);
+	return e;
 }
 
 int results_node_dir(struct results *r, const char *node, char **path_out)
@@ -424,9 +567,9 @@ int results_node_dir(struct results *r, const char *node, char **path_out)
 	if (!proto_name_valid(node))
 		return -EINVAL;
 	char *rel = xasprintf("nodes/%s", node);
-	int ret = 0;
-	if (mkdirat(r->dirfd, rel, 0755) < 0 && errno != EEXIST)
-		ret = -errno;
+	int ret = make_dir(r, r->dirfd, rel);
+	if (ret == -EEXIST)
+		ret = 0;
 	if (ret == 0) {
 		struct stat st;
 		/* an existing entry must be a real folder, never a symlink */
@@ -459,11 +602,12 @@ int results_monitor_dir(struct results *r, const char *node)
 		return ret;
 	char *rel = xasprintf("nodes/%s/monitors", node);
 	struct stat st;
-	if (mkdirat(r->dirfd, rel, 0755) < 0 && errno != EEXIST)
+	ret = make_dir(r, r->dirfd, rel);
+	if (ret == -EEXIST)
+		ret = 0;
+	if (ret == 0 && fstatat(r->dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		ret = -errno;
-	else if (fstatat(r->dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		ret = -errno;
-	else if (!S_ISDIR(st.st_mode))
+	else if (ret == 0 && !S_ISDIR(st.st_mode))
 		ret = -ENOTDIR;
 	free(rel);
 	return ret;

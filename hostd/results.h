@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define RESULTS_SCHEMA_VERSION 1
 
@@ -25,6 +26,13 @@ struct results;
  * name) with config/ and nodes/, opens the NDJSON files and starts the
  * writer. */
 int results_open(const char *dir, const char *run, struct results **out);
+/* The same, for a run of another user's (hostd under the service): the
+ * folders it makes get group (the submitter's gid), mode 0750, so that
+ * their work folders can be reached; files are 0640.  DIR is opened once
+ * (O_DIRECTORY|O_NOFOLLOW) and everything below goes through that fd:
+ * a run folder moved or replaced during the run fails the next file
+ * opened and the manifest (-ESTALE), never written elsewhere. */
+int results_open_as(const char *dir, const char *run, gid_t group, struct results **out);
 /* Drains the queue, stops the writer; returns the first write error the
  * writer met (0 if none).  Accepts NULL. */
 int results_close(struct results *r);
@@ -34,8 +42,22 @@ int results_error(struct results *r, const char **what);
 void results_flush(struct results *r);
 
 const char *results_path(const struct results *r);
-/* Copies a config file verbatim into config/<as_name> (synchronously). */
-int results_save_config(struct results *r, const char *src_path, const char *as_name);
+/* A config's text into config/<as_name> (synchronously, created anew). */
+int results_save_config(struct results *r, const char *text, size_t len, const char *as_name);
+/* Opens rel below the run folder with flags (O_NOFOLLOW and O_CLOEXEC
+ * added), never through a link in any component; an fd or -errno
+ * (-ESTALE: the run folder was moved or replaced). */
+int results_open_file(struct results *r, const char *rel, int flags, mode_t mode);
+/* rel (a folder below the run folder, never through a link) becomes
+ * uid:gid's: a folder the submitter's programs write into. */
+int results_give_dir(struct results *r, const char *rel, uid_t uid, gid_t gid);
+/* rel (a folder below the run folder) stays ours but gid may write into
+ * it, sticky (01770): what the submitter's programs make there is theirs,
+ * and what we made stays. */
+int results_share_dir(struct results *r, const char *rel, gid_t gid);
+/* nodes/<node>/work, made and, with uid not (uid_t)-1, given to uid:gid:
+ * a local agent's work folder.  *path_out (may be NULL) to free. */
+int results_work_dir(struct results *r, const char *node, uid_t uid, gid_t gid, char **path_out);
 /* nodes/<node>/ (created on first use); node must be proto_name_valid. */
 int results_node_dir(struct results *r, const char *node, char **path_out);
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "config_files.h"
 #include "fileio.h"
 #include "log.h"
 #include "progress_line.h"
@@ -523,6 +524,8 @@ static void finish(struct run *r, enum run_status st, const char *reason)
 
 	uv_timer_stop(&r->deadline_timer);
 	close_handle((uv_handle_t *)&r->deadline_timer);
+	uv_timer_stop(&r->run_timer);
+	close_handle((uv_handle_t *)&r->run_timer);
 	close_handle((uv_handle_t *)&r->sigint);
 	close_handle((uv_handle_t *)&r->sigterm);
 	uv_timer_start(&r->grace_timer, grace_cb, RUN_BYE_GRACE_MS, 0);
@@ -540,6 +543,17 @@ static void signal_cb(uv_signal_t *s, int signum)
 	progress_clear(r);
 	log_warn("%s: stopping the agents and closing the run", why);
 	finish(r, RUN_INTERRUPTED, why);
+}
+
+/* RUN_TIMEOUT: the run ends as aborted, its results so far kept. */
+static void run_timeout_cb(uv_timer_t *t)
+{
+	struct run *r = t->data;
+	char why[128];
+	snprintf(why, sizeof(why), "RUN_TIMEOUT=%g s in %s reached", r->exp->run_timeout_s,
+		 r->opt->host_config);
+	log_error("%s: stopping the agents and closing the run", why);
+	finish(r, RUN_ABORTED, why);
 }
 
 static void default_run_name(char *buf, size_t len)
@@ -576,14 +590,38 @@ static int start_external_monitors(struct run *r)
 	char *dir = NULL;
 	int err = results_node_dir(r->results, "host", &dir);
 	char *mdir = dir ? xasprintf("%s/monitors", dir) : NULL;
+	int mfd = -1;
 	if (err == 0)
-		err = fileio_mkdir_p(mdir, 0755);
-	if (err == 0)
+		err = results_monitor_dir(r->results, "host");
+	/* under the service the monitors run as the submitter and write their
+	 * data there: they may (group, sticky), and hostd opens nothing in it
+	 * but new files (O_EXCL) and files of its own (results.c) */
+	if (err == 0 && r->opt->runas)
+		err = results_share_dir(r->results, "nodes/host/monitors", r->opt->runas->gid);
+	if (err == 0 && (mfd = results_open_file(r->results, "nodes/host/monitors",
+						 O_RDONLY | O_DIRECTORY, 0)) < 0)
+		err = mfd;
+	if (err == 0) {
 		r->ext = monitor_ext_new(r->loop, &r->exp->host_mon, mdir, ext_report, r);
-	else
+		monitor_ext_run_as(r->ext, r->opt->runas, mfd);
+	} else {
 		log_error("cannot create the host's monitor folder: %s", strerror(-err));
+	}
 	free(dir);
 	free(mdir);
+	return err;
+}
+
+/* The config's text as read for the run (under the service: as sent). */
+static int save_config(struct run *r, const char *path, const char *as)
+{
+	char *text;
+	size_t len;
+	int err = config_files_read(path, &text, &len);
+	if (err == 0) {
+		err = results_save_config(r->results, text, len, as);
+		free(text);
+	}
 	return err;
 }
 
@@ -596,15 +634,16 @@ static int setup(struct run *r)
 		snprintf(r->name, sizeof(r->name), "%s", r->opt->run_name);
 	else
 		default_run_name(r->name, sizeof(r->name));
-	err = results_open(r->opt->results_dir, r->name, &r->results);
+	err = results_open_as(r->opt->results_dir, r->name,
+			      r->opt->runas ? r->opt->runas->gid : (gid_t)-1, &r->results);
 	if (err < 0) {
 		log_error("cannot create the results folder %s/%s: %s%s", r->opt->results_dir,
 			  r->name, strerror(-err),
 			  err == -EEXIST ? " (choose another --run-name)" : "");
 		return err;
 	}
-	if ((err = results_save_config(r->results, r->opt->host_config, "h.conf")) < 0 ||
-	    (err = results_save_config(r->results, r->opt->guest_config, "g.conf")) < 0) {
+	if ((err = save_config(r, r->opt->host_config, "h.conf")) < 0 ||
+	    (err = save_config(r, r->opt->guest_config, "g.conf")) < 0) {
 		log_error("cannot copy the configs into %s/config: %s", results_path(r->results),
 			  strerror(-err));
 		return err;
@@ -710,6 +749,10 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 	r.sigint.data = r.sigterm.data = &r;
 	uv_signal_start(&r.sigint, signal_cb, SIGINT);
 	uv_signal_start(&r.sigterm, signal_cb, SIGTERM);
+	uv_timer_init(r.loop, &r.run_timer);
+	r.run_timer.data = &r;
+	if (exp->run_timeout_s > 0)
+		uv_timer_start(&r.run_timer, run_timeout_cb, (uint64_t)(exp->run_timeout_s * 1000), 0);
 	/* a vanished peer must show up as EPIPE on write, not kill us */
 	signal(SIGPIPE, SIG_IGN);
 	arm_deadline(&r);

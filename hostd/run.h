@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "experiment.h"
+#include "runas.h"
 
 /* Exit codes of hostd (docs/hostd.md). */
 enum {
@@ -27,6 +28,9 @@ struct run_options {
 	const char *sysfs_root; /* "/" but in tests of host state */
 	bool progress; /* a progress line on a terminal */
 	const char *status_file; /* NULL, or rewritten at each barrier edge (run_status.c) */
+	/* under the service: the submitter, as whom the programs of the run
+	 * on the host run (runas.h); NULL: as hostd */
+	const struct runas *runas;
 };
 
 int run_experiment(const struct experiment *exp, const struct run_options *opt);

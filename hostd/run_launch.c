@@ -11,6 +11,7 @@
  * BARRIER_TIMEOUT: boots have GUEST_BOOT_TIMEOUT.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,17 +60,42 @@ static void on_exited(struct local_guest *g)
 	run_manifest_write(r); /* the exit status completes an earlier failure */
 }
 
+/* The files its g.conf ships (cat >FILE <<END), where its steps run:
+ * written below the run folder's fd, never through a link a submitter
+ * may have planted in her work folder. */
+static int write_shipped(struct run *r, struct participant *p)
+{
+	const struct ssh_push_file *shipped;
+	size_t nshipped = experiment_shipped(r->exp, p->guest_index, &shipped);
+	int e = 0;
+	for (size_t i = 0; e == 0 && i < nshipped; i++) {
+		char *rel = xasprintf("nodes/%s/work/%s", p->node.name, shipped[i].name_in_tar);
+		int fd = results_open_file(r->results, rel, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		e = fd < 0 ? fd : fileio_write_all(fd, shipped[i].data, shipped[i].len);
+		if (fd >= 0 && close(fd) < 0 && e == 0)
+			e = -errno;
+		if (e < 0)
+			log_error("cannot write %s/%s, shipped with the steps of %s: %s",
+				  results_path(r->results), rel, p->node.name, strerror(-e));
+		free(rel);
+	}
+	return e;
+}
+
 static int launch_process(struct run *r, struct participant *p)
 {
-	char *dir = NULL;
-	int e = results_node_dir(r->results, p->node.name, &dir);
+	const struct runas *ra = r->opt->runas;
+	char *work = NULL;
+	int e = results_work_dir(r->results, p->node.name, ra ? ra->uid : (uid_t)-1,
+				 ra ? ra->gid : (gid_t)-1, &work);
 	if (e < 0) {
-		log_error("cannot create the results folder of %s: %s", p->node.name, strerror(-e));
+		log_error("cannot create the work folder of %s in %s/nodes: %s", p->node.name,
+			  results_path(r->results), strerror(-e));
 		return e;
 	}
-	char *work = xasprintf("%s/work", dir);
-	char *log_path = xasprintf("%s/agent.log", dir);
-	int fd = -1;
+	char *log_rel = xasprintf("nodes/%s/agent.log", p->node.name);
+	int fd = -1, log_fd = results_open_file(r->results, log_rel, O_WRONLY | O_CREAT | O_APPEND,
+						0640);
 	p->proc.data = p;
 	p->proc.exited = on_exited;
 	/* the test double of a guest's own clock */
@@ -85,28 +111,22 @@ static int launch_process(struct run *r, struct participant *p)
 				"--clock-drift-ppm", drift, "--clock-jitter-ns", jitter, NULL };
 	if (p->clock_shared)
 		extra[2] = NULL;
-	e = fileio_mkdir_p(work, 0755);
-	/* the files its g.conf ships (cat >FILE <<END), where its steps run */
-	const struct ssh_push_file *shipped;
-	size_t nshipped = experiment_shipped(x, p->guest_index, &shipped);
-	for (size_t i = 0; e == 0 && i < nshipped; i++) {
-		char *path = xasprintf("%s/%s", work, shipped[i].name_in_tar);
-		if ((e = fileio_write_atomic(path, shipped[i].data, shipped[i].len)) < 0)
-			log_error("cannot write %s, shipped with the steps of %s: %s", path,
-				  p->node.name, strerror(-e));
-		free(path);
-	}
-	if (e == 0)
-		e = local_guest_spawn(r->loop, &p->proc, r->opt->agent_path, p->node.name, work,
-				      extra, log_path, &fd);
-	if (e < 0)
+	if (log_fd < 0) {
+		e = log_fd;
+		log_error("cannot open %s/%s: %s", results_path(r->results), log_rel, strerror(-e));
+	} else if ((e = write_shipped(r, p)) < 0) {
+		/* named by write_shipped */
+	} else if ((e = local_guest_spawn(r->loop, &p->proc, r->opt->agent_path, p->node.name,
+					  work, extra, log_fd, ra, &fd)) < 0) {
 		log_error("cannot start the agent of %s (%s): %s", p->node.name, r->opt->agent_path,
 			  e < -1000 ? uv_strerror(e) : strerror(-e));
-	else if ((e = node_attach(&p->node, r->loop, fd)) < 0)
+	} else if ((e = node_attach(&p->node, r->loop, fd)) < 0) {
 		log_error("cannot watch the channel of %s: %s", p->node.name, uv_strerror(e));
-	free(dir);
+	}
+	if (log_fd >= 0)
+		close(log_fd);
 	free(work);
-	free(log_path);
+	free(log_rel);
 	return e;
 }
 
@@ -148,6 +168,9 @@ static void fetch_done(struct harness_job *j)
 	struct run *r = p->run;
 	p->fetch_busy = false;
 	p->log_fetched = true;
+	if (j->log_local_fd >= 0)
+		close(j->log_local_fd);
+	j->log_local_fd = -1;
 	if (j->result < 0)
 		log_warn("%s: cannot fetch its agent.log: %s", p->node.name, j->error);
 	if (p->vm.state != VIRT_GUEST_NEW && !p->vm_stopped)
@@ -169,12 +192,24 @@ static bool fetch_log(struct run *r, struct participant *p)
 	free(p->log_path);
 	p->log_path = xasprintf("%s/agent.log", dir);
 	free(dir);
+	char *rel = xasprintf("nodes/%s/agent.log", p->node.name);
+	int fd = results_open_file(r->results, rel, O_WRONLY | O_CREAT | O_TRUNC, 0640);
+	free(rel);
+	if (fd < 0) {
+		log_warn("%s: cannot write its agent.log to %s: %s", p->node.name, p->log_path,
+			 strerror(-fd));
+		return false;
+	}
 	struct harness_job *j = &p->fetch;
 	fill_ssh(r, p, j);
 	j->log_local_path = p->log_path;
+	j->log_local_fd = fd;
 	j->done = fetch_done;
-	if (harness_fetch_log_start(r->loop, j) < 0)
+	if (harness_fetch_log_start(r->loop, j) < 0) {
+		close(fd);
+		j->log_local_fd = -1;
 		return false;
+	}
 	p->fetch_busy = true;
 	return true;
 }

@@ -151,6 +151,7 @@ struct run {
 	uv_loop_t *loop;
 	uv_timer_t deadline_timer, grace_timer;
 	uv_signal_t sigint, sigterm;
+	uv_timer_t run_timer; /* RUN_TIMEOUT */
 	struct results *results;
 	struct monitor_store *mon;   /* monitor samples, per node */
 	struct host_monitor *hmon;   /* libvirt's vCPU stats of the guests */

@@ -334,11 +334,20 @@ int service_main(const struct service_options *opt)
 	s.self[len > 0 ? len : 0] = '\0';
 	if (len <= 0)
 		snprintf(s.self, sizeof(s.self), "/proc/self/exe");
-	if ((r = fileio_mkdir_p(s.root, 0750)) < 0) {
+	if ((r = fileio_mkdir_p(s.root, 0700)) < 0) {
 		log_error("cannot make the queue's folder %s: %s (use --state-dir DIR)", s.root,
 			  strerror(-r));
 		return 1;
 	}
+	/* what experiments run on the host runs as their submitters: the
+	 * queue (everyone's configs and logs) and the key are not theirs to
+	 * read.  The state folder stays traversable (RESULTS_ROOT may be in
+	 * it), not readable. */
+	struct stat st;
+	if (chmod(s.root, 0700) < 0 || stat(opt->state_dir, &st) < 0 ||
+	    ((st.st_mode & 0066) && chmod(opt->state_dir, st.st_mode & 07711) < 0))
+		log_warn("cannot keep %s (and %s) from other users: %s", opt->state_dir, s.root,
+			 strerror(errno));
 	if (load_settings(&s) < 0)
 		return 1;
 	if ((r = queue_load_all(s.root, &s.exps, &s.n, load_bad, NULL)) < 0) {

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
+#include "config_files.h"
 #include "fileio.h"
 #include "log.h"
 #include "run.h"
@@ -217,6 +219,46 @@ static bool allowed(struct client *c)
 	return g && in_group(c, g->gr_gid);
 }
 
+/* Whether an experiment runs programs on the host (as its submitter): local
+ * guests are agent processes on the host, and the host may take part
+ * itself.  what says which, for the refusal. */
+static bool runs_on_host(const struct config_files *map, const char *hname, char *what,
+			 size_t size)
+{
+	struct config *c = config_new();
+	struct config_diag d;
+	bool host = true, hrb = false;
+	/* from what was sent, never from a path (a file h.conf sources) */
+	config_files_use(map);
+	int r = config_files_load(c, hname, &d);
+	config_files_use(NULL);
+	if (r < 0) {
+		char line[600];
+		config_diag_format(&d, line, sizeof(line));
+		snprintf(what, size, "it cannot be told whether it does (%s)", line);
+	} else {
+		const char *kind = config_get(c, "GUEST_KIND");
+		if (!kind || !strcmp(kind, "local"))
+			snprintf(what, size, "GUEST_KIND=%s in %s: its guests are agent processes on "
+				 "the host", kind ? kind : "local (the default)", hname);
+		else if (config_get_bool(c, "HOST_RUNS_BENCHMARKS", &hrb, &d) < 0 || hrb)
+			snprintf(what, size, "HOST_RUNS_BENCHMARKS=%s in %s: the host runs the steps "
+				 "too", config_get(c, "HOST_RUNS_BENCHMARKS"), hname);
+		else
+			host = false;
+	}
+	config_free(c);
+	return host;
+}
+
+/* SERVICE_HOST_STEPS: who may run steps on the host at all (root always). */
+static bool may_run_on_host(struct client *c)
+{
+	const char *name = c->svc->set.host_steps;
+	struct group *g = name[0] ? getgrnam(name) : NULL;
+	return c->root || (g && in_group(c, g->gr_gid));
+}
+
 static bool visible(const struct client *c, const struct queue_exp *e)
 {
 	return c->root || e->uid == c->uid;
@@ -284,13 +326,20 @@ static void do_submit(struct client *c, json_object *req)
 {
 	struct service *s = c->svc;
 	const char *h = NULL, *g = NULL, *name = "", *results = s->set.results_root;
-	char detail[256], why[512];
+	const char *hname = "h.conf", *gname = "g.conf";
+	json_object *files = NULL;
+	char detail[256], why[1024];
 	int r;
 
 	if ((r = ctl_get_str(req, "host_config", CTL_CONFIG_MAX + 1, &h, detail, sizeof(detail))) ||
 	    (r = ctl_get_str(req, "guest_config", CTL_CONFIG_MAX + 1, &g, detail, sizeof(detail))) ||
 	    (r = ctl_get_str(req, "run_name", PROTO_NAME_MAX, &name, detail, sizeof(detail))) < 0 ||
-	    (r = ctl_get_str(req, "results", CTL_PATH_MAX, &results, detail, sizeof(detail))) < 0) {
+	    (r = ctl_get_str(req, "results", CTL_PATH_MAX, &results, detail, sizeof(detail))) < 0 ||
+	    (r = ctl_get_str(req, "host_config_name", CTL_PATH_MAX, &hname, detail,
+			     sizeof(detail))) < 0 ||
+	    (r = ctl_get_str(req, "guest_config_name", CTL_PATH_MAX, &gname, detail,
+			     sizeof(detail))) < 0 ||
+	    (r = ctl_get_files(req, "files", &files, detail, sizeof(detail))) < 0) {
 		reply_error(c, "EINVAL", r < 0, "%s", r > 0 ? "submit needs host_config and "
 							       "guest_config" : detail);
 		return;
@@ -310,6 +359,21 @@ static void do_submit(struct client *c, json_object *req)
 			reply_error(c, "EINVAL", false, "results folder: a control character (0x%02x) "
 				    "at byte %zu; name a folder without one", (unsigned char)*p,
 				    (size_t)(p - results));
+			return;
+		}
+	if (!hname[0] || !gname[0] || (!strcmp(hname, gname) && strcmp(h, g))) {
+		reply_error(c, "EINVAL", false, "host_config_name '%s' and guest_config_name '%s': "
+			    "empty, or one name for two texts", hname, gname);
+		return;
+	}
+	for (const char *p = hname; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			reply_error(c, "EINVAL", false, "host_config_name: a control character");
+			return;
+		}
+	for (const char *p = gname; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			reply_error(c, "EINVAL", false, "guest_config_name: a control character");
 			return;
 		}
 	if (service_queued(s) >= s->set.queue_max) {
@@ -349,7 +413,28 @@ static void do_submit(struct client *c, json_object *req)
 		free(e);
 		return;
 	}
-	if ((r = queue_create(s->root, e, h, g)) < 0) {
+	/* every config by the name the configs use for it: the run reads
+	 * these, never a path of the submitter's */
+	struct config_files *map = config_files_new();
+	if (files) {
+		json_object_object_foreach(files, fname, ftext)
+			config_files_add(map, fname, json_object_get_string(ftext));
+	}
+	config_files_add(map, hname, h);
+	config_files_add(map, gname, g);
+	if (!may_run_on_host(c) && runs_on_host(map, hname, why, sizeof(why))) {
+		config_files_free(map);
+		reply_error(c, "EACCES", false, "%s may not run steps on the host: %s; only root "
+			    "and members of group '%s' (SERVICE_HOST_STEPS in %s) may; use guests "
+			    "under libvirt (GUEST_KIND=libvirt) or ask an admin", c->user, why,
+			    s->set.host_steps[0] ? s->set.host_steps : "(none set)",
+			    s->opt->settings_path);
+		free(e);
+		return;
+	}
+	r = queue_create(s->root, e, h, g, map, hname, gname);
+	config_files_free(map);
+	if (r < 0) {
 		log_error("cannot save a submission of %s in %s: %s", c->user, s->root, strerror(-r));
 		reply_error(c, "EIO", false, "the service cannot save the submission: %s (its log "
 			    "says more)", strerror(-r));

@@ -81,6 +81,8 @@ struct service {
 	/* from the SIGTERM to the SIGKILL of a hostd that does not end */
 	uv_timer_t kill_timer;
 	bool killed;
+	/* RUN_TIMEOUT of the settings: the longest any experiment may run */
+	uv_timer_t run_timer;
 
 	struct client *clients;
 	size_t nclients;

@@ -106,34 +106,47 @@ int service_results_check(const struct service *s, const struct queue_exp *e, ch
 	return r;
 }
 
+/* Children first, the folder last: a service that is not root reads a
+ * folder only while it is still its own. */
 static int chown_tree(int dfd, uid_t uid, gid_t gid, int depth)
 {
-	int r = fchown(dfd, uid, gid) < 0 ? -errno : 0;
+	int r = 0;
 	int fd2 = dup(dfd);
 	DIR *d = fd2 >= 0 ? fdopendir(fd2) : NULL;
 	if (!d) {
 		if (fd2 >= 0)
 			close(fd2);
-		return r ? r : -errno;
+		return -errno;
 	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
+		struct stat st;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (fchownat(dfd, de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 && !r)
-			r = -errno;
-		if (de->d_type != DT_DIR || depth >= CHOWN_DEPTH_MAX)
+		/* the submitter's already (their work folders, and whatever
+		 * their programs made): left alone, not walked; a file with
+		 * another name elsewhere (a hard link) is not ours to give */
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_uid == uid ||
+		    (!S_ISDIR(st.st_mode) && st.st_nlink > 1))
 			continue;
-		/* O_NOFOLLOW: a link swapped in for a folder is not walked */
-		int sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub >= 0) {
-			int e = chown_tree(sub, uid, gid, depth + 1);
-			if (e < 0 && !r)
-				r = e;
-			close(sub);
+		int e = 0;
+		if (!S_ISDIR(st.st_mode) || depth >= CHOWN_DEPTH_MAX) {
+			if (fchownat(dfd, de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+				e = -errno;
+		} else {
+			/* O_NOFOLLOW: a link swapped in for a folder is not walked */
+			int sub = openat(dfd, de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			e = sub < 0 ? -errno : chown_tree(sub, uid, gid, depth + 1);
+			if (sub >= 0)
+				close(sub);
 		}
+		if (e < 0 && !r)
+			r = e;
 	}
 	closedir(d);
+	if (fchown(dfd, uid, gid) < 0 && !r)
+		r = -errno;
 	return r;
 }
 
@@ -201,6 +214,7 @@ static void child_done(struct service *s, int code)
 		snprintf(reason, sizeof(reason), "hostd exited with %d (hostctl logs %" PRIu64 ")",
 			 code, e->id);
 	uv_timer_stop(&s->kill_timer);
+	uv_timer_stop(&s->run_timer);
 	if (s->killed || (s->end_as != QUEUE_RUNNING && code > 128)) {
 		/* killed by our SIGKILL, or by our SIGTERM before it could take
 		 * it: what hostd says when it ends on one, so that hostctl wait
@@ -210,7 +224,8 @@ static void child_done(struct service *s, int code)
 	s->killed = false;
 	s->cur = NULL;
 	s->child = 0;
-	ended(s, e, as, code, as == QUEUE_FAILED ? reason : s->end_reason);
+	/* a stop of ours (cancel, RUN_TIMEOUT) says why it ended */
+	ended(s, e, as, code, s->end_as == QUEUE_RUNNING ? reason : s->end_reason);
 	if (!s->orphan_watch)
 		service_schedule(s);
 }
@@ -307,10 +322,26 @@ static void arm_kill_timer(struct service *s)
 		uv_timer_start(&s->kill_timer, on_kill_timer, s->set.stop_timeout_ms, 0);
 }
 
+/* The service's RUN_TIMEOUT: a cap whatever h.conf says (its own
+ * RUN_TIMEOUT may only be shorter). */
+static void on_run_timer(uv_timer_t *t)
+{
+	struct service *s = t->data;
+	if (!s->cur || !s->child)
+		return;
+	char why[256];
+	snprintf(why, sizeof(why), "it ran longer than RUN_TIMEOUT=%.0f s (in %s)",
+		 (double)s->set.run_timeout_ms / 1000, s->opt->settings_path);
+	log_line(s, s->cur, "%s: stopped", why);
+	service_run_stop(s, QUEUE_FAILED, why);
+}
+
 void service_run_init(struct service *s)
 {
 	uv_timer_init(s->loop, &s->kill_timer);
 	s->kill_timer.data = s;
+	uv_timer_init(s->loop, &s->run_timer);
+	s->run_timer.data = s;
 }
 
 void service_run_close(struct service *s)
@@ -319,6 +350,8 @@ void service_run_close(struct service *s)
 		return;
 	uv_timer_stop(&s->kill_timer);
 	uv_close((uv_handle_t *)&s->kill_timer, NULL);
+	uv_timer_stop(&s->run_timer);
+	uv_close((uv_handle_t *)&s->run_timer, NULL);
 }
 
 void service_run_recover(struct service *s, struct queue_exp *e)
@@ -370,6 +403,9 @@ void service_run_stop(struct service *s, enum queue_state as, const char *reason
 static void child_exec(const char *self, pid_t parent, int logfd, char *const *argv)
 {
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	/* results 0640/0750 (RESULTS_ROOT is shared); the submitter's group
+	 * on the folders, and the files theirs at the end */
+	umask(027);
 	if (getppid() != parent)
 		_exit(RUN_EXIT_FAILED); /* the service died before the prctl */
 	setpgid(0, 0); /* the terminal's ^C is the service's to pass on, not the run's */
@@ -392,7 +428,9 @@ static void child_exec(const char *self, pid_t parent, int logfd, char *const *a
 void service_run_start(struct service *s, struct queue_exp *e)
 {
 	char why[PATH_MAX + 512], hconf[PATH_MAX], gconf[PATH_MAX], logp[PATH_MAX],
-		status[PATH_MAX];
+		status[PATH_MAX], files[PATH_MAX], runas[64];
+	char *hname = NULL, *gname = NULL;
+	struct config_files *map = NULL;
 	if (service_results_check(s, e, why, sizeof(why)) < 0) {
 		ended(s, e, QUEUE_FAILED, 1, why);
 		return;
@@ -401,18 +439,41 @@ void service_run_start(struct service *s, struct queue_exp *e)
 	queue_path(s->root, e->id, "g.conf", gconf, sizeof(gconf));
 	queue_path(s->root, e->id, "hostd.log", logp, sizeof(logp));
 	queue_path(s->root, e->id, "status.json", status, sizeof(status));
+	queue_path(s->root, e->id, "files.json", files, sizeof(files));
 	unlink(status);
-	int logfd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-	if (logfd < 0) {
-		snprintf(why, sizeof(why), "cannot open its log %s: %s", logp, strerror(errno));
+	/* the configs as sent, by the names they use for each other; an
+	 * experiment queued by a service without files.json has its two */
+	int fr = queue_files_load(files, &map, &hname, &gname);
+	config_files_free(map);
+	if (fr < 0 && fr != -ENOENT) {
+		snprintf(why, sizeof(why), "cannot read its configs %s: %s", files, strerror(-fr));
 		ended(s, e, QUEUE_FAILED, 1, why);
 		return;
 	}
-	const char *argv[32] = { "hostd", "--host-config", hconf, "--guest-config", gconf,
+	int logfd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	if (logfd < 0) {
+		snprintf(why, sizeof(why), "cannot open its log %s: %s", logp, strerror(errno));
+		free(hname);
+		free(gname);
+		ended(s, e, QUEUE_FAILED, 1, why);
+		return;
+	}
+	const char *argv[32] = { "hostd", "--host-config", fr == 0 ? hname : hconf,
+				 "--guest-config", fr == 0 ? gname : gconf,
 				 "--results", e->results, "--run-name", e->run_name,
 				 "--state-dir", s->opt->state_dir, "--status-file", status,
 				 "--no-progress" };
 	size_t n = 14;
+	if (fr == 0) {
+		argv[n++] = "--config-files";
+		argv[n++] = files;
+	}
+	if (e->uid != geteuid()) {
+		/* what it runs on the host runs as the submitter (runas.h) */
+		snprintf(runas, sizeof(runas), "%u:%u", e->uid, e->gid);
+		argv[n++] = "--run-as";
+		argv[n++] = runas;
+	}
 	if (s->opt->agent) {
 		argv[n++] = "--agent";
 		argv[n++] = s->opt->agent;
@@ -438,6 +499,8 @@ void service_run_start(struct service *s, struct queue_exp *e)
 		child_exec(binary, parent, logfd, (char *const *)argv);
 	int err = errno;
 	close(logfd);
+	free(hname);
+	free(gname);
 	if (pid < 0) {
 		snprintf(why, sizeof(why), "cannot fork its hostd: %s", strerror(err));
 		ended(s, e, QUEUE_FAILED, 1, why);
@@ -452,6 +515,7 @@ void service_run_start(struct service *s, struct queue_exp *e)
 	e->started = (int64_t)time(NULL);
 	e->pid = pid;
 	e->pid_start = proc_start_time(pid);
+	uv_timer_start(&s->run_timer, on_run_timer, s->set.run_timeout_ms, 0);
 	service_save(s, e);
 	log_info("experiment %" PRIu64 " of %s started: hostd pid %d, results in %s/%s", e->id,
 		 e->user, (int)pid, e->results, e->run_name);

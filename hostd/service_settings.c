@@ -17,6 +17,7 @@ void service_settings_default(struct service_settings *s)
 	s->user_queue_max = 20;
 	s->idle_timeout_ms = 30 * 1000;
 	s->stop_timeout_ms = 60 * 1000;
+	s->run_timeout_ms = 86400 * 1000;
 	snprintf(s->results_root, sizeof(s->results_root), "/var/lib/lockstep/results");
 }
 
@@ -81,7 +82,8 @@ int service_settings_load(const char *path, struct service_settings *out,
 {
 	static const char *const known[] = { "SERVICE_GROUP", "QUEUE_MAX", "USER_QUEUE_MAX",
 					     "KEEP_FINISHED", "RESULTS_ROOT", "IDLE_TIMEOUT",
-					     "STOP_TIMEOUT", "HOSTD_BINARY", NULL };
+					     "STOP_TIMEOUT", "HOSTD_BINARY", "SERVICE_HOST_STEPS",
+					     "RUN_TIMEOUT", NULL };
 	struct service_settings s;
 	struct stat st;
 	int r;
@@ -99,7 +101,8 @@ int service_settings_load(const char *path, struct service_settings *out,
 	config_check_known(c, known, NULL);
 	if ((r = get_str(c, "SERVICE_GROUP", s.group, sizeof(s.group), err)) < 0 ||
 	    (r = get_str(c, "RESULTS_ROOT", s.results_root, sizeof(s.results_root), err)) < 0 ||
-	    (r = get_str(c, "HOSTD_BINARY", s.hostd_binary, sizeof(s.hostd_binary), err)) < 0)
+	    (r = get_str(c, "HOSTD_BINARY", s.hostd_binary, sizeof(s.hostd_binary), err)) < 0 ||
+	    (r = get_str(c, "SERVICE_HOST_STEPS", s.host_steps, sizeof(s.host_steps), err)) < 0)
 		goto out;
 	if (s.results_root[0] != '/') {
 		r = bad_value(c, "RESULTS_ROOT", "not an absolute path", err);
@@ -113,7 +116,8 @@ int service_settings_load(const char *path, struct service_settings *out,
 	    (r = get_u32(c, "USER_QUEUE_MAX", 1, 100000, &s.user_queue_max, err)) < 0 ||
 	    (r = get_u32(c, "KEEP_FINISHED", 0, 1000000, &s.keep_finished, err)) < 0 ||
 	    (r = get_ms(c, "IDLE_TIMEOUT", &s.idle_timeout_ms, err)) < 0 ||
-	    (r = get_ms(c, "STOP_TIMEOUT", &s.stop_timeout_ms, err)) < 0)
+	    (r = get_ms(c, "STOP_TIMEOUT", &s.stop_timeout_ms, err)) < 0 ||
+	    (r = get_ms(c, "RUN_TIMEOUT", &s.run_timeout_ms, err)) < 0)
 		goto out;
 	*out = s;
 	r = 0;

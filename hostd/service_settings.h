@@ -20,6 +20,9 @@ struct service_settings {
 	uint64_t idle_timeout_ms;        /* IDLE_TIMEOUT: a client's time for a request */
 	uint64_t stop_timeout_ms;        /* STOP_TIMEOUT: from SIGTERM to SIGKILL of a run */
 	char hostd_binary[CTL_PATH_MAX]; /* HOSTD_BINARY: tests only; "": the service's own */
+	char host_steps[64];             /* SERVICE_HOST_STEPS: the group that may run
+					    steps on the host; "": root only */
+	uint64_t run_timeout_ms;         /* RUN_TIMEOUT: an experiment's wall time, at most */
 };
 
 void service_settings_default(struct service_settings *s);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "config_files.h"
 #include "fileio.h"
 #include "virt_conn.h"
 #include "virt_xml.h"
@@ -275,10 +276,23 @@ static int check_template(const struct config *c, const char *path, struct virt_
 	char err[512], *xml = NULL, *chan = NULL;
 	int r;
 
-	r = fileio_read_all(s->template_path, VIRT_TEMPLATE_MAX, &s->template_text, &len);
+	/* one a config names is a user's file: under the service it comes
+	 * with the configs (config_files.h), never from its path */
+	if (key)
+		r = config_files_read(s->template_path, &s->template_text, &len);
+	else
+		r = fileio_read_all(s->template_path, VIRT_TEMPLATE_MAX, &s->template_text, &len);
+	if (r == 0 && len > VIRT_TEMPLATE_MAX) {
+		free(s->template_text);
+		s->template_text = NULL;
+		r = -EFBIG;
+	}
 	if (r < 0) {
 		r = config_diag_at(d, c, key, path, "GUEST_TEMPLATE=%s cannot be read: %s", s->template_path,
-			 r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
+			 r == -EFBIG ? "larger than 1 MiB"
+			 : r == -ENOENT && key && config_files_in_use()
+				 ? "not among the files hostctl submit sent"
+				 : strerror(-r));
 		goto out;
 	}
 	for (size_t i = 0; own_vars[i]; i++)

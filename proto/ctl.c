@@ -225,6 +225,47 @@ int ctl_get_str(json_object *m, const char *key, size_t max, const char **out, c
 	return 0;
 }
 
+int ctl_get_files(json_object *m, const char *key, json_object **out, char *detail, size_t size)
+{
+	json_object *v = field(m, key);
+	if (!v)
+		return 1;
+	if (!json_object_is_type(v, json_type_object)) {
+		snprintf(detail, size, "field '%s': not an object", key);
+		return -EBADMSG;
+	}
+	if (json_object_object_length(v) > CTL_FILES_MAX) {
+		snprintf(detail, size, "field '%s': %d files, at most %d", key,
+			 json_object_object_length(v), CTL_FILES_MAX);
+		return -EBADMSG;
+	}
+	json_object_object_foreach(v, name, text)
+	{
+		const char *s;
+		(void)text; /* ctl_get_str looks it up again, and checks it */
+		if (!*name || strlen(name) >= CTL_PATH_MAX) {
+			snprintf(detail, size, "field '%s': a file name empty or over %d bytes", key,
+				 CTL_PATH_MAX - 1);
+			return -EBADMSG;
+		}
+		for (const char *p = name; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+				snprintf(detail, size, "field '%s': a file name with a control "
+					 "character (0x%02x)", key, (unsigned char)*p);
+				return -EBADMSG;
+			}
+		/* a config, so the same bound as host_config's */
+		int r = ctl_get_str(v, name, CTL_CONFIG_MAX + 1, &s, detail, size);
+		if (r != 0) {
+			snprintf(detail, size, "field '%s': file '%.200s': not a string without NUL of "
+				 "at most %d bytes", key, name, CTL_CONFIG_MAX);
+			return -EBADMSG;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
 int ctl_get_u64(json_object *m, const char *key, uint64_t max, uint64_t *out, char *detail,
 		size_t size)
 {

@@ -26,6 +26,7 @@
 #define CTL_CONFIG_MAX (64 * 1024)  /* bytes of one config file in a submit */
 #define CTL_PATH_MAX 1024           /* a results folder, incl. NUL */
 #define CTL_LOG_CHUNK (8 * 1024)    /* bytes of log in one "log" line */
+#define CTL_FILES_MAX 16            /* files a submit carries beside h.conf and g.conf */
 
 /* Message types a peer may send; anything else is refused by the decoder. */
 bool ctl_type_known(const char *type);
@@ -71,6 +72,10 @@ int ctl_get_str(json_object *m, const char *key, size_t max, const char **out, c
 		size_t size);
 int ctl_get_u64(json_object *m, const char *key, uint64_t max, uint64_t *out, char *detail,
 		size_t size);
+/* An object of at most CTL_FILES_MAX files: name (no control character,
+ * under CTL_PATH_MAX) -> text (a string without NUL of at most
+ * CTL_CONFIG_MAX bytes); *out points into m. */
+int ctl_get_files(json_object *m, const char *key, json_object **out, char *detail, size_t size);
 int ctl_get_bool(json_object *m, const char *key, bool *out, char *detail, size_t size);
 
 /* The longest prefix of s[0..len) that is whole UTF-8, with every byte that

@@ -87,6 +87,20 @@ static void fuzz_getters(json_object *m)
 		int r = ctl_get_str(m, key, CTL_PATH_MAX, &s, detail, sizeof(detail));
 		FUZZ_CHECK(r == 0 || r == 1 || r == -EBADMSG);
 		FUZZ_CHECK(r || strlen(s) < CTL_PATH_MAX);
+		/* a submit's files: every one a bounded text without NUL */
+		json_object *files;
+		r = ctl_get_files(m, key, &files, detail, sizeof(detail));
+		FUZZ_CHECK(r == 0 || r == 1 || r == -EBADMSG);
+		if (r == 0) {
+			FUZZ_CHECK(json_object_object_length(files) <= CTL_FILES_MAX);
+			json_object_object_foreach(files, name, text) {
+				FUZZ_CHECK(*name && strlen(name) < CTL_PATH_MAX);
+				FUZZ_CHECK(json_object_is_type(text, json_type_string));
+				size_t len = (size_t)json_object_get_string_len(text);
+				FUZZ_CHECK(len <= CTL_CONFIG_MAX &&
+					   strlen(json_object_get_string(text)) == len);
+			}
+		}
 	}
 }
 

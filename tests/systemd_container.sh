@@ -270,7 +270,7 @@ if ! c apt-get install -y --no-install-recommends /root/lockstep.deb >"$work/apt
 	exit 1
 fi
 check "user and group lockstep made by postinst" c sh -c 'getent passwd lockstep >/dev/null && getent group lockstep >/dev/null'
-expect "/var/lib/lockstep" "$(c stat -c '%U:%G %a' /var/lib/lockstep)" "lockstep:lockstep 750"
+expect "/var/lib/lockstep" "$(c stat -c '%U:%G %a' /var/lib/lockstep)" "lockstep:lockstep 711"
 expect "/var/lib/lockstep/results" "$(c stat -c '%U:%G %a' /var/lib/lockstep/results)" "lockstep:lockstep 750"
 expect "hostd.socket enabled" "$(c systemctl is-enabled hostd.socket || true)" enabled
 expect "hostd.socket started by the install" "$(c systemctl is-active hostd.socket || true)" active
@@ -303,8 +303,23 @@ check "systemctl status shows it" shows_status
 c useradd -m alice
 c adduser --quiet alice lockstep
 c useradd -m bob
-id=$(as alice hostctl submit --host-config /etc/lockstep-test/h.conf \
-	--guest-config /etc/lockstep-test/quick-g.conf --run-name quick)
+# host-side steps (local guests) are root's only until the admin names a group
+out=$(as alice hostctl submit --host-config /etc/lockstep-test/h.conf \
+	--guest-config /etc/lockstep-test/quick-g.conf --run-name refused 2>&1) && rc=0 || rc=$?
+refused_steps() { [ "$rc" -ne 0 ] && [[ $out == *'may not run steps on the host'* ]]; }
+check "SERVICE_HOST_STEPS empty: alice's local guests refused at submit: rc $rc, '$out'" refused_steps
+c sed -i 's/^SERVICE_HOST_STEPS=.*/SERVICE_HOST_STEPS=lockstep/' /etc/lockstep/hostd-service.conf
+c systemctl reload hostd
+# the reload is a SIGHUP that hostd handles on its own time: until it has
+# reread the settings, the submit is refused as before
+id=
+for _ in $(seq 50); do
+	id=$(as alice hostctl submit --host-config /etc/lockstep-test/h.conf \
+		--guest-config /etc/lockstep-test/quick-g.conf --run-name quick 2>/dev/null) && break
+	id=
+	sleep 0.2
+done
+check "after SERVICE_HOST_STEPS=lockstep and a reload, alice's submit is accepted" test -n "$id"
 step "alice submitted experiment $id"
 rc=0
 as alice hostctl wait "$id" >/dev/null || rc=$?

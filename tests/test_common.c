@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "config.h"
+#include "config_files.h"
 #include "fileio.h"
 #include "log.h"
 #include "sysfacts.h"
@@ -236,6 +238,102 @@ START_TEST(test_copy)
 	ck_assert_int_eq(fileio_copy(src, dst), -ENOENT);
 	free(src);
 	free(dst);
+}
+END_TEST
+
+/* A link planted at the temporary name: the write below a folder fd fails
+ * and the link's target is left as it was; by path (private folders) the
+ * stale link is removed, never written through. */
+START_TEST(test_atomic_write_planted_link)
+{
+	char *target = at("target"), *link = at("manifest.json.tmp"), *man = at("manifest.json");
+	char *got;
+	struct stat st;
+
+	put("target", "root's own\n");
+	ck_assert_int_eq(chmod(target, 0600), 0);
+	ck_assert_int_eq(symlink(target, link), 0);
+	int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(fileio_write_atomic_at(dfd, "manifest.json", "{}\n", 3, 0640), -EEXIST);
+	got = slurp(target);
+	ck_assert_str_eq(got, "root's own\n");
+	free(got);
+	ck_assert_int_eq(lstat(link, &st), 0); /* left for whoever looks */
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(stat(man, &st), -1);
+	ck_assert_int_eq(fileio_write_atomic_at(dfd, "a/b", "x", 1, 0640), -EINVAL);
+	/* the mode asked for, and no temporary file left */
+	ck_assert_int_eq(fileio_write_atomic_at(dfd, "other.json", "x", 1, 0640), 0);
+	got = at("other.json");
+	ck_assert_int_eq(stat(got, &st), 0);
+	free(got);
+	ck_assert_uint_eq(st.st_mode & 0777, 0640 & ~umask(022));
+	close(dfd);
+
+	ck_assert_int_eq(fileio_write_atomic(man, "{}\n", 3), 0);
+	got = slurp(target);
+	ck_assert_str_eq(got, "root's own\n");
+	free(got);
+	got = slurp(man);
+	ck_assert_str_eq(got, "{}\n");
+	free(got);
+	free(target);
+	free(link);
+	free(man);
+}
+END_TEST
+
+/* Configs by content: a map in use answers every read and nothing else is
+ * opened; recording keeps what was read from the disk. */
+START_TEST(test_config_files)
+{
+	struct config_files *f = config_files_new(), *rec = config_files_new();
+	char *text, *path = at("on-disk.conf");
+	size_t len;
+	struct config_diag d;
+
+	put("on-disk.conf", "A=1\n");
+	ck_assert_int_eq(config_files_add(f, "/x/h.conf", "B=2\n"), 0);
+	ck_assert_int_eq(config_files_add(f, "/x/h.conf", "B=3\n"), 0); /* replaced */
+	ck_assert_uint_eq(config_files_count(f), 1);
+	for (int i = 1; i < CONFIG_FILES_MAX; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "/f%d", i);
+		ck_assert_int_eq(config_files_add(f, name, ""), 0);
+	}
+	ck_assert_int_eq(config_files_add(f, "/one-more", ""), -E2BIG);
+
+	/* without a map: the disk, recorded while asked */
+	config_files_record(rec);
+	ck_assert(config_files_exists(path));
+	struct config *c = config_new();
+	ck_assert_int_eq(config_files_load(c, path, &d), 0);
+	ck_assert_str_eq(config_get(c, "A"), "1");
+	config_free(c);
+	config_files_record(NULL);
+	ck_assert_str_eq(config_files_get(rec, path), "A=1\n");
+
+	/* with one: only the map, the disk file unknown */
+	config_files_use(f);
+	ck_assert(config_files_in_use());
+	ck_assert(!config_files_exists(path));
+	ck_assert_int_eq(config_files_read(path, &text, &len), -ENOENT);
+	ck_assert_int_eq(config_files_read("/x/h.conf", &text, &len), 0);
+	ck_assert_str_eq(text, "B=3\n");
+	ck_assert_uint_eq(len, 4);
+	free(text);
+	c = config_new();
+	ck_assert_int_eq(config_files_load(c, path, &d), -ENOENT);
+	ck_assert_msg(strstr(d.text, "not among the files hostctl submit sent"), "%s", d.text);
+	ck_assert_str_eq(d.file, path);
+	ck_assert_int_eq(config_files_load(c, "/x/h.conf", &d), 0);
+	ck_assert_str_eq(config_get(c, "B"), "3");
+	config_free(c);
+	config_files_use(NULL);
+	config_files_free(f);
+	config_files_free(rec);
+	free(path);
 }
 END_TEST
 
@@ -550,6 +648,8 @@ static Suite *common_suite(void)
 	tcase_add_test(mem, test_clock_monotonic);
 	tcase_add_checked_fixture(io, tmp_setup, tmp_teardown);
 	tcase_add_test(io, test_atomic_write);
+	tcase_add_test(io, test_atomic_write_planted_link);
+	tcase_add_test(io, test_config_files);
 	tcase_add_test(io, test_append_sync);
 	tcase_add_test(io, test_read_all_limit);
 	tcase_add_test(io, test_read_all_large);

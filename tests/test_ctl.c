@@ -412,6 +412,50 @@ START_TEST(test_get_str)
 }
 END_TEST
 
+START_TEST(test_get_files)
+{
+	json_object *m = parse("{\"f\":{\"/a/h.conf\":\"X=1\\n\",\"g2.conf\":\"\"},"
+			       "\"arr\":[],\"null\":{\"/x\":null},\"nul\":{\"/x\":\"a\\u0000\"},"
+			       "\"ctl\":{\"/a\\nb\":\"x\"},\"empty\":{\"\":\"x\"},\"num\":{\"/x\":1}}");
+	json_object *out = NULL;
+	char detail[256];
+	ck_assert_int_eq(ctl_get_files(m, "missing", &out, detail, sizeof(detail)), 1);
+	ck_assert_ptr_null(out);
+	ck_assert_int_eq(ctl_get_files(m, "f", &out, detail, sizeof(detail)), 0);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(out, "/a/h.conf")), "X=1\n");
+	ck_assert_int_eq(ctl_get_files(m, "arr", &out, detail, sizeof(detail)), -EBADMSG);
+	ck_assert_str_eq(detail, "field 'arr': not an object");
+	/* a name without its text, a NUL, a number: each refused, named */
+	ck_assert_int_eq(ctl_get_files(m, "null", &out, detail, sizeof(detail)), -EBADMSG);
+	ck_assert_msg(strstr(detail, "file '/x'"), "%s", detail);
+	ck_assert_int_eq(ctl_get_files(m, "nul", &out, detail, sizeof(detail)), -EBADMSG);
+	ck_assert_int_eq(ctl_get_files(m, "num", &out, detail, sizeof(detail)), -EBADMSG);
+	ck_assert_int_eq(ctl_get_files(m, "ctl", &out, detail, sizeof(detail)), -EBADMSG);
+	ck_assert_msg(strstr(detail, "control character (0x0a)"), "%s", detail);
+	ck_assert_int_eq(ctl_get_files(m, "empty", &out, detail, sizeof(detail)), -EBADMSG);
+	json_object_put(m);
+
+	/* at most CTL_FILES_MAX, each at most CTL_CONFIG_MAX bytes */
+	m = json_object_new_object();
+	json_object *f = json_object_new_object();
+	for (int i = 0; i <= CTL_FILES_MAX; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "/f%d", i);
+		json_object_object_add(f, name, json_object_new_string("x"));
+	}
+	json_object_object_add(m, "f", f);
+	ck_assert_int_eq(ctl_get_files(m, "f", &out, detail, sizeof(detail)), -EBADMSG);
+	ck_assert_msg(strstr(detail, "at most 16"), "%s", detail);
+	json_object_object_del(f, "/f0");
+	ck_assert_int_eq(ctl_get_files(m, "f", &out, detail, sizeof(detail)), 0);
+	static char big[CTL_CONFIG_MAX + 2];
+	memset(big, 'x', CTL_CONFIG_MAX + 1);
+	json_object_object_add(f, "/f1", json_object_new_string(big));
+	ck_assert_int_eq(ctl_get_files(m, "f", &out, detail, sizeof(detail)), -EBADMSG);
+	json_object_put(m);
+}
+END_TEST
+
 START_TEST(test_get_u64)
 {
 	json_object *m = parse("{\"zero\":0,\"ten\":10,\"neg\":-1,\"dbl\":1.0,\"str\":\"1\","
@@ -612,6 +656,7 @@ int main(void)
 	tcase_add_test(tc, test_stop);
 	tcase_add_test(tc, test_get_str);
 	tcase_add_test(tc, test_get_u64);
+	tcase_add_test(tc, test_get_files);
 	tcase_add_test(tc, test_get_bool);
 	tcase_add_test(tc, test_utf8_prefix);
 	tcase_add_test(tc, test_encode);
