@@ -31,6 +31,21 @@ static const struct bench_parser parsers[] = {
 	{ "pattern", "one number from the first line that matches a pattern",
 	  "a pattern with one '{}' where the number is: 'Time: {}', '{} ops/s'",
 	  bench__check_pattern_arg, bench__parse_pattern },
+	{ "perf-syscall", "perf bench syscall basic: total time, usecs/op, ops/sec",
+	  NULL, NULL, bench__parse_perf_syscall },
+	{ "perf-futex", "perf bench futex: ops/sec (hash, lock-pi) or ms per wake/requeue",
+	  "the workload: hash, lock-pi, wake, wake-parallel, requeue, requeue-pi",
+	  bench__check_perf_futex_arg, bench__parse_perf_futex },
+	{ "pmqtest", "rt-tests pmqtest -q: latency min/avg/max per pair and overall",
+	  NULL, NULL, bench__parse_pmqtest },
+	{ "pi-stress", "rt-tests pi_stress: priority inversions, total and per second",
+	  NULL, NULL, bench__parse_pi_stress },
+	{ "rt-migrate-test", "rt-tests rt-migrate-test: wake-up latency max/avg per task and overall",
+	  NULL, NULL, bench__parse_rt_migrate },
+	{ "uptime", "two readings of /proc/uptime: wall time and idle CPUs between them",
+	  NULL, NULL, bench__parse_uptime },
+	{ "iperf3-json", "iperf3 -J: send and receive throughput; UDP jitter and losses",
+	  NULL, NULL, bench__parse_iperf3_json },
 };
 
 const struct bench_parser *bench_parsers(size_t *n)
