@@ -18,7 +18,7 @@ const char *const bench_spec_keys[] = {
 	"BENCH_NAME", "BENCH_SUMMARY", "BENCH_ALIASES", "BENCH_BINARIES", "BENCH_PARAMS",
 	"BENCH_COMMAND", "BENCH_SWEEP", "BENCH_SWEEP_MIN", "BENCH_SWEEP_MAX", "BENCH_SWEEP_SCALE",
 	"BENCH_ITERATIONS", "BENCH_WARMUP", "BENCH_PARSER", "BENCH_PARSER_ARG", "BENCH_METRICS",
-	NULL,
+	"BENCH_SERVER", "BENCH_SERVER_READY", NULL,
 };
 
 /* Splits a blank-separated value into at most max words. */
@@ -139,10 +139,26 @@ static int load_fields(struct bench_spec *s, struct config_diag *d)
 	s->parser = get_dup(s->cfg, "BENCH_PARSER", NULL);
 	s->parser_arg = get_dup(s->cfg, "BENCH_PARSER_ARG", NULL);
 	s->sweep_var = get_dup(s->cfg, "BENCH_SWEEP", NULL);
+	s->server = get_dup(s->cfg, "BENCH_SERVER", NULL);
+	s->server_ready = get_dup(s->cfg, "BENCH_SERVER_READY", NULL);
 	if (!s->command || !s->parser) {
 		config_diag_at(d, s->cfg, NULL, s->path, "a spec needs BENCH_COMMAND and BENCH_PARSER");
 		return -EINVAL;
 	}
+	if (!s->server != !s->server_ready) {
+		config_diag_at(d, s->cfg, s->server ? "BENCH_SERVER" : "BENCH_SERVER_READY", s->path,
+			       "BENCH_SERVER and BENCH_SERVER_READY go together: the server, and the "
+			       "text it prints when it accepts clients");
+		return -EINVAL;
+	}
+	/* the text goes between single quotes into a grep of the step's shell */
+	for (const char *c = s->server_ready; c && *c; c++)
+		if (*c < ' ' || *c > '~' || strchr("'\\", *c)) {
+			config_diag_at(d, s->cfg, "BENCH_SERVER_READY", s->path,
+				       "BENCH_SERVER_READY holds printable ASCII without quotes or "
+				       "backslashes only");
+			return -EINVAL;
+		}
 	const struct bench_parser *parser = bench_parser_find(s->parser);
 	char why[256];
 	if (!parser) {
@@ -228,6 +244,8 @@ void bench_spec_free(struct bench_spec *s)
 	free(s->path);
 	free(s->summary);
 	free(s->command);
+	free(s->server);
+	free(s->server_ready);
 	free(s->sweep_var);
 	free(s->sweep_min);
 	free(s->sweep_max);
