@@ -41,7 +41,16 @@ static const char *const small_params =
 	/* 30 ms of histogram: a loaded CI machine has seen wake-ups over 10 ms,
 	 * whose p99.9 the parser then rightly refuses to make up */
 	"CYCLICTEST_DURATION=1\nCYCLICTEST_ITERATIONS=1\nCYCLICTEST_HISTOGRAM=30000\n"
-	"FIO_SIZE=4m\nFIO_RUNTIME=1\nFIO_ITERATIONS=1\n";
+	"FIO_SIZE=4m\nFIO_RUNTIME=1\nFIO_ITERATIONS=1\n"
+	"STRESSNG_MAX_THREADS=1\nSTRESSNG_RUNTIME=1\nSTRESSNG_ITERATIONS=1\n"
+	"PMQTEST_PAIRS=1\nPMQTEST_DURATION=1\n"
+	/* pi_stress reports whole seconds: 2 so that its rate has a time */
+	"PISTRESS_MAX_INVGROUPS=1\nPISTRESS_RUNTIME=2\nRTMIGRATION_LOOPS=2\n"
+	"FUTEXBENCH_MAX_THREADS=1\nFUTEXBENCH_RUNTIME=1\n"
+	"PERFFUTEXWAKE_ITERATIONS=2\nPERFFUTEXWAKE_MAX_THREADS=1\n"
+	"PERFSYSCALL_LOOPS=10000\nPERFSYSCALL_ITERATIONS=1\n"
+	"NAP_DURATION=1\nMONITOR_DURATION=1\n"
+	"IPERF3_MAX_STREAMS=1\nIPERF3_DURATION=1\nIPERF3_ITERATIONS=1\n";
 
 /* The value of KEY="..." (or KEY=...) in a spec file, in buf. */
 static const char *spec_value(const char *text, const char *key, char *buf, size_t len)
@@ -71,7 +80,7 @@ static json_object *find_sample(json_object **v, size_t n, const char *bench, co
 
 START_TEST(test_every_spec_yields_its_metrics)
 {
-	char dir[512], list[4096] = "", g[8192];
+	char dir[512], list[4096] = "", g[16384];
 	snprintf(dir, sizeof(dir), "%s/benchmarks", getenv("LOCKSTEP_SOURCE_ROOT"));
 	DIR *d = opendir(dir);
 	ck_assert_ptr_nonnull(d);
