@@ -178,7 +178,7 @@ START_TEST(rt_tests)
 }
 END_TEST
 
-/* nap's readings, and iperf3 with its own server on a loopback port */
+/* nap's readings; iperf3 and redis with their own servers on loopback ports */
 START_TEST(uptime_iperf3)
 {
 	run_parse("uptime", NULL, "cat /proc/uptime && sleep 1 && cat /proc/uptime");
@@ -191,6 +191,13 @@ START_TEST(uptime_iperf3)
 	ck_assert_uint_eq(m.n, 4);
 	ck_assert_double_gt(metric("send"), 0);
 	ck_assert_double_le(metric("lost_percent"), 100);
+	run_parse("redis-benchmark", NULL,
+		  "p=$((20000 + $$ % 40000)); redis-server --port $p --save '' --appendonly no "
+		  ">redis.log 2>&1 & until grep -q 'Ready to accept' redis.log; do sleep 0.1; done; "
+		  "redis-benchmark --csv -p $p -c 2 -n 1000 -t set,get; s=$?; kill $!; wait; exit $s");
+	ck_assert_uint_eq(m.n, 6);
+	ck_assert_double_gt(metric("get.rps"), 0);
+	ck_assert_double_le(metric("set.lat_avg"), metric("set.lat_p99") + 0.001);
 }
 END_TEST
 

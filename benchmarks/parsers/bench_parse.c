@@ -46,6 +46,8 @@ static const struct bench_parser parsers[] = {
 	  NULL, NULL, bench__parse_uptime },
 	{ "iperf3-json", "iperf3 -J: send and receive throughput; UDP jitter and losses",
 	  NULL, NULL, bench__parse_iperf3_json },
+	{ "redis-benchmark", "redis-benchmark --csv: requests/s, mean and p99 latency per test",
+	  NULL, NULL, bench__parse_redis_benchmark },
 };
 
 const struct bench_parser *bench_parsers(size_t *n)
