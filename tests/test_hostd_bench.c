@@ -51,7 +51,8 @@ static const char *const small_params =
 	"PERFSYSCALL_LOOPS=10000\nPERFSYSCALL_ITERATIONS=1\n"
 	"NAP_DURATION=1\nMONITOR_DURATION=1\n"
 	"IPERF3_MAX_STREAMS=1\nIPERF3_DURATION=1\nIPERF3_ITERATIONS=1\n"
-	"REDIS_MAX_CLIENTS=1\nREDIS_REQUESTS=2000\nREDIS_ITERATIONS=1\n";
+	"REDIS_MAX_CLIENTS=1\nREDIS_REQUESTS=2000\nREDIS_ITERATIONS=1\n"
+	"DBENCH_MAX_CLIENTS=1\nDBENCH_DURATION_BASE=1\n";
 
 /* The value of KEY="..." (or KEY=...) in a spec file, in buf. */
 static const char *spec_value(const char *text, const char *key, char *buf, size_t len)

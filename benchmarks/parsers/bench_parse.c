@@ -48,6 +48,8 @@ static const struct bench_parser parsers[] = {
 	  NULL, NULL, bench__parse_iperf3_json },
 	{ "redis-benchmark", "redis-benchmark --csv: requests/s, mean and p99 latency per test",
 	  NULL, NULL, bench__parse_redis_benchmark },
+	{ "dbench", "dbench 4 and tbench: throughput, max latency",
+	  NULL, NULL, bench__parse_dbench },
 };
 
 const struct bench_parser *bench_parsers(size_t *n)
