@@ -66,6 +66,9 @@ static int redis_row(const struct bench__line *l, struct bench_metrics *m, char 
 	name[n] = '\0';
 	for (size_t i = 1; i < REDIS_FIELDS; i++) {
 		struct bench__cur f = { s[i], e[i] };
+		if (i == 1 && e[i] - s[i] == 3 && memcmp(s[i], "inf", 3) == 0)
+			return bench__fail(why, whylen, "line %lu: %s ended too soon to be timed ('inf' "
+					   "requests/s): give it more requests", l->no, name);
 		if (bench__number(&f, &v[i]) < 0 || !bench__cur_done(&f) || v[i] < 0)
 			return bench__fail(why, whylen, "line %lu: field %zu of %s is '%s', not a number "
 					   ">= 0", l->no, i + 1, name,
