@@ -223,6 +223,19 @@ int bench_spec_expand(const struct bench_spec *s, const struct config *gconf,
 	size_t npts = 1;
 	int64_t iters, warm;
 
+	/* MMTests sweeps some comma-separated lists (IPERF3_BUFFER_SIZES) in
+	 * one benchmark; a spec sweeps one variable, so such a list is refused
+	 * here, where the config is, rather than failing every step. */
+	for (size_t i = 0; i < s->none_value; i++) {
+		const struct config *from;
+		const char *v = param_value(&x, s->one_value[i], &from);
+		if (v && strchr(v, ',')) {
+			fail(&x, from, s->one_value[i], "%s=\"%.48s\" lists several values; %s runs "
+			     "one (MMTests sweeps the list): set one, e.g. with --set", s->one_value[i],
+			     v, s->name);
+			return -EINVAL;
+		}
+	}
 	if (fill_int(&x, "BENCH_ITERATIONS", s->iterations, 1, BENCH_ITERATIONS_MAX, &iters) < 0 ||
 	    fill_int(&x, "BENCH_WARMUP", s->warmup, 0, BENCH_WARMUP_MAX, &warm) < 0)
 		return -EINVAL;

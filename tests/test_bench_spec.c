@@ -158,6 +158,13 @@ START_TEST(test_errors_name_place_and_value)
 		     "MMTESTS names \"hb-alas\", which no benchmark answers to: did you mean "
 		     "\"hb-alias\"?");
 	expect_error(spec_text, "MMTESTS=\"cpu-prob\"\n", "g.conf", 1, "did you mean \"cpu-probe\"?");
+	/* a list MMTests sweeps, where a spec takes one value */
+	expect_error(SPEC_HEAD "BENCH_ONE_VALUE=HB_LOOPS\nBENCH_COMMAND='hackbench -l ${HB_LOOPS}'\n",
+		     "MMTESTS=hb\n\nHB_LOOPS=10,20\n", "g.conf", 3,
+		     "HB_LOOPS=\"10,20\" lists several values; hb runs one (MMTests sweeps the list)");
+	expect_error(SPEC_HEAD "BENCH_ONE_VALUE=HB_NOPE\nBENCH_COMMAND='hackbench'\n",
+		     "MMTESTS=hb\n", "hb.bench", 17, "BENCH_ONE_VALUE names \"HB_NOPE\", which is not in "
+		     "BENCH_PARAMS");
 	/* a template naming something that is not a parameter */
 	expect_error(SPEC_HEAD "BENCH_COMMAND='hackbench -g ${NOPE}'\n", "MMTESTS=hb\n", "hb.bench",
 		     17, "uses ${NOPE}, which is neither a parameter");
