@@ -103,8 +103,8 @@ static size_t distance(const char *a, const char *b)
 static const char *nearest_name(const struct node_plan *p, const char *word)
 {
 	const char *best = NULL;
-	size_t bestd = strlen(word) < 6 ? 1 : 2;
-	bestd++; /* "< bestd" below */
+	/* at most one edit away for a short name, two for a longer one */
+	size_t bestd = (strlen(word) < 6 ? 1 : 2) + 1;
 	if (distance(word, "cpu-probe") < bestd)
 		best = "cpu-probe", bestd = distance(word, "cpu-probe");
 	for (size_t i = 0; i < p->nspecs; i++) {
