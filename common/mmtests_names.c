@@ -8,9 +8,12 @@
  * (MONITORS_GZIP, MONITOR_UPDATE_FREQUENCY, ...) belongs in the caller's
  * known list instead, which wins over this one.
  */
+#include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "config.h"
+#include "mmtests_names.h"
 
 const char *const config_mmtests_ignored[] = {
 	/* monitors lockstep does not run */
@@ -32,3 +35,41 @@ const char *const config_mmtests_ignored[] = {
 	"MONITOR_HOOKS",
 	NULL,
 };
+
+/*
+ * The benchmark names MMTests' configs use (MMTESTS="..."), so that a name
+ * no lockstep spec answers to can be told apart from a typo.  "wis-*" is
+ * a family: every name with that prefix.
+ */
+const char *const mmtests_benchmarks[] = {
+	"aim9", "apachebench", "autonumabench", "blogbench", "bonniepp", "coremark",
+	"cyclictest", "cyclictest-fine", "dbench", "dbench4", "easywave", "ebizzy", "fio",
+	"fsmark", "futexbench-*", "gitcheckout", "gitsource", "hackbench-*", "hpcc",
+	"io_uring", "iperf3-*", "kernbench", "klp", "kvmstart", "libmicro-*", "ltp", "monitor",
+	"mutilate", "nap", "nas-*", "netperf-*", "parsec-*", "pedsort", "perffutexwake",
+	"perfnuma", "perfpipe", "perfsyscall", "pgbench", "pistress", "pmqtest-*",
+	"poundsyscall", "redis", "redis-memtier", "rtmigration", "saladfork", "schbench",
+	"script", "sembench-*", "siege", "simoop", "specjbb", "specjbb2015", "sqlite",
+	"sstartup", "stockfish", "stream", "stressng", "stutterp", "sysbench", "sysbenchcpu",
+	"sysbenchmutex", "sysjitter", "tbench", "thpchallenge", "time_unmap", "trunc",
+	"unixbench", "unixbenchd", "usemem", "wis-*", "xfsrepair", "xfstests", "xsbench",
+	/* MMTests builds these from source as benchmarks of a compiler */
+	"*build",
+	NULL,
+};
+
+int mmtests_benchmark_match(const char *name)
+{
+	size_t n = strlen(name);
+	int found = 0;
+	for (size_t i = 0; mmtests_benchmarks[i]; i++) {
+		const char *b = mmtests_benchmarks[i];
+		size_t k = strlen(b);
+		if (strcmp(name, b) == 0)
+			return 2;
+		if (b[0] == '*' ? n > k - 1 && strcmp(name + n - (k - 1), b + 1) == 0
+		    : b[k - 1] == '*' && n > k - 1 && strncmp(name, b, k - 1) == 0)
+			found = 1;
+	}
+	return found;
+}

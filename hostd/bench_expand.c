@@ -170,6 +170,36 @@ static int fill_int(struct expand_ctx *x, const char *what, const char *tmpl, in
 	return 0;
 }
 
+/*
+ * A step with a server (BENCH_SERVER): the step's shell picks a port for it
+ * from its own PID, so that nodes sharing the host's network (local guests,
+ * the host) do not collide at the same instant, and exports it as
+ * LOCKSTEP_PORT; starts the server in the background with its output in a
+ * file of the work folder; waits until that output holds the ready text
+ * (the server's own word that it accepts clients: there is no event to
+ * wait on, so the wait is bounded); runs the command in a subshell (its exit
+ * ends only itself); stops the server and
+ * exits with the command's status.  A server that exits first, or is not
+ * ready in time, fails the step with its output as the reason.
+ */
+static char *with_server(const char *server, const char *ready, const char *cmd)
+{
+	return xasprintf(
+		"LOCKSTEP_PORT=$((20000 + $$ %% 40000)); export LOCKSTEP_PORT; "
+		"lockstep_log=lockstep-server-$$.log; "
+		"%s >$lockstep_log 2>&1 </dev/null & lockstep_srv=$!; lockstep_n=0; "
+		"until grep -q '%s' $lockstep_log; do "
+		"if ! kill -0 $lockstep_srv 2>/dev/null; then "
+		"echo 'lockstep: the server exited before it was ready:'; cat $lockstep_log; "
+		"rm -f $lockstep_log; exit 125; fi; "
+		"lockstep_n=$((lockstep_n + 1)); if [ $lockstep_n -gt %d ]; then "
+		"echo 'lockstep: the server did not print \"%s\" in %d s:'; cat $lockstep_log; "
+		"kill $lockstep_srv; rm -f $lockstep_log; exit 124; fi; sleep 0.1; done; "
+		"(%s); lockstep_rc=$?; kill $lockstep_srv 2>/dev/null; wait $lockstep_srv 2>/dev/null; "
+		"rm -f $lockstep_log; exit $lockstep_rc",
+		server, ready, BENCH_SERVER_READY_TENTHS, ready, BENCH_SERVER_READY_TENTHS / 10, cmd);
+}
+
 static size_t sweep_points(const struct bench_spec *s, int64_t min, int64_t max, uint32_t *pts)
 {
 	size_t n = 0;
@@ -193,6 +223,19 @@ int bench_spec_expand(const struct bench_spec *s, const struct config *gconf,
 	size_t npts = 1;
 	int64_t iters, warm;
 
+	/* MMTests sweeps some comma-separated lists (IPERF3_BUFFER_SIZES) in
+	 * one benchmark; a spec sweeps one variable, so such a list is refused
+	 * here, where the config is, rather than failing every step. */
+	for (size_t i = 0; i < s->none_value; i++) {
+		const struct config *from;
+		const char *v = param_value(&x, s->one_value[i], &from);
+		if (v && strchr(v, ',')) {
+			fail(&x, from, s->one_value[i], "%s=\"%.48s\" lists several values; %s runs "
+			     "one (MMTests sweeps the list): set one, e.g. with --set", s->one_value[i],
+			     v, s->name);
+			return -EINVAL;
+		}
+	}
 	if (fill_int(&x, "BENCH_ITERATIONS", s->iterations, 1, BENCH_ITERATIONS_MAX, &iters) < 0 ||
 	    fill_int(&x, "BENCH_WARMUP", s->warmup, 0, BENCH_WARMUP_MAX, &warm) < 0)
 		return -EINVAL;
@@ -230,6 +273,13 @@ int bench_spec_expand(const struct bench_spec *s, const struct config *gconf,
 	for (size_t p = 0, k = 0; p < npts; p++) {
 		x.sweep_value = pts[p];
 		char *cmd = fill(&x, "BENCH_COMMAND", s->command);
+		if (cmd && s->server) {
+			char *server = fill(&x, "BENCH_SERVER", s->server);
+			char *wrapped = server ? with_server(server, s->server_ready, cmd) : NULL;
+			free(server);
+			free(cmd);
+			cmd = wrapped;
+		}
 		if (!cmd || strlen(cmd) >= PROTO_COMMAND_MAX) {
 			if (cmd)
 				fail(&x, s->cfg, "BENCH_COMMAND", "the command of %s is %zu bytes; at most %d",

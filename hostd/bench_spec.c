@@ -18,7 +18,7 @@ const char *const bench_spec_keys[] = {
 	"BENCH_NAME", "BENCH_SUMMARY", "BENCH_ALIASES", "BENCH_BINARIES", "BENCH_PARAMS",
 	"BENCH_COMMAND", "BENCH_SWEEP", "BENCH_SWEEP_MIN", "BENCH_SWEEP_MAX", "BENCH_SWEEP_SCALE",
 	"BENCH_ITERATIONS", "BENCH_WARMUP", "BENCH_PARSER", "BENCH_PARSER_ARG", "BENCH_METRICS",
-	NULL,
+	"BENCH_SERVER", "BENCH_SERVER_READY", "BENCH_ONE_VALUE", NULL,
 };
 
 /* Splits a blank-separated value into at most max words. */
@@ -90,11 +90,12 @@ static int load_lists(struct bench_spec *s, struct config_diag *d)
 		size_t max;
 	} lists[] = { { "BENCH_ALIASES", BENCH_SPEC_LIST_MAX },
 		      { "BENCH_BINARIES", BENCH_SPEC_LIST_MAX },
-		      { "BENCH_PARAMS", BENCH_SPEC_PARAMS_MAX } };
-	char **words[] = { NULL, NULL, NULL };
-	size_t counts[3] = { 0 };
+		      { "BENCH_PARAMS", BENCH_SPEC_PARAMS_MAX },
+		      { "BENCH_ONE_VALUE", BENCH_SPEC_PARAMS_MAX } };
+	char **words[] = { NULL, NULL, NULL, NULL };
+	size_t counts[4] = { 0 };
 
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		if (split(config_get(s->cfg, lists[i].key), lists[i].max, &words[i], &counts[i]) < 0) {
 			config_diag_at(d, s->cfg, lists[i].key, s->path, "%s has more than %zu words",
 			     lists[i].key, lists[i].max);
@@ -106,6 +107,7 @@ static int load_lists(struct bench_spec *s, struct config_diag *d)
 	s->aliases = words[0], s->naliases = counts[0];
 	s->binaries = words[1], s->nbinaries = counts[1];
 	s->params = words[2], s->nparams = counts[2];
+	s->one_value = words[3], s->none_value = counts[3];
 	for (size_t i = 0; i < s->naliases; i++)
 		if (!proto_name_valid(s->aliases[i])) {
 			config_diag_at(d, s->cfg, "BENCH_ALIASES", s->path, "BENCH_ALIASES: \"%s\" is not a benchmark name",
@@ -119,6 +121,17 @@ static int load_lists(struct bench_spec *s, struct config_diag *d)
 			     s->params[i]);
 			return -EINVAL;
 		}
+	for (size_t i = 0; i < s->none_value; i++) {
+		size_t k = 0;
+		while (k < s->nparams && strcmp(s->params[k], s->one_value[i]) != 0)
+			k++;
+		if (k == s->nparams) {
+			config_diag_at(d, s->cfg, "BENCH_ONE_VALUE", s->path,
+				       "BENCH_ONE_VALUE names \"%s\", which is not in BENCH_PARAMS",
+				       s->one_value[i]);
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
@@ -139,10 +152,26 @@ static int load_fields(struct bench_spec *s, struct config_diag *d)
 	s->parser = get_dup(s->cfg, "BENCH_PARSER", NULL);
 	s->parser_arg = get_dup(s->cfg, "BENCH_PARSER_ARG", NULL);
 	s->sweep_var = get_dup(s->cfg, "BENCH_SWEEP", NULL);
+	s->server = get_dup(s->cfg, "BENCH_SERVER", NULL);
+	s->server_ready = get_dup(s->cfg, "BENCH_SERVER_READY", NULL);
 	if (!s->command || !s->parser) {
 		config_diag_at(d, s->cfg, NULL, s->path, "a spec needs BENCH_COMMAND and BENCH_PARSER");
 		return -EINVAL;
 	}
+	if (!s->server != !s->server_ready) {
+		config_diag_at(d, s->cfg, s->server ? "BENCH_SERVER" : "BENCH_SERVER_READY", s->path,
+			       "BENCH_SERVER and BENCH_SERVER_READY go together: the server, and the "
+			       "text it prints when it accepts clients");
+		return -EINVAL;
+	}
+	/* the text goes between single quotes into a grep of the step's shell */
+	for (const char *c = s->server_ready; c && *c; c++)
+		if (*c < ' ' || *c > '~' || strchr("'\\", *c)) {
+			config_diag_at(d, s->cfg, "BENCH_SERVER_READY", s->path,
+				       "BENCH_SERVER_READY holds printable ASCII without quotes or "
+				       "backslashes only");
+			return -EINVAL;
+		}
 	const struct bench_parser *parser = bench_parser_find(s->parser);
 	char why[256];
 	if (!parser) {
@@ -225,9 +254,12 @@ void bench_spec_free(struct bench_spec *s)
 	free_words(s->aliases, s->naliases);
 	free_words(s->binaries, s->nbinaries);
 	free_words(s->params, s->nparams);
+	free_words(s->one_value, s->none_value);
 	free(s->path);
 	free(s->summary);
 	free(s->command);
+	free(s->server);
+	free(s->server_ready);
 	free(s->sweep_var);
 	free(s->sweep_min);
 	free(s->sweep_max);

@@ -51,7 +51,11 @@ struct bench_spec {
 	size_t nbinaries;
 	char **params;                 /* BENCH_PARAMS: names g.conf may set */
 	size_t nparams;
+	char **one_value;              /* BENCH_ONE_VALUE: params that may not list values */
+	size_t none_value;
 	char *command;                 /* BENCH_COMMAND, with ${NAME} templates */
+	char *server;                  /* BENCH_SERVER: started before the command, stopped after; NULL */
+	char *server_ready;            /* BENCH_SERVER_READY: text the server prints when it serves */
 	char *sweep_var;               /* BENCH_SWEEP: NULL when there is none */
 	char *sweep_min, *sweep_max;   /* BENCH_SWEEP_MIN/MAX templates */
 	enum bench_sweep_scale sweep_scale;
@@ -66,6 +70,9 @@ struct bench_step {
 	uint32_t sweep_value;  /* 0 without a sweep */
 	bool warmup;
 };
+
+/* How long a step waits for its server to print BENCH_SERVER_READY. */
+#define BENCH_SERVER_READY_TENTHS 300
 
 /* The spec keys, for the check of unknown names in spec files. */
 extern const char *const bench_spec_keys[];

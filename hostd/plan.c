@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config_files.h"
+#include "mmtests_names.h"
 #include "xalloc.h"
 
 #define ITERATIONS_MAX 1000
@@ -76,6 +77,79 @@ static const struct bench_spec *find_spec(const struct node_plan *p, const char 
 	return NULL;
 }
 
+/* Edit distance of two short names (a typo is one or two edits away). */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[PROTO_NAME_MAX + 1];
+	if (la > PROTO_NAME_MAX || lb > PROTO_NAME_MAX)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* The name a spec (or cpu-probe) answers to that is nearest to word, when
+ * it is near enough to be what was meant: NULL otherwise. */
+static const char *nearest_name(const struct node_plan *p, const char *word)
+{
+	const char *best = NULL;
+	/* at most one edit away for a short name, two for a longer one */
+	size_t bestd = (strlen(word) < 6 ? 1 : 2) + 1;
+	if (distance(word, "cpu-probe") < bestd)
+		best = "cpu-probe", bestd = distance(word, "cpu-probe");
+	for (size_t i = 0; i < p->nspecs; i++) {
+		const struct bench_spec *s = p->specs[i];
+		for (size_t k = 0; k <= s->naliases; k++) {
+			const char *name = k == 0 ? s->name : s->aliases[k - 1];
+			size_t d = distance(word, name);
+			if (d < bestd)
+				best = name, bestd = d;
+		}
+	}
+	return best;
+}
+
+/* A word no spec answers to: an MMTests benchmark lockstep lacks, or a typo
+ * of one it has.  One line; never "define a command", which misleads a
+ * user who meant MMTests' benchmark. */
+static void unknown_word(const struct node_plan *p, const char *list_name, const char *word,
+			 struct config_diag *d)
+{
+	int mmtests = mmtests_benchmark_match(word);
+	const char *near = mmtests == 2 ? NULL : nearest_name(p, word);
+	const char *doc = "docs/benchmarks.md lists lockstep's benchmarks and MMTests' it lacks";
+	if (!p->nspecs)
+		config_diag_at(d, p->gconf, list_name, p->gconf_path,
+			       "%s names \"%s\", but the benchmark spec folder is empty (%s)",
+			       list_name, word, doc);
+	else if (near)
+		config_diag_at(d, p->gconf, list_name, p->gconf_path,
+			       "%s names \"%s\", which no benchmark answers to: did you mean \"%s\"? (%s)",
+			       list_name, word, near, doc);
+	else if (mmtests)
+		config_diag_at(d, p->gconf, list_name, p->gconf_path,
+			       "%s names \"%s\", an MMTests benchmark that is not in lockstep's "
+			       "library (%s, with why)", list_name, word, doc);
+	else
+		config_diag_at(d, p->gconf, list_name, p->gconf_path,
+			       "%s names \"%s\", which is neither a benchmark of lockstep's library "
+			       "nor of MMTests (%s)", list_name, word, doc);
+}
+
 /* One word of the benchmark list: cpu-probe, COMMAND_<NAME> (which wins over
  * a spec of the same name, so a lab can replace one), or a spec. */
 static int add_word(struct node_plan *p, const char *list_name, const char *word, int64_t units,
@@ -116,10 +190,7 @@ static int add_word(struct node_plan *p, const char *list_name, const char *word
 	}
 	const struct bench_spec *spec = find_spec(p, word);
 	if (!spec) {
-		config_diag_at(d, c, list_name, p->gconf_path,
-			"%s names \"%s\", which is neither the built-in cpu-probe, a benchmark of %s "
-			"(see docs/benchmarks.md) nor a command: define it with %s=\"command line\"",
-			list_name, word, p->nspecs ? "the specs" : "the (empty) spec folder", key);
+		unknown_word(p, list_name, word, d);
 		free(key);
 		return -EINVAL;
 	}

@@ -167,7 +167,8 @@ START_TEST(registry)
 	static const char *const names[] = {
 		"hackbench", "perf-sched-pipe", "perf-sched-messaging", "sysbench-cpu",
 		"sysbench-threads", "sysbench-mutex", "stress-ng", "cyclictest", "fio-json",
-		"pattern",
+		"pattern", "perf-syscall", "perf-futex", "pmqtest", "pi-stress", "rt-migrate-test",
+		"uptime", "iperf3-json", "redis-benchmark", "dbench",
 	};
 	char why[256];
 

@@ -123,6 +123,87 @@ START_TEST(stress_ng)
 }
 END_TEST
 
+/* MMTests' stressng: whichever one stressor ran */
+START_TEST(stressng_any)
+{
+	run_parse("stress-ng", "*", "stress-ng --context 1 --timeout 1 --metrics-brief");
+	ck_assert_uint_eq(m.n, 3);
+	ck_assert_double_gt(metric("bogo_ops_s"), 0);
+	run_parse("stress-ng", "*", "stress-ng --sock-domain ipv4 --sock 1 --timeout 1 --metrics-brief");
+	ck_assert_double_gt(metric("bogo_ops"), 0);
+}
+END_TEST
+
+START_TEST(perf_futex_syscall)
+{
+	static const char *const rate[] = { "hash", "lock-pi" };
+	static const char *const time[][2] = {
+		{ "wake", "wake" }, { "wake-parallel", "wake-parallel" },
+		{ "requeue", "requeue" }, { "requeue-pi", "requeue --pi" },
+	};
+	char cmd[128];
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd), "perf bench futex %s -t 2 -r 1", rate[i]);
+		run_parse("perf-futex", rate[i], cmd);
+		ck_assert_uint_eq(m.n, 1);
+		ck_assert_double_gt(metric("ops_per_sec"), 0);
+	}
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(cmd, sizeof(cmd), "perf bench futex %s -t 2", time[i][1]);
+		run_parse("perf-futex", time[i][0], cmd);
+		ck_assert_uint_eq(m.n, 1);
+		ck_assert_double_gt(metric("time"), 0);
+	}
+	run_parse("perf-futex", "wake", "perf bench -r 3 futex wake -t 2 -w 1");
+	ck_assert_double_gt(metric("time"), 0);
+	run_parse("perf-syscall", NULL, "perf bench syscall basic -l 20000");
+	double usecs = metric("usecs_per_op"), ops = metric("ops_per_sec");
+	ck_assert_double_le(fabs(ops * usecs / 1e6 - 1), 0.01);
+}
+END_TEST
+
+START_TEST(rt_tests)
+{
+	run_parse("pmqtest", NULL, "pmqtest -p99 --threads=2 -a --distance=0 --duration=1 --quiet");
+	ck_assert_uint_eq(m.n, 9);
+	ck_assert_double_le(metric("lat_min"), metric("lat_avg"));
+	ck_assert_double_le(metric("lat_avg"), metric("lat_max"));
+	ck_assert_double_le(metric("p1.lat_max"), metric("lat_max"));
+	/* a run of 1 s may finish no operation inside its timed window */
+	run_parse("dbench", NULL, "dbench -t 3 -D . 1");
+	ck_assert_double_gt(metric("throughput"), 0);
+	run_parse("pi-stress", NULL, "pi_stress --groups=1 --duration=2");
+	ck_assert_double_gt(metric("inversions"), 0);
+	ck_assert_double_gt(metric("inversions_per_sec"), 0);
+	run_parse("rt-migrate-test", NULL, "rt-migrate-test -c -l 2");
+	ck_assert_double_le(metric("lat_avg"), metric("lat_max"));
+	ck_assert_double_eq(metric("t0.lat_max") <= metric("lat_max"), 1);
+}
+END_TEST
+
+/* nap's readings; iperf3 and redis with their own servers on loopback ports */
+START_TEST(uptime_iperf3)
+{
+	run_parse("uptime", NULL, "cat /proc/uptime && sleep 1 && cat /proc/uptime");
+	ck_assert_double_ge(metric("wall"), 0.9);
+	ck_assert_double_ge(metric("idle_cpus"), 0);
+	run_parse("iperf3-json", NULL,
+		  "p=$((20000 + $$ % 40000)); iperf3 -s -1 -p $p --forceflush >srv.log 2>&1 & "
+		  "until grep -q listening srv.log; do sleep 0.1; done; "
+		  "iperf3 -c 127.0.0.1 -p $p -t 1 -u -b 10M -J; wait");
+	ck_assert_uint_eq(m.n, 4);
+	ck_assert_double_gt(metric("send"), 0);
+	ck_assert_double_le(metric("lost_percent"), 100);
+	run_parse("redis-benchmark", NULL,
+		  "p=$((20000 + $$ % 40000)); redis-server --port $p --save '' --appendonly no "
+		  ">redis.log 2>&1 & until grep -q 'Ready to accept' redis.log; do sleep 0.1; done; "
+		  "redis-benchmark --csv -p $p -c 2 -n 1000 -t set,get; s=$?; kill $!; wait; exit $s");
+	ck_assert_uint_eq(m.n, 6);
+	ck_assert_double_gt(metric("get.rps"), 0);
+	ck_assert_double_le(metric("set.lat_avg"), metric("set.lat_p99") + 0.001);
+}
+END_TEST
+
 START_TEST(cyclictest)
 {
 	run_parse("cyclictest", NULL, "cyclictest -q -l 200 -i 500 -h 20000");
@@ -172,6 +253,10 @@ int main(void)
 	tcase_add_test(tc, perf_sched);
 	tcase_add_test(tc, sysbench);
 	tcase_add_test(tc, stress_ng);
+	tcase_add_test(tc, stressng_any);
+	tcase_add_test(tc, perf_futex_syscall);
+	tcase_add_test(tc, rt_tests);
+	tcase_add_test(tc, uptime_iperf3);
 	tcase_add_test(tc, cyclictest);
 	tcase_add_test(tc, fio);
 	tcase_add_test(tc, pattern);

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench_spec.h"
@@ -143,9 +145,26 @@ START_TEST(test_errors_name_place_and_value)
 	/* an empty sweep */
 	expect_error(spec_text, "MMTESTS=hb\nHB_MIN=9\nHB_MAX=3\n", "g.conf", 3,
 		     "the maximum HB_MAX is below the minimum");
-	/* a word that is nothing known */
+	/* a word that is nothing known, an MMTests benchmark lockstep lacks,
+	 * a typo: one line each, naming the word and the documentation */
 	expect_error(spec_text, "MMTESTS=\"hb hackbnch\"\n", "g.conf", 1,
-		     "names \"hackbnch\", which is neither the built-in cpu-probe");
+		     "MMTESTS names \"hackbnch\", which is neither a benchmark of lockstep's library "
+		     "nor of MMTests (docs/benchmarks.md lists lockstep's benchmarks and MMTests' "
+		     "it lacks)");
+	expect_error(spec_text, "MMTESTS=\"hb schbench\"\n", "g.conf", 1,
+		     "MMTESTS names \"schbench\", an MMTests benchmark that is not in lockstep's "
+		     "library (docs/benchmarks.md");
+	expect_error(spec_text, "MMTESTS=\"hb-alas\"\n", "g.conf", 1,
+		     "MMTESTS names \"hb-alas\", which no benchmark answers to: did you mean "
+		     "\"hb-alias\"?");
+	expect_error(spec_text, "MMTESTS=\"cpu-prob\"\n", "g.conf", 1, "did you mean \"cpu-probe\"?");
+	/* a list MMTests sweeps, where a spec takes one value */
+	expect_error(SPEC_HEAD "BENCH_ONE_VALUE=HB_LOOPS\nBENCH_COMMAND='hackbench -l ${HB_LOOPS}'\n",
+		     "MMTESTS=hb\n\nHB_LOOPS=10,20\n", "g.conf", 3,
+		     "HB_LOOPS=\"10,20\" lists several values; hb runs one (MMTests sweeps the list)");
+	expect_error(SPEC_HEAD "BENCH_ONE_VALUE=HB_NOPE\nBENCH_COMMAND='hackbench'\n",
+		     "MMTESTS=hb\n", "hb.bench", 17, "BENCH_ONE_VALUE names \"HB_NOPE\", which is not in "
+		     "BENCH_PARAMS");
 	/* a template naming something that is not a parameter */
 	expect_error(SPEC_HEAD "BENCH_COMMAND='hackbench -g ${NOPE}'\n", "MMTESTS=hb\n", "hb.bench",
 		     17, "uses ${NOPE}, which is neither a parameter");
@@ -214,6 +233,86 @@ START_TEST(test_two_specs_one_name)
 }
 END_TEST
 
+/* Runs a step's command with /bin/sh in dir, as the agent does; its exit
+ * status, and what it printed in *out (static). */
+static int run_step(const char *command, const char **out)
+{
+	static char buf[8192];
+	char sh[400];
+	/* the command reaches the shell through the environment, unquoted */
+	setenv("LOCKSTEP_TEST_STEP", command, 1);
+	snprintf(sh, sizeof(sh), "cd '%s' && /bin/sh -c \"$LOCKSTEP_TEST_STEP\" 2>&1", dir);
+	FILE *f = popen(sh, "r");
+	ck_assert_ptr_nonnull(f);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	int st = pclose(f);
+	*out = buf;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A spec with a server: started before the command on a port the step
+ * picks, waited for until it says it is ready, stopped after; the step has
+ * the command's status.  A server that dies first fails the step with its
+ * output. */
+START_TEST(test_server_started_and_stopped)
+{
+	put("srv.bench",
+	    "BENCH_NAME=srv\nBENCH_BINARIES=sh\nBENCH_PARAMS=\"SRV_WORD SRV_RC\"\n"
+	    "SRV_WORD=serving\nSRV_RC=0\n"
+	    "BENCH_SERVER='sh -c \"echo \\$\\$ >srv.pid; sleep 1; echo ${SRV_WORD} on $LOCKSTEP_PORT; "
+	    "exec sleep 600\"'\n"
+	    "BENCH_SERVER_READY='serving on'\n"
+	    "BENCH_COMMAND='echo Time: 1.5 port $LOCKSTEP_PORT; exit ${SRV_RC}'\n"
+	    "BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n");
+	struct node_plan p;
+	struct config_diag d = { 0 };
+	const char *out;
+	ck_assert_msg(plan_of("MMTESTS=srv\n", 2, &p, &d) == 0, "%s:%d: %s", d.file, d.line, d.text);
+	ck_assert_int_eq(run_step(p.steps[0].command, &out), 0);
+	unsigned port;
+	ck_assert_msg(sscanf(out, "Time: 1.5 port %u", &port) == 1, "output: %s", out);
+	ck_assert_uint_ge(port, 20000);
+	ck_assert_uint_lt(port, 60000);
+	/* the server is gone, and so is its log */
+	char path[600], pidtext[32] = "";
+	snprintf(path, sizeof(path), "%s/srv.pid", dir);
+	FILE *f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(pidtext, sizeof(pidtext), f));
+	fclose(f);
+	ck_assert_int_eq(kill(atoi(pidtext), 0), -1);
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "ls '%s' | grep -q lockstep-server", dir);
+	ck_assert_int_ne(system(cmd), 0);
+	plan_fini(&p);
+
+	/* the command's status is the step's */
+	ck_assert_int_eq(plan_of("MMTESTS=srv\nSRV_RC=3\n", 2, &p, &d), 0);
+	ck_assert_int_eq(run_step(p.steps[0].command, &out), 3);
+	plan_fini(&p);
+
+	/* a server that exits before it is ready */
+	put("srv.bench",
+	    "BENCH_NAME=srv\nBENCH_BINARIES=sh\n"
+	    "BENCH_SERVER='sh -c \"echo cannot bind; exit 1\"'\nBENCH_SERVER_READY='serving on'\n"
+	    "BENCH_COMMAND='echo Time: 1'\nBENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n");
+	ck_assert_int_eq(plan_of("MMTESTS=srv\n", 2, &p, &d), 0);
+	ck_assert_int_eq(run_step(p.steps[0].command, &out), 125);
+	ck_assert_msg(strstr(out, "lockstep: the server exited before it was ready:\ncannot bind") &&
+		      !strstr(out, "Time:"), "output: %s", out);
+	plan_fini(&p);
+
+	/* one without the other is an error in the spec */
+	expect_error("BENCH_NAME=x\nBENCH_SERVER=true\nBENCH_COMMAND=true\nBENCH_PARSER=hackbench\n"
+		     "BENCH_METRICS=time:s:lower\n", "MMTESTS=x\n", "hb.bench", 2,
+		     "BENCH_SERVER and BENCH_SERVER_READY go together");
+	expect_error("BENCH_NAME=x\nBENCH_SERVER=true\nBENCH_SERVER_READY=\"it's up\"\n"
+		     "BENCH_COMMAND=true\nBENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n",
+		     "MMTESTS=x\n", "hb.bench", 3, "without quotes or backslashes");
+}
+END_TEST
+
 /* The specs we ship load, expand with their defaults for 1 and 64 CPUs, and
  * name a parser whose metrics they declare. */
 START_TEST(test_shipped_specs_load)
@@ -237,7 +336,9 @@ START_TEST(test_shipped_specs_load)
 				      v[i]->name, d.text);
 			ck_assert_uint_ge(k, 1);
 			ck_assert_uint_ge(v[i]->nmetrics, 1);
-			ck_assert_uint_ge(v[i]->nbinaries, 1);
+			/* nap and monitor run only the shell's cat and sleep */
+			if (strcmp(v[i]->parser, "uptime") != 0)
+				ck_assert_uint_ge(v[i]->nbinaries, 1);
 			ck_assert_ptr_nonnull(steps[0].command);
 			ck_assert_uint_lt(strlen(steps[0].command), PROTO_COMMAND_MAX);
 			proto_steps_free(steps, k);
@@ -260,6 +361,7 @@ int main(void)
 	tcase_add_test(tc, test_command_limit);
 	tcase_add_test(tc, test_two_specs_one_name);
 	tcase_add_test(tc, test_shipped_specs_load);
+	tcase_add_test(tc, test_server_started_and_stopped);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -9,6 +9,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,19 @@ static const char *const small_params =
 	/* 30 ms of histogram: a loaded CI machine has seen wake-ups over 10 ms,
 	 * whose p99.9 the parser then rightly refuses to make up */
 	"CYCLICTEST_DURATION=1\nCYCLICTEST_ITERATIONS=1\nCYCLICTEST_HISTOGRAM=30000\n"
-	"FIO_SIZE=4m\nFIO_RUNTIME=1\nFIO_ITERATIONS=1\n";
+	"FIO_SIZE=4m\nFIO_RUNTIME=1\nFIO_ITERATIONS=1\n"
+	"STRESSNG_MAX_THREADS=1\nSTRESSNG_RUNTIME=1\nSTRESSNG_ITERATIONS=1\n"
+	"PMQTEST_PAIRS=1\nPMQTEST_DURATION=1\n"
+	/* pi_stress reports whole seconds: 2 so that its rate has a time */
+	"PISTRESS_MAX_INVGROUPS=1\nPISTRESS_RUNTIME=2\nRTMIGRATION_LOOPS=2\n"
+	"FUTEXBENCH_MAX_THREADS=1\nFUTEXBENCH_RUNTIME=1\n"
+	"PERFFUTEXWAKE_ITERATIONS=2\nPERFFUTEXWAKE_MAX_THREADS=1\n"
+	"PERFSYSCALL_LOOPS=10000\nPERFSYSCALL_ITERATIONS=1\n"
+	"NAP_DURATION=1\nMONITOR_DURATION=1\n"
+	"IPERF3_MAX_STREAMS=1\nIPERF3_DURATION=1\nIPERF3_ITERATIONS=1\n"
+	/* fewer requests may end a test within a millisecond: "inf" requests/s */
+	"REDIS_MAX_CLIENTS=1\nREDIS_REQUESTS=50000\nREDIS_ITERATIONS=1\n"
+	"DBENCH_MAX_CLIENTS=1\nDBENCH_DURATION_BASE=1\n";
 
 /* The value of KEY="..." (or KEY=...) in a spec file, in buf. */
 static const char *spec_value(const char *text, const char *key, char *buf, size_t len)
@@ -69,9 +82,41 @@ static json_object *find_sample(json_object **v, size_t n, const char *bench, co
 	return NULL;
 }
 
+/* The metrics, units and directions a spec (its text) declares, checked
+ * in the samples of benchmark name, all from guest-1. */
+static void check_declared(json_object **s, size_t n, const char *name, const char *spec)
+{
+	char metrics[1024], *save;
+	spec_value(spec, "BENCH_METRICS", metrics, sizeof(metrics));
+	for (char *w = strtok_r(metrics, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		char *unit = strchr(w, ':'), *better = strrchr(w, ':');
+		*unit++ = '\0';
+		*better++ = '\0';
+		json_object *o = find_sample(s, n, name, w);
+		ck_assert_msg(o != NULL, "%s: no %s in samples.ndjson", name, w);
+		ck_assert_str_eq(jstr(o, "unit"), unit);
+		ck_assert_str_eq(jstr(o, "better"), better);
+		ck_assert_str_eq(jstr(o, "node"), "guest-1");
+	}
+}
+
+/* No failure record, or the first one with the step's output. */
+static void assert_no_failure(json_object **s, size_t n, const char *what)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!json_object_object_get_ex(s[i], "failed", NULL))
+			continue;
+		char path[512];
+		snprintf(path, sizeof(path), "%s/results/t/%s", tmpdir, jstr(s[i], "log"));
+		const char *log = read_text(path);
+		ck_abort_msg("%s: %s\n--- %s:\n%.2000s", what, json_object_to_json_string(s[i]),
+			     path, log ? log : "(none)");
+	}
+}
+
 START_TEST(test_every_spec_yields_its_metrics)
 {
-	char dir[512], list[4096] = "", g[8192];
+	char dir[512], list[4096] = "", g[16384];
 	snprintf(dir, sizeof(dir), "%s/benchmarks", getenv("LOCKSTEP_SOURCE_ROOT"));
 	DIR *d = opendir(dir);
 	ck_assert_ptr_nonnull(d);
@@ -98,23 +143,11 @@ START_TEST(test_every_spec_yields_its_metrics)
 
 	size_t n;
 	json_object **s = read_ndjson("samples.ndjson", &n);
-	for (size_t i = 0; i < n; i++)
-		ck_assert_msg(!json_object_object_get_ex(s[i], "failed", NULL), "%s",
-			      json_object_to_json_string(s[i]));
+	assert_no_failure(s, n, "every spec");
 	for (size_t k = 0; k < nspecs; k++) {
-		char name[128], metrics[1024], *save;
+		char name[128];
 		spec_value(texts[k], "BENCH_NAME", name, sizeof(name));
-		spec_value(texts[k], "BENCH_METRICS", metrics, sizeof(metrics));
-		for (char *w = strtok_r(metrics, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-			char *unit = strchr(w, ':'), *better = strrchr(w, ':');
-			*unit++ = '\0';
-			*better++ = '\0';
-			json_object *o = find_sample(s, n, name, w);
-			ck_assert_msg(o != NULL, "%s: no %s in samples.ndjson", name, w);
-			ck_assert_str_eq(jstr(o, "unit"), unit);
-			ck_assert_str_eq(jstr(o, "better"), better);
-			ck_assert_str_eq(jstr(o, "node"), "guest-1");
-		}
+		check_declared(s, n, name, texts[k]);
 		free(texts[k]);
 	}
 	free_ndjson(s, n);
@@ -294,6 +327,94 @@ START_TEST(test_mmtests_config_as_is)
 }
 END_TEST
 
+/* How many samples of metric of benchmark name carry variant (NULL: none). */
+static int count_variant(json_object **s, size_t n, const char *name, const char *variant,
+			 const char *metric)
+{
+	int k = 0;
+	for (size_t i = 0; i < n; i++) {
+		json_object *v, *mo;
+		bool has = json_object_object_get_ex(s[i], "variant", &v);
+		if (!strcmp(jstr(s[i], "benchmark"), name) &&
+		    json_object_object_get_ex(s[i], "metric", &mo) &&
+		    !strcmp(json_object_get_string(mo), metric) &&
+		    (variant ? has && !strcmp(json_object_get_string(v), variant) : !has))
+			k++;
+	}
+	return k;
+}
+
+/* One config per family of MMTests' scheduler and virtualization
+ * benchmarks, in MMTests' form (tests/data/mmtests/bench/, written for
+ * these tests), shortened by lines appended as a lab would with --set: each
+ * runs on a local guest, sweeps as MMTests does, and yields every metric
+ * its benchmarks' specs declare. */
+static const struct {
+	const char *config, *shorten;
+} families[] = {
+	{ "config-workload-stressng-context", "STRESSNG_RUNTIME=1\nSTRESSNG_ITERATIONS=1\n" },
+	{ "config-rt-pmqtest", "PMQTEST_DURATION=1\n" },
+	/* --check on a loaded CI host may see an inversion: a result, but
+	 * not this test's */
+	{ "config-rt-pistress-rtmigration",
+	  "PISTRESS_RUNTIME=2\nRTMIGRATION_LOOPS=2\nRTMIGRATION_CHECK=no\n" },
+	{ "config-workload-futexbench",
+	  "FUTEXBENCH_MAX_THREADS=4\nFUTEXBENCH_RUNTIME=1\nPERFFUTEXWAKE_ITERATIONS=2\n"
+	  "PERFSYSCALL_LOOPS=10000\nPERFSYSCALL_ITERATIONS=2\n" },
+	{ "config-network-iperf3-loopback",
+	  "IPERF3_MAX_STREAMS=2\nIPERF3_ITERATIONS=1\nIPERF3_DURATION=1\n" },
+	{ "config-power-nap-monitor", "NAP_DURATION=1\nMONITOR_DURATION=1\n" },
+	{ "config-memdb-redis-dbench",
+	  "REDIS_ITERATIONS=1\nREDIS_REQUESTS=50000\nREDIS_MAX_CLIENTS=2\n"
+	  "DBENCH_DURATION_BASE=2\nDBENCH_MAX_CLIENTS=2\n" },
+};
+
+START_TEST(test_mmtests_family_config)
+{
+	char path[512], g[8192], list[1024], *save;
+	snprintf(path, sizeof(path), "%s/tests/data/mmtests/bench/%s",
+		 getenv("LOCKSTEP_SOURCE_ROOT"), families[_i].config);
+	/* read_text's buffer is reused by what follows */
+	const char *t = read_text(path);
+	ck_assert_msg(t != NULL, "%s", path);
+	char *text = strdup(t);
+	snprintf(g, sizeof(g), "%s\n%s", text, families[_i].shorten);
+	write_file("g.conf", g, 0644);
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\nBARRIER_TIMEOUT=60\n", 0644);
+	ck_assert_msg(hostd_test_run(NULL, NULL) == 0, "%s: %s", families[_i].config,
+		      run_diagnosis());
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	assert_no_failure(s, n, families[_i].config);
+	const char *m = strstr(text, "MMTESTS=\"");
+	ck_assert_ptr_nonnull(m);
+	snprintf(list, sizeof(list), "%.*s", (int)strcspn(m + 9, "\""), m + 9);
+	for (char *w = strtok_r(list, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		char spec[1024];
+		snprintf(spec, sizeof(spec), "%s/benchmarks/%s.bench",
+			 getenv("LOCKSTEP_SOURCE_ROOT"), w);
+		const char *st = read_text(spec);
+		ck_assert_msg(st != NULL, "no spec %s", spec);
+		check_declared(s, n, w, st);
+	}
+	/* the sweeps MMTests makes, from the config's own bounds */
+	if (_i == 0) { /* 1 to 2 x CPUs instances, doubling */
+		ck_assert_int_eq(count_variant(s, n, "stressng", "threads=1", "bogo_ops_s"), 1);
+		ck_assert_int_eq(count_variant(s, n, "stressng", "threads=2", "bogo_ops_s"), 1);
+	} else if (_i == 3) { /* from 2 threads up */
+		ck_assert_int_eq(count_variant(s, n, "futexbench-hash", "threads=1", "ops_per_sec"), 0);
+		ck_assert_int_eq(count_variant(s, n, "futexbench-hash", "threads=2", "ops_per_sec"), 1);
+		ck_assert_int_eq(count_variant(s, n, "futexbench-hash", "threads=4", "ops_per_sec"), 1);
+		ck_assert_int_eq(count_variant(s, n, "perfsyscall", NULL, "usecs_per_op"), 2);
+	} else if (_i == 4) {
+		ck_assert_int_eq(count_variant(s, n, "iperf3-ipv6-udp", "streams=1", "jitter"), 1);
+		ck_assert_int_eq(count_variant(s, n, "iperf3-ipv6-udp", "streams=2", "jitter"), 1);
+	}
+	free_ndjson(s, n);
+	free(text);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hostd-bench");
@@ -306,6 +427,8 @@ int main(void)
 	tcase_add_test(tc, test_failures_are_records);
 	tcase_add_test(tc, test_timeout_is_a_record);
 	tcase_add_test(tc, test_mmtests_config_as_is);
+	tcase_add_loop_test(tc, test_mmtests_family_config, 0,
+			    (int)(sizeof(families) / sizeof(families[0])));
 	suite_add_tcase(s, tc);
 	return hostd_test_main(s);
 }

@@ -140,6 +140,37 @@ START_TEST(test_specs_in_busybox_guest)
 }
 END_TEST
 
+/* MMTests' scheduler benchmarks in a guest without glibc: stress-ng, perf
+ * (futexbench), pmqtest and iperf3 (client and server inside the guest over
+ * its loopback) run from binaries pushed from the host. */
+START_TEST(test_mmtests_specs_in_busybox_guest)
+{
+	write_hconf();
+	write_file("g.conf",
+		   "MMTESTS='stressng futexbench-wake pmqtest-pinned iperf3-ipv4-tcp'\n"
+		   "STRESSNG_RUNTIME=2\nSTRESSNG_ITERATIONS=1\n"
+		   "FUTEXBENCH_MAX_THREADS=1\n"
+		   "PMQTEST_PAIRS=1\nPMQTEST_DURATION=1\n"
+		   "IPERF3_MAX_STREAMS=1\nIPERF3_DURATION=1\nIPERF3_ITERATIONS=1\n",
+		   0644);
+	int code = hostd_test_run(NULL, demo_args);
+	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
+	size_t n;
+	json_object **s = read_ndjson("samples.ndjson", &n);
+	char node[96];
+	snprintf(node, sizeof(node), "%s1", demo_prefix);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(!json_object_object_get_ex(s[i], "failed", NULL), "%s",
+			      json_object_to_json_string(s[i]));
+	ck_assert_int_eq(count_sample(s, n, node, 1, "bogo_ops_s"), 1);
+	ck_assert_int_eq(count_sample(s, n, node, 2, "time"), 1);
+	ck_assert_int_eq(count_sample(s, n, node, 3, "lat_max"), 1);
+	ck_assert_int_eq(count_sample(s, n, node, 4, "send"), 1);
+	ck_assert_int_eq(count_sample(s, n, node, 4, "recv"), 1);
+	free_ndjson(s, n);
+}
+END_TEST
+
 /* A binary this host does not have stops the run before any guest starts,
  * naming it. */
 START_TEST(test_missing_binary_before_boot)
@@ -186,5 +217,11 @@ int main(void)
 	tcase_add_test(tc, test_hackbench_and_sysbench_in_busybox_guest);
 	tcase_add_test(tc, test_specs_in_busybox_guest);
 	suite_add_tcase(s, tc);
+	/* a case of its own, so that CK_RUN_CASE=mmtests-specs runs it alone */
+	TCase *mm = tcase_create("mmtests-specs");
+	tcase_add_checked_fixture(mm, setup, teardown);
+	tcase_set_timeout(mm, 900);
+	tcase_add_test(mm, test_mmtests_specs_in_busybox_guest);
+	suite_add_tcase(s, mm);
 	return hostd_test_main(s);
 }

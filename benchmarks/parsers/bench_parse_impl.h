@@ -6,6 +6,8 @@
 
 #include <stdarg.h>
 
+#include <json-c/json.h>
+
 #include "bench_parse.h"
 
 /* one line without its '\n' (and without a trailing '\r'); may hold NULs */
@@ -93,6 +95,16 @@ int bench__metric_add(struct bench_metrics *m, char *why, size_t whylen,
 		      const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));
 
+/* JSON reports (bench_json.c): obj[key] as a finite number >= 0; and the
+ * one report of an output handed to report().  hint says how to get one. */
+struct json_object;
+int bench__json_num(struct json_object *obj, const char *path, const char *key, double *v,
+		    char *why, size_t whylen);
+int bench__parse_json(const char *out, size_t len, const char *hint,
+		      int (*report)(struct json_object *root, struct bench_metrics *m, char *why,
+				    size_t whylen),
+		      struct bench_metrics *m, char *why, size_t whylen);
+
 /* each parser, defined in parse_<format>.c; bench_parse.c lists them */
 #define BENCH__PARSE_FN(fn)                                                   \
 	int fn(const char *out, size_t len, const char *arg,                  \
@@ -107,8 +119,18 @@ BENCH__PARSE_FN(bench__parse_stress_ng);
 BENCH__PARSE_FN(bench__parse_cyclictest);
 BENCH__PARSE_FN(bench__parse_fio_json);
 BENCH__PARSE_FN(bench__parse_pattern);
+BENCH__PARSE_FN(bench__parse_perf_syscall);
+BENCH__PARSE_FN(bench__parse_perf_futex);
+BENCH__PARSE_FN(bench__parse_pmqtest);
+BENCH__PARSE_FN(bench__parse_pi_stress);
+BENCH__PARSE_FN(bench__parse_rt_migrate);
+BENCH__PARSE_FN(bench__parse_uptime);
+BENCH__PARSE_FN(bench__parse_iperf3_json);
+BENCH__PARSE_FN(bench__parse_redis_benchmark);
+BENCH__PARSE_FN(bench__parse_dbench);
 int bench__check_stress_ng_arg(const char *arg, char *why, size_t whylen);
 int bench__check_cyclictest_arg(const char *arg, char *why, size_t whylen);
 int bench__check_pattern_arg(const char *arg, char *why, size_t whylen);
+int bench__check_perf_futex_arg(const char *arg, char *why, size_t whylen);
 
 #endif

@@ -10,7 +10,9 @@
  *             93923 ops/sec
  *
  * (messaging prints the Total time line only), or with `perf bench -f
- * simple` the total time alone: "0.021". */
+ * simple` the total time alone: "0.021".  perf bench syscall basic
+ * ("# Running 'syscall/basic'", "# Executed N getppid() calls") prints
+ * what sched pipe prints. */
 #include <string.h>
 
 #include "bench_parse_impl.h"
@@ -119,4 +121,11 @@ int bench__parse_perf_sched_messaging(const char *out, size_t len, const char *a
 {
 	(void)arg;
 	return perf_parse(out, len, "sched/messaging", false, m, why, whylen);
+}
+
+int bench__parse_perf_syscall(const char *out, size_t len, const char *arg,
+			      struct bench_metrics *m, char *why, size_t whylen)
+{
+	(void)arg;
+	return perf_parse(out, len, "syscall/basic", true, m, why, whylen);
 }

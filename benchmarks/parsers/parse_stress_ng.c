@@ -9,7 +9,9 @@
  *
  * Older releases (before 0.14) print "info:" where this says "metrc:";
  * --log-brief drops the "stress-ng: level: [pid]" prefix; --metrics adds
- * columns after the six read here (CPU used per instance, RSS max). */
+ * columns after the six read here (CPU used per instance, RSS max).
+ * The argument names the stressor whose metrics are read unprefixed, or is
+ * '*': the one stressor of a run of one. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +25,7 @@ int bench__check_stress_ng_arg(const char *arg, char *why, size_t whylen)
 {
 	size_t n = arg ? strlen(arg) : 0;
 
-	if (!arg)
+	if (!arg || strcmp(arg, "*") == 0)
 		return 0;
 	if (n == 0 || n > SN_NAME_MAX || strspn(arg, "abcdefghijklmnopqrstuvwxyz0123456789_-") != n) {
 		snprintf(why, whylen, "stress-ng parser: '%s' is not a stressor name "
@@ -210,6 +212,14 @@ int bench__parse_stress_ng(const char *out, size_t len, const char *arg,
 	if (!s.header_at)
 		return bench__fail(why, whylen,
 				   "no metrics table ('stressor  bogo ops ...'): run with --metrics-brief");
+	/* "*": the one stressor of the run, whichever it is (MMTests'
+	 * stressng picks it with STRESSNG_TESTNAME) */
+	if (arg && strcmp(arg, "*") == 0) {
+		if (s.nhogs != 1)
+			return bench__fail(why, whylen, "line %lu: %zu stressors dispatched; the "
+					   "argument '*' reads a run of one", s.hogs_at, s.nhogs);
+		arg = s.hogs[0];
+	}
 	bool named = !arg;
 	for (size_t i = 0; i < s.nhogs; i++) {
 		const struct sn_row *w = &s.rows[i];
