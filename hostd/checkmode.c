@@ -54,11 +54,14 @@ static void print_plan(FILE *out, const struct node_plan *p, const char *nodes)
 		char variant[64];
 
 		plan_step_variant(p, k + 1, variant, sizeof(variant));
-		fprintf(out, "  step %" PRIu32 ": %s%s%s iteration %" PRIu32 "%s%s\n", st->index,
+		/* a spec's command line is long and shown by the spec; a
+		 * COMMAND_<NAME> of the config's own is worth seeing here */
+		bool own = st->kind != PROTO_STEP_CPU_PROBE && !p->info[k].spec;
+		fprintf(out, "  step %" PRIu32 ": %s%s%s iteration %" PRIu32 "%s%s%s%s%s\n", st->index,
 			st->benchmark, variant[0] ? " " : "", variant, st->iteration,
 			p->info[k].warmup ? " (warm-up)" : "",
-			st->kind == PROTO_STEP_CPU_PROBE ? " (built in)" :
-			p->info[k].spec ? "" : " (COMMAND_)");
+			st->kind == PROTO_STEP_CPU_PROBE ? " (built in)" : "",
+			own ? " (the config's command: " : "", own ? st->command : "", own ? ")" : "");
 	}
 	const struct config_shipped *f;
 	size_t n = config_shipped(p->gconf, &f);
