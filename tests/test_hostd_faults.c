@@ -408,7 +408,8 @@ START_TEST(test_libvirtd_restart)
 	hostd_test_wait_first_barrier(240);
 	restart_libvirtd();
 
-	ck_assert_int_eq(hostd_test_wait(pid), 0);
+	int code = hostd_test_wait(pid);
+	ck_assert_msg(code == 0, "hostd exited %d: %s", code, run_diagnosis());
 	json_object *m = manifest();
 	ck_assert_msg(strcmp(jstr(m, "status"), "complete") == 0, "%s", run_diagnosis());
 	ck_assert(has_event(m, "lost the connection to libvirt"));
