@@ -21,6 +21,7 @@
 static void release(struct run *r);
 static void deadline_cb(uv_timer_t *t);
 static void finish(struct run *r, enum run_status st, const char *reason);
+static void arm_go_resend(struct run *r);
 
 static int64_t s_to_ns(double s)
 {
@@ -265,6 +266,62 @@ static void send_go_scheduled(struct run *r, uint32_t k, int64_t at)
 	}
 }
 
+/* The go of a step already released, to one participant again. */
+static void send_go_again(struct run *r, struct participant *p, uint32_t step)
+{
+	struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
+	go.u.go.step = step;
+	/* the same instant as everybody's; if it passed, the agent starts at
+	 * once and reports how late */
+	if (r->rec.step == step && r->rec.release_at_ns)
+		go.u.go.at_ns = p->clock_shared
+					? r->rec.release_at_ns
+					: clock_offset_to_guest(part_clock(p), r->rec.release_at_ns);
+	node_send(&p->node, &go);
+}
+
+/* ---- a go that got no started: sent again ----------------------------- */
+
+static int64_t go_resend_bound(const struct run *r)
+{
+	return RUN_GO_RESEND_NS << r->go_resends;
+}
+
+static void go_resend_cb(uv_timer_t *t)
+{
+	struct run *r = t->data;
+	uint32_t k = barrier_step(r->barrier) - 1;
+	bool again = false;
+	if (r->finishing)
+		return;
+	for (size_t i = 0; i < r->n; i++) {
+		struct participant *p = &r->p[i];
+		if (!barrier_in_run(r->barrier, i) || p->failed || !p->node.open ||
+		    p->running_step != k || p->started || p->done)
+			continue;
+		char what[160];
+		snprintf(what, sizeof(what), "no started %" PRId64 " ms after the go of step %u; "
+			 "go sent again (%u of %d)", go_resend_bound(r) / 1000000, k,
+			 r->go_resends + 1, RUN_GO_RESENDS_MAX);
+		progress_clear(r);
+		log_warn("%s: %s", p->node.name, what);
+		run_add_event(r, p, k, what);
+		send_go_again(r, p, k);
+		again = true;
+	}
+	if (again && ++r->go_resends < RUN_GO_RESENDS_MAX)
+		arm_go_resend(r);
+}
+
+/* From the step's instant (or now, for an immediate release). */
+static void arm_go_resend(struct run *r)
+{
+	int64_t now = clock_mono_ns();
+	int64_t from = r->rec.release_at_ns > now ? r->rec.release_at_ns : now;
+	uint64_t ms = (uint64_t)((from - now + go_resend_bound(r)) / 1000000 + 1);
+	uv_timer_start(&r->go_timer, go_resend_cb, ms, 0);
+}
+
 static void release(struct run *r)
 {
 	uint32_t k = barrier_step(r->barrier), n = barrier_nsteps(r->barrier);
@@ -313,6 +370,8 @@ static void release(struct run *r)
 	r->rec.go_last_ns = last;
 	barrier_released(r->barrier, last);
 	arm_deadline(r);
+	r->go_resends = 0;
+	arm_go_resend(r);
 	if (!r->opt->progress)
 		log_info("step %u/%u %s #%u released to %zu participants", k, n,
 			 r->exp->steps[k - 1].benchmark, r->exp->steps[k - 1].iteration,
@@ -326,19 +385,10 @@ void run_on_ready(struct run *r, struct participant *p, uint32_t step)
 	case BARRIER_RELEASE:
 		release(r);
 		return;
-	case BARRIER_RESEND_GO: {
+	case BARRIER_RESEND_GO:
 		/* Its go was lost in a resync; the step is still its own. */
-		struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
-		go.u.go.step = step;
-		/* the same instant as everybody's; if it passed, the agent starts
-		 * at once and reports how late */
-		if (r->rec.step == step && r->rec.release_at_ns)
-			go.u.go.at_ns = p->clock_shared
-						? r->rec.release_at_ns
-						: clock_offset_to_guest(part_clock(p), r->rec.release_at_ns);
-		node_send(&p->node, &go);
+		send_go_again(r, p, step);
 		return;
-	}
 	case BARRIER_INVALID:
 		/* A ready for a step long released changes nothing: messages
 		 * are state, and a stale one is ignored, as a stale go is by
@@ -472,6 +522,8 @@ static void finish(struct run *r, enum run_status st, const char *reason)
 
 	uv_timer_stop(&r->deadline_timer);
 	close_handle((uv_handle_t *)&r->deadline_timer);
+	uv_timer_stop(&r->go_timer);
+	close_handle((uv_handle_t *)&r->go_timer);
 	close_handle((uv_handle_t *)&r->sigint);
 	close_handle((uv_handle_t *)&r->sigterm);
 	uv_timer_start(&r->grace_timer, grace_cb, RUN_BYE_GRACE_MS, 0);
@@ -648,7 +700,8 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 
 	uv_timer_init(r.loop, &r.deadline_timer);
 	uv_timer_init(r.loop, &r.grace_timer);
-	r.deadline_timer.data = r.grace_timer.data = &r;
+	uv_timer_init(r.loop, &r.go_timer);
+	r.deadline_timer.data = r.grace_timer.data = r.go_timer.data = &r;
 	uv_signal_init(r.loop, &r.sigint);
 	uv_signal_init(r.loop, &r.sigterm);
 	r.sigint.data = r.sigterm.data = &r;
