@@ -23,6 +23,7 @@
 #include "sampler.h"
 #include "session.h"
 #include "step.h"
+#include "stepgroup.h"
 #include "sysfacts.h"
 #include "utf8.h"
 
@@ -67,6 +68,8 @@ struct agent {
 	struct sampler mon;   /* built-in monitors, while the plan asks */
 	uint32_t mon_asked;   /* the interval last asked of it (once, even if it failed) */
 	struct mext mext;     /* external monitors, as the host names them */
+	struct stepgroup grp; /* the step's group and cgroup, and what it leaves */
+	bool grp_warned;      /* said once why a step has no cgroup */
 };
 
 /* Big buffers off the stack; one agent per process. */
@@ -75,6 +78,7 @@ static char agent_out[sizeof(((struct agent *)0)->carry) + 64 * 1024];
 static char agent_chunk[PROTO_OUTPUT_MAX + 1];
 
 static void agent_disconnected(struct agent *a, const char *why, bool hard);
+static void agent_step_cleanup(struct agent *a, bool report);
 static void agent_check_started(struct agent *a, bool ended);
 
 static void agent_flush(struct agent *a)
@@ -185,6 +189,7 @@ static void agent_step_finished(struct agent *a)
 	mext_step_end(&a->mext, step);
 	step_run_close(&a->run);
 	a->running = false;
+	agent_step_cleanup(a, true);
 	dropped = outq_take_dropped(&a->q);
 	if (dropped)
 		log_warn("step %" PRIu32 ": %zu output lines dropped: the host is not reading",
@@ -202,6 +207,64 @@ static const struct proto_step *agent_waiting_step(const struct agent *a)
 	return &a->sess.steps[a->sess.cur];
 }
 
+/* The agent's children that are not the step's: they are not leftovers. */
+static size_t agent_known_children(const struct agent *a, pid_t *out)
+{
+	size_t n = 0;
+
+	for (unsigned i = 0; i < MEXT_RUNS; i++)
+		if (a->mext.run[i].pid > 0)
+			out[n++] = a->mext.run[i].pid;
+	return n;
+}
+
+/*
+ * Kills and reaps what the step that just ended left behind (issue 20),
+ * and tells the host: before done, so that it is recorded with the step.
+ */
+static void agent_step_cleanup(struct agent *a, bool report)
+{
+	pid_t known[MEXT_RUNS];
+	char desc[PROTO_TEXT_MAX / 2], text[PROTO_TEXT_MAX];
+	uint32_t step = a->grp.step;
+	size_t left = stepgroup_end(&a->grp, known, agent_known_children(a, known), a->sigfd,
+				    desc, sizeof(desc));
+
+	/* a SIGCHLD of a monitor may have been read while waiting */
+	mext_reap(&a->mext);
+	if (left) {
+		snprintf(text, sizeof(text), "step %" PRIu32 " left %zu process%s: %s; killed", step,
+			 left, left == 1 ? "" : "es", desc);
+		log_warn("%s", text);
+		if (report)
+			sess_step_error(&a->sess, "leftover", text);
+	}
+	if (a->grp.pids_hits) {
+		snprintf(text, sizeof(text), "step %" PRIu32 " hit its limit of %" PRIu64
+			 " processes (pids.max) %" PRIu64 " times: forks failed", step,
+			 a->grp.pids_max, a->grp.pids_hits);
+		log_warn("%s", text);
+		if (report)
+			sess_step_error(&a->sess, "pids-limit", text);
+	}
+}
+
+/* Forks the child of st and puts it in a group (and cgroup) of its own. */
+static int agent_fork_step(struct agent *a, const struct proto_step *st)
+{
+	char why[PATH_MAX + 64];
+	int r = step_prepare(&a->run, st, a->workdir_fd, a->chan.fd);
+
+	if (r < 0)
+		return r;
+	if (stepgroup_enter(&a->grp, st->index, a->run.pid, why, sizeof(why)) < 0 &&
+	    !a->grp_warned) {
+		a->grp_warned = true;
+		log_info("steps run in a process group of their own, without a cgroup: %s", why);
+	}
+	return 0;
+}
+
 static void agent_discard_prepared(struct agent *a)
 {
 	if (!a->prepared)
@@ -209,6 +272,7 @@ static void agent_discard_prepared(struct agent *a)
 	log_debug("discarding the child prepared for step %" PRIu32, a->run.index);
 	step_discard(&a->run);
 	a->prepared = false;
+	agent_step_cleanup(a, false);
 }
 
 /*
@@ -231,7 +295,7 @@ static void agent_prepare(struct agent *a)
 	}
 	if (a->prepared || a->prepare_failed)
 		return;
-	r = step_prepare(&a->run, st, a->workdir_fd, a->chan.fd);
+	r = agent_fork_step(a, st);
 	if (r < 0) {
 		log_warn("cannot prepare step %" PRIu32 ": %s; trying again at its go", st->index,
 			 strerror(-r));
@@ -252,7 +316,7 @@ static int agent_release(struct agent *a, const struct proto_step *st, int64_t a
 		if (a->prepared && !step_prepared_for(&a->run, st))
 			agent_discard_prepared(a);
 		if (!a->prepared) {
-			r = step_prepare(&a->run, st, a->workdir_fd, a->chan.fd);
+			r = agent_fork_step(a, st);
 			if (r < 0)
 				return r;
 			a->prepared = true;
@@ -355,6 +419,7 @@ static void agent_leave(struct agent *a, int code, const char *bye_reason)
 		step_kill(&a->run, a->sigfd);
 		step_run_close(&a->run);
 		a->running = false;
+		agent_step_cleanup(a, false);
 	}
 	agent_discard_prepared(a);
 	if (bye_reason && a->up) {
@@ -523,6 +588,7 @@ static void agent_signals(struct agent *a)
 		step_run_close(&a->run);
 		a->prepared = false;
 		a->prepare_failed = true;
+		agent_step_cleanup(a, false);
 	}
 }
 
@@ -711,6 +777,10 @@ int agent_run(const struct agent_opts *o)
 	step_run_init(&a.run);
 	sampler_init(&a.mon, o->proc_root);
 	mext_init(&a.mext, &a.sess);
+	stepgroup_init(&a.grp, o->root, o->step_pids_max, o->step_memory_max);
+	log_info("steps: %s; pids.max %" PRIu64 ", memory.max %" PRIu64 " bytes (0: none)",
+		 stepgroup_describe(&a.grp, (char[PATH_MAX + 64]){ 0 }, PATH_MAX + 64),
+		 o->step_pids_max, o->step_memory_max);
 	a.chan.fd = -1;
 	if (o->channel_fd >= 0) {
 		a.chan.mode = ACHAN_FD;
@@ -729,6 +799,7 @@ int agent_run(const struct agent_opts *o)
 	agent_loop(&a);
 	code = a.exit_code;
 	mext_fini(&a.mext);
+	stepgroup_fini(&a.grp);
 	sampler_fini(&a.mon);
 	achan_close(&a.chan);
 	proto_decoder_free(&a.dec);

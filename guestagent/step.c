@@ -160,8 +160,8 @@ static void __attribute__((noreturn)) step_child(const struct step_run *r, pid_t
 	stamp[1] = at && reached > at && stamp[0] > at ? stamp[0] - at : 0;
 	if (write(report_fd, stamp, sizeof(stamp)) != (ssize_t)sizeof(stamp))
 		_exit(1);
-	/* From here on, as a step forked at the go would be. */
-	prctl(PR_SET_PDEATHSIG, 0UL, 0UL, 0UL, 0UL);
+	/* PR_SET_PDEATHSIG stays: the step's leader dies with the agent (it
+	 * survives exec); the keeper (stepgroup.h) takes the rest. */
 	close(go_fd);
 	if (r->kind == PROTO_STEP_CPU_PROBE)
 		step_child_cpu(r->units, report_fd);
