@@ -602,50 +602,55 @@ static int agent_poll_timeout(const struct agent *a)
 	return left <= 0 ? 0 : (int)((left + 999999) / 1000000);
 }
 
+/* One wait and what it brought; tests drive the agent through this. */
+static void agent_loop_once(struct agent *a)
+{
+	struct pollfd p[5 + MEXT_NFDS] = {
+		{ .fd = a->sigfd, .events = POLLIN },
+		{ .fd = a->up ? a->chan.fd : -1, .events = POLLIN },
+		{ .fd = a->running ? a->run.out_fd : -1, .events = POLLIN },
+		{ .fd = sampler_fd(&a->mon), .events = POLLIN },
+		{ .fd = a->running && !a->started ? a->run.report_fd : -1, .events = POLLIN },
+	};
+
+	mext_poll(&a->mext, p + 5);
+	if (outq_writable(&a->q))
+		p[1].events |= POLLOUT;
+	if (poll(p, 5 + MEXT_NFDS, agent_poll_timeout(a)) < 0 && errno != EINTR) {
+		log_error("poll: %s", strerror(errno));
+		agent_leave(a, 1, NULL);
+		return;
+	}
+	if (p[0].revents)
+		agent_signals(a);
+	/* The stamp is written before any output: started goes first. */
+	if (!a->leaving && (p[4].revents || p[2].revents))
+		agent_check_started(a, false);
+	if (!a->leaving && p[2].revents && a->running && a->started)
+		agent_read_output(a, false);
+	if (!a->leaving)
+		mext_handle(&a->mext, p + 5);
+	if (!a->leaving && p[3].revents)
+		sampler_take(&a->mon, &a->sess, a->running ? sess_current_step(&a->sess) : 0,
+			     false);
+	if (!a->leaving && a->up && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
+		agent_read_channel(a, p[1].revents & (POLLHUP | POLLERR));
+	if (!a->leaving && !a->up && clock_mono_ns() >= a->reopen_at)
+		agent_open(a);
+	if (!a->leaving)
+		agent_flush(a);
+	if (!a->leaving)
+		agent_prepare(a);
+	if (a->q.bytes > OUTQ_HARD_MAX) {
+		log_error("the host has not read %zu queued bytes; giving up", a->q.bytes);
+		agent_leave(a, 1, NULL);
+	}
+}
+
 static void agent_loop(struct agent *a)
 {
-	while (!a->leaving) {
-		struct pollfd p[5 + MEXT_NFDS] = {
-			{ .fd = a->sigfd, .events = POLLIN },
-			{ .fd = a->up ? a->chan.fd : -1, .events = POLLIN },
-			{ .fd = a->running ? a->run.out_fd : -1, .events = POLLIN },
-			{ .fd = sampler_fd(&a->mon), .events = POLLIN },
-			{ .fd = a->running && !a->started ? a->run.report_fd : -1, .events = POLLIN },
-		};
-
-		mext_poll(&a->mext, p + 5);
-		if (outq_writable(&a->q))
-			p[1].events |= POLLOUT;
-		if (poll(p, 5 + MEXT_NFDS, agent_poll_timeout(a)) < 0 && errno != EINTR) {
-			log_error("poll: %s", strerror(errno));
-			agent_leave(a, 1, NULL);
-			break;
-		}
-		if (p[0].revents)
-			agent_signals(a);
-		/* The stamp is written before any output: started goes first. */
-		if (!a->leaving && (p[4].revents || p[2].revents))
-			agent_check_started(a, false);
-		if (!a->leaving && p[2].revents && a->running && a->started)
-			agent_read_output(a, false);
-		if (!a->leaving)
-			mext_handle(&a->mext, p + 5);
-		if (!a->leaving && p[3].revents)
-			sampler_take(&a->mon, &a->sess, a->running ? sess_current_step(&a->sess) : 0,
-				     false);
-		if (!a->leaving && a->up && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
-			agent_read_channel(a, p[1].revents & (POLLHUP | POLLERR));
-		if (!a->leaving && !a->up && clock_mono_ns() >= a->reopen_at)
-			agent_open(a);
-		if (!a->leaving)
-			agent_flush(a);
-		if (!a->leaving)
-			agent_prepare(a);
-		if (a->q.bytes > OUTQ_HARD_MAX) {
-			log_error("the host has not read %zu queued bytes; giving up", a->q.bytes);
-			agent_leave(a, 1, NULL);
-		}
-	}
+	while (!a->leaving)
+		agent_loop_once(a);
 }
 
 static uint64_t agent_seed(void)
