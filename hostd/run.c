@@ -294,6 +294,14 @@ static void go_resend_cb(uv_timer_t *t)
 	bool again = false;
 	if (r->finishing)
 		return;
+	/* libuv runs timers before it polls: a started already waiting in a
+	 * socket (a loaded host that ran hostd late) is read first. */
+	if (!r->go_confirm) {
+		r->go_confirm = true;
+		uv_timer_start(&r->go_timer, go_resend_cb, 1, 0);
+		return;
+	}
+	r->go_confirm = false;
 	for (size_t i = 0; i < r->n; i++) {
 		struct participant *p = &r->p[i];
 		if (!barrier_in_run(r->barrier, i) || p->failed || !p->node.open ||
@@ -306,11 +314,26 @@ static void go_resend_cb(uv_timer_t *t)
 		progress_clear(r);
 		log_warn("%s: %s", p->node.name, what);
 		run_add_event(r, p, k, what);
+		r->go_resent_ns[i] = clock_mono_ns();
 		send_go_again(r, p, k);
 		again = true;
 	}
 	if (again && ++r->go_resends < RUN_GO_RESENDS_MAX)
 		arm_go_resend(r);
+}
+
+void run_go_started(struct run *r, struct participant *p, int64_t host_ns)
+{
+	int64_t resent = r->go_resent_ns[p->node.index];
+	r->go_resent_ns[p->node.index] = 0;
+	if (!resent || host_ns < resent)
+		return; /* started before the re-send: its started was heard late */
+	char what[160];
+	snprintf(what, sizeof(what), "started step %u only after its go was sent again: "
+		 "the first go was lost", p->running_step);
+	progress_clear(r);
+	log_warn("%s: %s", p->node.name, what);
+	run_add_event(r, p, p->running_step, what);
 }
 
 /* From the step's instant (or now, for an immediate release). */
@@ -371,6 +394,8 @@ static void release(struct run *r)
 	barrier_released(r->barrier, last);
 	arm_deadline(r);
 	r->go_resends = 0;
+	r->go_confirm = false;
+	memset(r->go_resent_ns, 0, r->n * sizeof(*r->go_resent_ns));
 	arm_go_resend(r);
 	if (!r->opt->progress)
 		log_info("step %u/%u %s #%u released to %zu participants", k, n,
@@ -701,6 +726,7 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 	uv_timer_init(r.loop, &r.deadline_timer);
 	uv_timer_init(r.loop, &r.grace_timer);
 	uv_timer_init(r.loop, &r.go_timer);
+	r.go_resent_ns = xcalloc(r.n ? r.n : 1, sizeof(*r.go_resent_ns));
 	r.deadline_timer.data = r.grace_timer.data = r.go_timer.data = &r;
 	uv_signal_init(r.loop, &r.sigint);
 	uv_signal_init(r.loop, &r.sigterm);
@@ -731,6 +757,7 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 		 r.reason[0] ? ": " : "", r.reason, r.samples_written, where);
 	free(where);
 	teardown(&r);
+	free(r.go_resent_ns);
 	uv_loop_close(r.loop);
 	return code;
 }

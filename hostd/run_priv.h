@@ -177,6 +177,8 @@ struct run {
 	uint64_t samples_written;
 	uv_timer_t go_timer;    /* the go re-send of the step released last */
 	unsigned go_resends;    /* for that step, so far */
+	bool go_confirm;        /* the bound passed: look once more after pending input */
+	int64_t *go_resent_ns;  /* per participant: when its go was last sent again */
 };
 
 /* The clock offset in use for a participant, and its method's name. */
@@ -201,6 +203,9 @@ void run_lead_learn(struct run *r, int64_t max_late_ns);
 void run_gone_check(struct run *r);
 
 /* run.c, for run_messages.c */
+/* p said started (its stamp on the host's clock): if its go was sent again
+ * before that, its first go was lost, and an event says so. */
+void run_go_started(struct run *r, struct participant *p, int64_t host_ns);
 /* The step a participant is in, or waits at, for failures and events. */
 uint32_t run_part_step(struct run *r, const struct participant *p);
 /* p waits at the barrier of step (the end barrier: nsteps + 1). */

@@ -59,6 +59,7 @@ static void check_go_resent(const char *release)
 	json_object *m = manifest();
 	ck_assert_str_eq(jstr(m, "status"), "complete");
 	ck_assert_int_eq(count_events(m, "guest-1", 3, "go sent again"), 1);
+	ck_assert_int_eq(count_events(m, "guest-1", 3, "the first go was lost"), 1);
 	ck_assert_int_eq(count_events(m, "guest-2", 3, "go sent again"), 0);
 	json_object_put(m);
 
