@@ -38,6 +38,11 @@
  * without chasing a process it left behind that keeps writing. */
 #define AGENT_OUTPUT_READS 16
 #define AGENT_DRAIN_READS 32
+/* A pass of the loop (everything but its wait) longer than this is said:
+ * the agent was held up in a call that should not block (a fork under
+ * memory pressure, a log write behind a busy disk), and a go that came
+ * meanwhile waited for it (issue 19). */
+#define AGENT_STALL_NS (100 * 1000000LL)
 /* How long a leaving agent tries to get its bye out. */
 #define AGENT_BYE_WAIT_NS (NSEC_PER_SEC)
 
@@ -616,11 +621,14 @@ static void agent_loop_once(struct agent *a)
 	mext_poll(&a->mext, p + 5);
 	if (outq_writable(&a->q))
 		p[1].events |= POLLOUT;
+	int64_t woke;
+
 	if (poll(p, 5 + MEXT_NFDS, agent_poll_timeout(a)) < 0 && errno != EINTR) {
 		log_error("poll: %s", strerror(errno));
 		agent_leave(a, 1, NULL);
 		return;
 	}
+	woke = clock_mono_ns();
 	if (p[0].revents)
 		agent_signals(a);
 	/* The stamp is written before any output: started goes first. */
@@ -645,6 +653,10 @@ static void agent_loop_once(struct agent *a)
 		log_error("the host has not read %zu queued bytes; giving up", a->q.bytes);
 		agent_leave(a, 1, NULL);
 	}
+	if (clock_mono_ns() - woke > AGENT_STALL_NS)
+		log_warn("one pass of the agent's loop took %" PRId64 " ms (at step %" PRIu32
+			 ", %s): something it called was held up", (clock_mono_ns() - woke) / 1000000,
+			 sess_current_step(&a->sess), a->running ? "running" : "waiting");
 }
 
 static void agent_loop(struct agent *a)
