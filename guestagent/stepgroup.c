@@ -529,6 +529,11 @@ static void sg_cmdline(pid_t pid, char *out, size_t len)
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
 	n = sg_read(path, buf, sizeof(buf));
 	if (n <= 0) {
+		/* between fork and exec, or on its way out: its name */
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		n = sg_read(path, buf, sizeof(buf));
+	}
+	if (n <= 0) {
 		snprintf(out, len, "pid %d", (int)pid);
 		return;
 	}

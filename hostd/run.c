@@ -329,8 +329,10 @@ void run_go_started(struct run *r, struct participant *p, int64_t host_ns)
 	if (!resent || host_ns < resent)
 		return; /* started before the re-send: its started was heard late */
 	char what[160];
-	snprintf(what, sizeof(what), "started step %u only after its go was sent again: "
-		 "the first go was lost", p->running_step);
+	/* the first go was lost, unless the agent says it got it twice (an
+	 * agent error go-again: it was not scheduled in time) */
+	snprintf(what, sizeof(what), "started step %u only after its go was sent again",
+		 p->running_step);
 	progress_clear(r);
 	log_warn("%s: %s", p->node.name, what);
 	run_add_event(r, p, p->running_step, what);

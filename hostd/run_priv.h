@@ -204,7 +204,8 @@ void run_gone_check(struct run *r);
 
 /* run.c, for run_messages.c */
 /* p said started (its stamp on the host's clock): if its go was sent again
- * before that, its first go was lost, and an event says so. */
+ * before that, an event says so (its first go was lost, unless the agent
+ * reports go-again for the step: then it only started late). */
 void run_go_started(struct run *r, struct participant *p, int64_t host_ns);
 /* The step a participant is in, or waits at, for failures and events. */
 uint32_t run_part_step(struct run *r, const struct participant *p);

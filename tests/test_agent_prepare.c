@@ -89,7 +89,7 @@ static void run_until_done(uint32_t step)
 }
 
 static struct proto_msg seen[32];
-static size_t nseen;
+static size_t nseen, nagain;
 
 static void on_host_event(void *ctx, enum proto_event ev, struct proto_msg *m, int err,
 			  const char *detail)
@@ -98,20 +98,29 @@ static void on_host_event(void *ctx, enum proto_event ev, struct proto_msg *m, i
 	(void)err;
 	(void)detail;
 	ck_assert_int_eq(ev, PROTO_EV_MSG);
+	if (m->type == PROTO_ERROR) {
+		/* a go again for a step that started: said, not acted on */
+		ck_assert_str_eq(m->u.error.code, "go-again");
+		ck_assert_uint_eq(m->u.error.step, 1);
+		nagain++;
+		return;
+	}
 	ck_assert_uint_lt(nseen, 32);
 	seen[nseen++] = *m;
 	memset(m, 0, sizeof(*m));
 }
 
 /* What the agent sent, in order: ready(1), started(1), two results,
- * done(1) with status 0, ready(2); exactly one started. */
-static void check_sent(void)
+ * done(1) with status 0, ready(2); exactly one started; and go_again
+ * reports of a go it got again. */
+static void check_sent(size_t go_again)
 {
 	struct proto_decoder dec;
 	char buf[65536];
 	ssize_t n;
 	size_t started = 0;
 
+	agent_flush(&ta);
 	proto_decoder_init(&dec);
 	fcntl(host_fd, F_SETFL, O_NONBLOCK);
 	while ((n = read(host_fd, buf, sizeof(buf))) > 0)
@@ -134,6 +143,7 @@ static void check_sent(void)
 		proto_msg_clear(&seen[i]);
 	}
 	ck_assert_uint_eq(started, 1);
+	ck_assert_uint_eq(nagain, go_again);
 }
 
 static int64_t at_for(int scheduled)
@@ -151,7 +161,7 @@ START_TEST(test_go_before_fork)
 	run_until_done(1);
 	go(1, at_for(_i)); /* stale now */
 	ck_assert(!ta.running);
-	check_sent();
+	check_sent(2);
 }
 END_TEST
 
@@ -173,7 +183,7 @@ START_TEST(test_go_between_fork_and_setup)
 	run_until_done(1);
 	close(hold[0]);
 	close(hold[1]);
-	check_sent();
+	check_sent(1);
 }
 END_TEST
 
@@ -194,7 +204,7 @@ START_TEST(test_go_after_setup)
 	run_until_done(1);
 	close(setup[0]);
 	close(setup[1]);
-	check_sent();
+	check_sent(0);
 }
 END_TEST
 
@@ -212,7 +222,7 @@ START_TEST(test_go_through_the_channel)
 	ck_assert_int_eq(write(host_fd, b.data, b.len), (ssize_t)b.len);
 	proto_buf_free(&b);
 	run_until_done(1);
-	check_sent();
+	check_sent(0);
 }
 END_TEST
 
