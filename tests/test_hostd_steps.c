@@ -251,6 +251,26 @@ START_TEST(test_hostd_sigkill_mid_step)
 }
 END_TEST
 
+/* A run interrupted (SIGTERM to hostd) mid-step: the agents leave on bye
+ * and kill what their steps started. */
+START_TEST(test_interrupted_run_leaves_nothing)
+{
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=2\nSTEP_TIMEOUT=120\n", 0644);
+	write_gconf("'sleep 3501 & sleep 3502 & sleep 3503'");
+	pid_t pid = hostd_test_start(NULL, NULL);
+	hostd_test_wait_first_barrier(60);
+	kill(pid, SIGTERM);
+	ck_assert_int_ne(hostd_test_wait(pid), 0);
+	json_object *m = manifest();
+	ck_assert_str_eq(jstr(m, "status"), "interrupted");
+	json_object_put(m);
+	/* hostd waited for its agents, and they for their steps */
+	ck_assert_int_eq(count_alive("sleep 3501"), 0);
+	ck_assert_int_eq(count_alive("sleep 3502"), 0);
+	ck_assert_int_eq(count_alive("sleep 3503"), 0);
+}
+END_TEST
+
 /* The host's external monitors die with hostd, SIGKILL included. */
 START_TEST(test_host_monitor_dies_with_hostd)
 {
@@ -286,6 +306,7 @@ int main(void)
 	tcase_add_test(tc, test_pids_limit_named);
 	tcase_add_test(tc, test_hostd_sigkill_mid_step);
 	tcase_add_test(tc, test_host_monitor_dies_with_hostd);
+	tcase_add_test(tc, test_interrupted_run_leaves_nothing);
 	suite_add_tcase(s, tc);
 	return hostd_test_main(s);
 }
