@@ -276,7 +276,9 @@ static void sg_keeper_start(struct stepgroup *g)
 
 static void sg_keeper_say(struct stepgroup *g, const char *text)
 {
-	if (g->keeper_fd >= 0 && write(g->keeper_fd, text, strlen(text)) < 0) {
+	/* A keeper not scheduled for a while fills its pipe: lines are lost
+	 * then (EAGAIN), the keeper is not; one that is gone (EPIPE) is. */
+	if (g->keeper_fd >= 0 && write(g->keeper_fd, text, strlen(text)) < 0 && errno == EPIPE) {
 		close(g->keeper_fd);
 		g->keeper_fd = -1;
 	}
@@ -471,8 +473,15 @@ static size_t sg_children(pid_t *out, size_t max)
 	size_t n = 0;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
-	if (sg_read(path, buf, sizeof(buf)) <= 0)
-		return 0;
+	if (sg_read(path, buf, sizeof(buf)) < 0) {
+		/* a kernel without CONFIG_PROC_CHILDREN: every process's parent */
+		size_t np = sg_scan(sg_procs, sizeof(sg_procs) / sizeof(sg_procs[0]));
+
+		for (size_t i = 0; i < np && n < max; i++)
+			if (sg_procs[i].ppid == getpid())
+				out[n++] = sg_procs[i].pid;
+		return n;
+	}
 	for (char *t = strtok(buf, " \n"); t && n < max; t = strtok(NULL, " \n"))
 		out[n++] = (pid_t)atoi(t);
 	return n;
