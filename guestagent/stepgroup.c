@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -138,12 +139,6 @@ static bool sg_base(const char *controller, char *out, size_t len)
 
 /* ---- the keeper ---- */
 
-struct sg_current {
-	uint32_t step;
-	pid_t pgid;
-	char cg[PATH_MAX], pids_cg[PATH_MAX];
-};
-
 /* Everything in a cgroup, SIGKILLed: cgroup.kill where there is one. */
 static void sg_kill_cgroup(const char *dir)
 {
@@ -195,15 +190,37 @@ static void sg_wait_empty(const char *dir)
 	close(fd);
 }
 
-static void __attribute__((noreturn)) sg_keeper(int rfd)
+/* Until the agent has exited (a pidfd polls readable then), 2 s at most:
+ * its cgroups can be removed only without it. */
+static void sg_wait_exit(pid_t pid)
 {
-	struct sg_current cur = { 0 };
-	char line[2 * PATH_MAX + 64];
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (fd < 0)
+		return;
+	poll(&p, 1, (int)(STEPGROUP_KILL_WAIT_NS / 1000000));
+	close(fd);
+}
+
+/*
+ * The keeper: outside the agent's cgroups, it reads what the agent tells
+ * it (C its cgroups, S the step and its group, E the step ended, Q a clean
+ * exit) until the pipe ends.  Without Q the agent died: the step's group
+ * and the cgroups are killed.  Either way the cgroups are removed.
+ */
+static void __attribute__((noreturn)) sg_keeper(int rfd, pid_t agent)
+{
+	char cg[PATH_MAX] = "", pids_cg[PATH_MAX] = "", line[2 * PATH_MAX + 64];
+	uint32_t step = 0;
+	pid_t pgid = 0;
+	bool quit = false;
 	FILE *fp;
 
 	setpgid(0, 0);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
 	for (int fd = 3; fd < 1024; fd++)
 		if (fd != rfd)
 			close(fd);
@@ -211,46 +228,45 @@ static void __attribute__((noreturn)) sg_keeper(int rfd)
 	if (!fp)
 		_exit(1);
 	while (fgets(line, sizeof(line), fp)) {
-		struct sg_current c = { 0 };
-		int pgid;
+		char a[PATH_MAX], b[PATH_MAX];
+		int pg;
 
-		if (line[0] == 'Q')
-			_exit(0);
-		if (line[0] == 'E') {
-			memset(&cur, 0, sizeof(cur));
-			continue;
-		}
-		if (sscanf(line, "S %" SCNu32 " %d %4095s %4095s", &c.step, &pgid, c.cg,
-			   c.pids_cg) == 4) {
-			c.pgid = pgid;
-			if (!strcmp(c.cg, "-"))
-				c.cg[0] = '\0';
-			if (!strcmp(c.pids_cg, "-"))
-				c.pids_cg[0] = '\0';
-			cur = c;
+		if (line[0] == 'Q') {
+			quit = true;
+		} else if (line[0] == 'E') {
+			step = 0;
+			pgid = 0;
+		} else if (sscanf(line, "C %4095s %4095s", a, b) == 2) {
+			snprintf(cg, sizeof(cg), "%s", strcmp(a, "-") ? a : "");
+			snprintf(pids_cg, sizeof(pids_cg), "%s", strcmp(b, "-") ? b : "");
+		} else if (sscanf(line, "S %" SCNu32 " %d", &step, &pg) == 2) {
+			pgid = pg;
 		}
 	}
-	/* The agent is gone without saying Q: its step goes too. */
-	if (cur.pgid > 0) {
-		kill(-cur.pgid, SIGKILL);
-		sg_kill_cgroup(cur.cg);
-		sg_kill_cgroup(cur.pids_cg);
-		sg_wait_empty(cur.cg);
-		if (cur.cg[0])
-			rmdir(cur.cg);
-		if (cur.pids_cg[0])
-			rmdir(cur.pids_cg);
-		dprintf(STDERR_FILENO, "guestagent keeper: the agent ended during step %" PRIu32
-			"; killed what was left of it (group %d%s%s)\n", cur.step, (int)cur.pgid,
-			cur.cg[0] ? ", cgroup " : "", cur.cg);
+	if (!quit) {
+		/* The agent is gone without saying Q: its step goes too. */
+		if (pgid > 0)
+			kill(-pgid, SIGKILL);
+		sg_kill_cgroup(cg);
+		sg_kill_cgroup(pids_cg);
+		if (step)
+			dprintf(STDERR_FILENO, "guestagent keeper: the agent ended during step %" PRIu32
+				"; killed what was left of it (group %d%s%s)\n", step, (int)pgid,
+				cg[0] ? ", cgroup " : "", cg);
 	}
+	sg_wait_exit(agent);
+	sg_wait_empty(cg);
+	if (cg[0])
+		rmdir(cg);
+	if (pids_cg[0])
+		rmdir(pids_cg);
 	_exit(0);
 }
 
 static void sg_keeper_start(struct stepgroup *g)
 {
+	pid_t agent = getpid(), pid;
 	int fds[2];
-	pid_t pid;
 
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return;
@@ -266,7 +282,7 @@ static void sg_keeper_start(struct stepgroup *g)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		close(fds[1]);
-		sg_keeper(fds[0]);
+		sg_keeper(fds[0], agent);
 	}
 	close(fds[0]);
 	fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK);
@@ -286,9 +302,24 @@ static void sg_keeper_say(struct stepgroup *g, const char *text)
 
 /* ---- life ---- */
 
+/* base/lockstep-agent-<pid>, with us in it; "" if it cannot be. */
+static void sg_join(const char *base, char *out, size_t len)
+{
+	out[0] = '\0';
+	if (!base[0])
+		return;
+	snprintf(out, len, "%s/lockstep-agent-%d", base, (int)getpid());
+	if ((mkdir(out, 0755) < 0 && errno != EEXIST) || sg_write(out, "cgroup.procs", "0") < 0) {
+		rmdir(out);
+		out[0] = '\0';
+	}
+}
+
 void stepgroup_init(struct stepgroup *g, const char *root, uint64_t pids_max,
 		    uint64_t memory_max)
 {
+	char num[32], line[2 * PATH_MAX + 16];
+
 	(void)root;
 	memset(g, 0, sizeof(*g));
 	g->keeper_fd = -1;
@@ -296,97 +327,79 @@ void stepgroup_init(struct stepgroup *g, const char *root, uint64_t pids_max,
 	g->memory_max = memory_max;
 	/* Orphans of a step come to us, not to an init that may not reap. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1UL, 0UL, 0UL, 0UL);
+	/* first, so that it stays outside the cgroups it may have to kill */
+	sg_keeper_start(g);
 	if (!sg_base(NULL, g->v2_base, sizeof(g->v2_base)))
 		g->v2_base[0] = '\0';
-	if (g->pids_max && (!g->v2_base[0] || !sg_exists(g->v2_base, "cgroup.subtree_control") ||
-			    sg_write(g->v2_base, "cgroup.subtree_control", "+pids") < 0) &&
-	    !sg_base("pids", g->pids_base, sizeof(g->pids_base)))
-		g->pids_base[0] = '\0';
-	if (g->memory_max && g->v2_base[0])
-		sg_write(g->v2_base, "cgroup.subtree_control", "+memory");
-	sg_keeper_start(g);
+	if (g->v2_base[0] && (g->pids_max || g->memory_max))
+		sg_write(g->v2_base, "cgroup.subtree_control", g->memory_max ? "+pids +memory" : "+pids");
+	sg_join(g->v2_base, g->cg, sizeof(g->cg));
+	/* The cgroup is the agent's, joined once: a step's child is born in
+	 * it.  Moving a process into a cgroup per step costs 10 to 40 ms on
+	 * these machines (the write to cgroup.procs), which an immediate go
+	 * would wait for. */
+	snprintf(num, sizeof(num), "%" PRIu64, g->pids_max + STEPGROUP_OWN_PIDS);
+	if (g->pids_max && g->cg[0] && sg_exists(g->cg, "pids.max")) {
+		sg_write(g->cg, "pids.max", num);
+	} else if (g->pids_max && sg_base("pids", g->pids_base, sizeof(g->pids_base))) {
+		sg_join(g->pids_base, g->pids_cg, sizeof(g->pids_cg));
+		if (g->pids_cg[0])
+			sg_write(g->pids_cg, "pids.max", num);
+	}
+	if (g->memory_max && g->cg[0] && sg_exists(g->cg, "memory.max")) {
+		snprintf(num, sizeof(num), "%" PRIu64, g->memory_max);
+		sg_write(g->cg, "memory.max", num);
+	}
+	snprintf(line, sizeof(line), "C %s %s\n", g->cg[0] ? g->cg : "-",
+		 g->pids_cg[0] ? g->pids_cg : "-");
+	sg_keeper_say(g, line);
 }
 
 const char *stepgroup_describe(const struct stepgroup *g, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s%s", g->v2_base[0] ? "a cgroup under " : "no writable cgroup v2",
-		 g->v2_base, g->pids_base[0] ? " and a v1 pids cgroup" : "");
+	snprintf(buf, len, "%s%s%s%s", g->cg[0] ? "in the agent's cgroup " : "no writable cgroup v2",
+		 g->cg, g->pids_cg[0] ? ", pids limit in " : "", g->pids_cg);
 	return buf;
-}
-
-static void sg_rmdir(char *dir)
-{
-	if (dir[0])
-		rmdir(dir);
-	dir[0] = '\0';
 }
 
 void stepgroup_fini(struct stepgroup *g)
 {
-	sg_rmdir(g->cg);
-	sg_rmdir(g->pids_cg);
+	/* the keeper removes the cgroups once we are gone */
 	sg_keeper_say(g, "Q\n");
 	if (g->keeper_fd >= 0)
 		close(g->keeper_fd);
 	g->keeper_fd = -1;
-	if (g->keeper > 0)
-		while (waitpid(g->keeper, NULL, 0) < 0 && errno == EINTR)
-			;
 	g->keeper = 0;
 }
 
-static int sg_make(const char *base, uint32_t step, pid_t pid, char *out, size_t len)
+static uint64_t sg_pids_events(const struct stepgroup *g)
 {
-	char num[32];
-	int r;
+	const char *dir = g->pids_cg[0] ? g->pids_cg : g->cg;
+	char path[PATH_MAX + 32], buf[256], *m;
 
-	snprintf(out, len, "%s/lockstep-%d-step%" PRIu32, base, (int)getpid(), step);
-	if (mkdir(out, 0755) < 0 && errno != EEXIST) {
-		r = -errno;
-		out[0] = '\0';
-		return r;
-	}
-	snprintf(num, sizeof(num), "%d", (int)pid);
-	r = sg_write(out, "cgroup.procs", num);
-	if (r < 0) {
-		rmdir(out);
-		out[0] = '\0';
-	}
-	return r;
+	if (!dir[0])
+		return 0;
+	snprintf(path, sizeof(path), "%s/pids.events", dir);
+	if (sg_read(path, buf, sizeof(buf)) <= 0 || !(m = strstr(buf, "max ")))
+		return 0;
+	return strtoull(m + 4, NULL, 10);
 }
 
 int stepgroup_enter(struct stepgroup *g, uint32_t step, pid_t pid, char *why, size_t len)
 {
-	char num[32], line[2 * PATH_MAX + 64];
-	int r = 0;
+	char line[64];
 
 	g->step = step;
 	g->pgid = pid;
-	if (g->v2_base[0]) {
-		r = sg_make(g->v2_base, step, pid, g->cg, sizeof(g->cg));
-		if (r < 0)
-			snprintf(why, len, "cannot make a cgroup under %s: %s", g->v2_base,
-				 strerror(-r));
-	} else {
-		r = -ENOENT;
-		snprintf(why, len, "no writable cgroup v2 hierarchy");
-	}
-	if (g->cg[0] && g->pids_max && sg_exists(g->cg, "pids.max")) {
-		snprintf(num, sizeof(num), "%" PRIu64, g->pids_max);
-		sg_write(g->cg, "pids.max", num);
-	} else if (g->pids_base[0] && g->pids_max &&
-		   sg_make(g->pids_base, step, pid, g->pids_cg, sizeof(g->pids_cg)) == 0) {
-		snprintf(num, sizeof(num), "%" PRIu64, g->pids_max);
-		sg_write(g->pids_cg, "pids.max", num);
-	}
-	if (g->cg[0] && g->memory_max && sg_exists(g->cg, "memory.max")) {
-		snprintf(num, sizeof(num), "%" PRIu64, g->memory_max);
-		sg_write(g->cg, "memory.max", num);
-	}
-	snprintf(line, sizeof(line), "S %" PRIu32 " %d %s %s\n", step, (int)pid,
-		 g->cg[0] ? g->cg : "-", g->pids_cg[0] ? g->pids_cg : "-");
+	g->pids_base_hits = sg_pids_events(g);
+	snprintf(line, sizeof(line), "S %" PRIu32 " %d\n", step, (int)pid);
 	sg_keeper_say(g, line);
-	return r;
+	if (!g->cg[0]) {
+		snprintf(why, len, "%s", g->v2_base[0] ? "cannot make or join a cgroup under the "
+			 "agent's own" : "no writable cgroup v2 hierarchy");
+		return -ENOENT;
+	}
+	return 0;
 }
 
 /* ---- the end of a step ---- */
@@ -454,16 +467,24 @@ static size_t sg_members(const char *dir, pid_t *set, size_t n, size_t max)
 static struct sg_proc sg_procs[32768];
 static pid_t sg_set[STEPGROUP_MAX];
 
-/* The state letter of pid ('?' when it is gone). */
-static char sg_state(pid_t pid)
+/* The state letter of pid ('?' when it is gone), and its group. */
+static char sg_stat(pid_t pid, pid_t *pgid)
 {
 	char path[64], buf[512], *rp, st;
+	int ppid, pg;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if (sg_read(path, buf, sizeof(buf)) <= 0 || !(rp = strrchr(buf, ')')) ||
-	    sscanf(rp + 1, " %c", &st) != 1)
+	    sscanf(rp + 1, " %c %d %d", &st, &ppid, &pg) != 3)
 		return '?';
+	if (pgid)
+		*pgid = pg;
 	return st;
+}
+
+static char sg_state(pid_t pid)
+{
+	return sg_stat(pid, NULL);
 }
 
 /* Our children (we are single-threaded: our one task lists them all). */
@@ -522,8 +543,13 @@ static size_t sg_leftovers(const struct stepgroup *g, const pid_t *known, size_t
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		char st = sg_state(set[i]);
-		if (set[i] != getpid() && set[i] != g->keeper && st != 'Z' && st != 'X' && st != '?')
+		pid_t pgid = 0;
+		char st = sg_stat(set[i], &pgid);
+
+		/* the agent, its keeper, and what the known children (external
+		 * monitors, each leading its group) started are not the step's */
+		if (set[i] != getpid() && set[i] != g->keeper && st != 'Z' && st != 'X' &&
+		    st != '?' && !sg_in(known, nknown, set[i]) && !sg_in(known, nknown, pgid))
 			set[live++] = set[i];
 	}
 	return live;
@@ -592,19 +618,6 @@ static void sg_wait(int sigfd, int64_t deadline)
 			;
 }
 
-static uint64_t sg_pids_hits(const struct stepgroup *g)
-{
-	const char *dir = g->pids_cg[0] ? g->pids_cg : g->cg;
-	char path[PATH_MAX + 32], buf[256], *m;
-
-	if (!dir[0])
-		return 0;
-	snprintf(path, sizeof(path), "%s/pids.events", dir);
-	if (sg_read(path, buf, sizeof(buf)) <= 0 || !(m = strstr(buf, "max ")))
-		return 0;
-	return strtoull(m + 4, NULL, 10);
-}
-
 size_t stepgroup_end(struct stepgroup *g, const pid_t *known, size_t nknown, int sigfd,
 		     char *desc, size_t len)
 {
@@ -621,16 +634,14 @@ size_t stepgroup_end(struct stepgroup *g, const pid_t *known, size_t nknown, int
 	}
 	if (n > STEPGROUP_NAMED)
 		snprintf(desc + strlen(desc), len - strlen(desc), ", ...");
-	g->pids_hits = sg_pids_hits(g);
+	g->pids_hits = sg_pids_events(g) - g->pids_base_hits;
 	while (n) {
 		int64_t now = clock_mono_ns();
 		if (now >= kill_end)
 			break;
-		if (!killing && now >= term_end) {
+		/* not cgroup.kill: the agent is in the cgroup too */
+		if (!killing && now >= term_end)
 			killing = true;
-			sg_kill_cgroup(g->cg);
-			sg_kill_cgroup(g->pids_cg);
-		}
 		if (g->pgid > 0)
 			kill(-g->pgid, killing ? SIGKILL : SIGTERM);
 		for (size_t i = 0; i < n; i++)
@@ -640,8 +651,6 @@ size_t stepgroup_end(struct stepgroup *g, const pid_t *known, size_t nknown, int
 		n = sg_leftovers(g, known, nknown, sg_set, STEPGROUP_MAX);
 	}
 	sg_reap_orphans(g, known, nknown);
-	sg_rmdir(g->cg);
-	sg_rmdir(g->pids_cg);
 	sg_keeper_say(g, "E\n");
 	g->pgid = 0;
 	return left;

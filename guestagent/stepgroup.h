@@ -2,9 +2,12 @@
 /*
  * What a step leaves behind (issue 20).  Every step's child leads a process
  * group of its own, and, where the node has a writable cgroup v2 hierarchy,
- * sits in a cgroup of its own that catches setsid() and double-fork
- * escapees; pids.max and memory.max bound it where those controllers are
- * there (pids falls back to a cgroup v1 pids hierarchy: hybrid hosts).  The
+ * is born in a cgroup that only the agent, its external monitors and the
+ * one step share (the agent joins it once at its start: moving a process
+ * into a cgroup per step costs 10 to 40 ms here), which setsid() and
+ * double-fork escapees cannot leave; pids.max and memory.max bound it
+ * where those controllers are there (pids falls back to a cgroup v1 pids
+ * hierarchy: hybrid hosts).  The
  * agent is a child subreaper, so what a step orphans becomes the agent's
  * child, not init's, and is reaped here.
  *
@@ -32,6 +35,9 @@
  * at 4 groups per CPU on 64 CPUs is about 10,000 processes), fewer than the
  * kernel's pid_max (32768 by default). */
 #define STEPGROUP_PIDS_MAX_DEFAULT 16384
+/* The agent's cgroup holds the agent and its external monitors too: the
+ * limit is the step's plus these. */
+#define STEPGROUP_OWN_PIDS 32
 /* How long leftovers get between SIGTERM and SIGKILL, and after SIGKILL. */
 #define STEPGROUP_GRACE_NS (500 * 1000000LL)
 #define STEPGROUP_KILL_WAIT_NS (2000 * 1000000LL)
@@ -47,11 +53,12 @@ struct stepgroup {
 	/* the current step */
 	uint32_t step;
 	pid_t pgid;
-	char cg[PATH_MAX];        /* its v2 cgroup, "" if none */
-	char pids_cg[PATH_MAX];   /* its v1 pids cgroup, "" if none */
+	char cg[PATH_MAX];        /* the agent's v2 cgroup, "" if none */
+	char pids_cg[PATH_MAX];   /* the agent's v1 pids cgroup, "" if none */
 	int keeper_fd;            /* write end of the keeper's pipe, -1 if none */
 	pid_t keeper;
 	uint64_t pids_hits;       /* the last step ended: how often fork hit pids.max */
+	uint64_t pids_base_hits;  /* pids.events' max count as the step began */
 };
 
 /* Finds the cgroup hierarchies under root ("" for /) and starts the keeper.
@@ -60,9 +67,9 @@ void stepgroup_init(struct stepgroup *g, const char *root, uint64_t pids_max,
 		    uint64_t memory_max);
 void stepgroup_fini(struct stepgroup *g);
 
-/* pid (the step's child, not yet released) leads step: its cgroup is made
- * and it is put there, the keeper is told.  0, or -errno when no cgroup
- * could be made (the step runs in its group only; why is in why). */
+/* pid (the step's child, not yet released) leads step: the keeper is told.
+ * 0, or -errno when the agent has no cgroup (the step runs in its group
+ * only; why is in why). */
 int stepgroup_enter(struct stepgroup *g, uint32_t step, pid_t pid, char *why, size_t len);
 
 /* The step ended (its leader reaped, or about to be killed): kills and
