@@ -67,6 +67,13 @@ static void ta_teardown(void)
 	step_test_hooks(-1, -1);
 	agent_leave(&ta, 0, NULL);
 	stepgroup_fini(&ta.grp);
+	sampler_fini(&ta.mon);
+	achan_close(&ta.chan);
+	proto_decoder_free(&ta.dec);
+	sess_free(&ta.sess);
+	outq_free(&ta.q);
+	close(ta.workdir_fd);
+	close(ta.sigfd);
 	close(host_fd);
 }
 
