@@ -306,7 +306,9 @@ static void sg_keeper_say(struct stepgroup *g, const char *text)
 static void sg_join(const char *base, char *out, size_t len)
 {
 	out[0] = '\0';
-	if (!base[0])
+	/* not inside another agent's (an agent started by a step, or twice in
+	 * one process): its owner removes that one */
+	if (!base[0] || strstr(base, "/lockstep-agent-"))
 		return;
 	snprintf(out, len, "%s/lockstep-agent-%d", base, (int)getpid());
 	if ((mkdir(out, 0755) < 0 && errno != EEXIST) || sg_write(out, "cgroup.procs", "0") < 0) {
