@@ -245,7 +245,8 @@ static void __attribute__((noreturn)) sg_keeper(int rfd, pid_t agent)
 	}
 	if (!quit) {
 		/* The agent is gone without saying Q: its step goes too. */
-		if (pgid > 0)
+		/* the group only without a cgroup: its leader may be gone */
+		if (pgid > 0 && !cg[0])
 			kill(-pgid, SIGKILL);
 		sg_kill_cgroup(cg);
 		sg_kill_cgroup(pids_cg);
@@ -644,8 +645,8 @@ size_t stepgroup_end(struct stepgroup *g, const pid_t *known, size_t nknown, int
 		/* not cgroup.kill: the agent is in the cgroup too */
 		if (!killing && now >= term_end)
 			killing = true;
-		if (g->pgid > 0)
-			kill(-g->pgid, killing ? SIGKILL : SIGTERM);
+		/* each by its pid: the group's leader is reaped, and its number
+		 * could name another group once no member is left */
 		for (size_t i = 0; i < n; i++)
 			kill(sg_set[i], killing ? SIGKILL : SIGTERM);
 		sg_wait(sigfd, killing ? kill_end : term_end);
