@@ -8,7 +8,9 @@
  * reconnect and resync, writes garbage, 0xFF inside a line, a line over
  * 64 KiB, valid messages for a stale step, a hello naming another node, a
  * flood of messages, dribbles the agent's bytes one by one, stops the agent
- * past the barrier deadline (or briefly), or kills it.  Each fault is
+ * past the barrier deadline (or briefly), or kills it, or (only from a plan,
+ * "NODE STEP go drop-go") drops the host's first go for STEP, as a channel
+ * that loses a message would (issue 19).  Each fault is
  * appended to a log, one JSON line: node, kind, the step the node was in.
  *
  *   chaos-agent --channel-fd 3 --node NODE --work-dir DIR [agent options]
@@ -396,9 +398,28 @@ static void agent_line(const char *line, size_t len)
 		arm(PH_READY, cx.last.u.ready.step);
 }
 
+/* A planned drop-go for this step: the go is not passed on (once). */
+static bool drop_go(uint32_t step)
+{
+	for (size_t i = 0; i < cx.nfaults; i++) {
+		struct fault *f = &cx.faults[i];
+		if (!f->fired && f->step == step && !strcmp(f->kind, "drop-go")) {
+			f->fired = true;
+			log_fault(f->kind, "the host's go not passed on to the agent");
+			return true;
+		}
+	}
+	return false;
+}
+
 static void host_line(const char *line, size_t len)
 {
 	bool ok = decode(line, len);
+	if (ok && cx.last.type == PROTO_GO) {
+		cx.go_step = cx.last.u.go.step;
+		if (drop_go(cx.go_step))
+			return;
+	}
 	if (ok && cx.last.type == PROTO_PLAN) {
 		/* a long plan comes in parts: the last index seen is the count */
 		uint32_t n = cx.last.u.plan.nsteps;

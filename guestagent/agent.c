@@ -23,6 +23,7 @@
 #include "sampler.h"
 #include "session.h"
 #include "step.h"
+#include "stepgroup.h"
 #include "sysfacts.h"
 #include "utf8.h"
 
@@ -37,6 +38,11 @@
  * without chasing a process it left behind that keeps writing. */
 #define AGENT_OUTPUT_READS 16
 #define AGENT_DRAIN_READS 32
+/* A pass of the loop (everything but its wait) longer than this is said:
+ * the agent was held up in a call that should not block (a fork under
+ * memory pressure, a log write behind a busy disk), and a go that came
+ * meanwhile waited for it (issue 19). */
+#define AGENT_STALL_NS (100 * 1000000LL)
 /* How long a leaving agent tries to get its bye out. */
 #define AGENT_BYE_WAIT_NS (NSEC_PER_SEC)
 
@@ -67,6 +73,8 @@ struct agent {
 	struct sampler mon;   /* built-in monitors, while the plan asks */
 	uint32_t mon_asked;   /* the interval last asked of it (once, even if it failed) */
 	struct mext mext;     /* external monitors, as the host names them */
+	struct stepgroup grp; /* the step's group and cgroup, and what it leaves */
+	bool grp_warned;      /* said once why a step has no cgroup */
 };
 
 /* Big buffers off the stack; one agent per process. */
@@ -75,6 +83,7 @@ static char agent_out[sizeof(((struct agent *)0)->carry) + 64 * 1024];
 static char agent_chunk[PROTO_OUTPUT_MAX + 1];
 
 static void agent_disconnected(struct agent *a, const char *why, bool hard);
+static void agent_step_cleanup(struct agent *a, bool report);
 static void agent_check_started(struct agent *a, bool ended);
 
 static void agent_flush(struct agent *a)
@@ -185,6 +194,7 @@ static void agent_step_finished(struct agent *a)
 	mext_step_end(&a->mext, step);
 	step_run_close(&a->run);
 	a->running = false;
+	agent_step_cleanup(a, true);
 	dropped = outq_take_dropped(&a->q);
 	if (dropped)
 		log_warn("step %" PRIu32 ": %zu output lines dropped: the host is not reading",
@@ -202,6 +212,64 @@ static const struct proto_step *agent_waiting_step(const struct agent *a)
 	return &a->sess.steps[a->sess.cur];
 }
 
+/* The agent's children that are not the step's: they are not leftovers. */
+static size_t agent_known_children(const struct agent *a, pid_t *out)
+{
+	size_t n = 0;
+
+	for (unsigned i = 0; i < MEXT_RUNS; i++)
+		if (a->mext.run[i].pid > 0)
+			out[n++] = a->mext.run[i].pid;
+	return n;
+}
+
+/*
+ * Kills and reaps what the step that just ended left behind (issue 20),
+ * and tells the host: before done, so that it is recorded with the step.
+ */
+static void agent_step_cleanup(struct agent *a, bool report)
+{
+	pid_t known[MEXT_RUNS];
+	char desc[PROTO_TEXT_MAX / 2], text[PROTO_TEXT_MAX];
+	uint32_t step = a->grp.step;
+	size_t left = stepgroup_end(&a->grp, known, agent_known_children(a, known), a->sigfd,
+				    desc, sizeof(desc));
+
+	/* a SIGCHLD of a monitor may have been read while waiting */
+	mext_reap(&a->mext);
+	if (left) {
+		snprintf(text, sizeof(text), "step %" PRIu32 " left %zu process%s: %s; killed", step,
+			 left, left == 1 ? "" : "es", desc);
+		log_warn("%s", text);
+		if (report)
+			sess_step_error(&a->sess, "leftover", text);
+	}
+	if (a->grp.pids_hits) {
+		snprintf(text, sizeof(text), "step %" PRIu32 " hit its limit of %" PRIu64
+			 " processes (pids.max) %" PRIu64 " times: forks failed", step,
+			 a->grp.pids_max, a->grp.pids_hits);
+		log_warn("%s", text);
+		if (report)
+			sess_step_error(&a->sess, "pids-limit", text);
+	}
+}
+
+/* Forks the child of st and puts it in a group (and cgroup) of its own. */
+static int agent_fork_step(struct agent *a, const struct proto_step *st)
+{
+	char why[PATH_MAX + 64];
+	int r = step_prepare(&a->run, st, a->workdir_fd, a->chan.fd);
+
+	if (r < 0)
+		return r;
+	if (stepgroup_enter(&a->grp, st->index, a->run.pid, why, sizeof(why)) < 0 &&
+	    !a->grp_warned) {
+		a->grp_warned = true;
+		log_info("steps run in a process group of their own, without a cgroup: %s", why);
+	}
+	return 0;
+}
+
 static void agent_discard_prepared(struct agent *a)
 {
 	if (!a->prepared)
@@ -209,6 +277,7 @@ static void agent_discard_prepared(struct agent *a)
 	log_debug("discarding the child prepared for step %" PRIu32, a->run.index);
 	step_discard(&a->run);
 	a->prepared = false;
+	agent_step_cleanup(a, false);
 }
 
 /*
@@ -231,7 +300,7 @@ static void agent_prepare(struct agent *a)
 	}
 	if (a->prepared || a->prepare_failed)
 		return;
-	r = step_prepare(&a->run, st, a->workdir_fd, a->chan.fd);
+	r = agent_fork_step(a, st);
 	if (r < 0) {
 		log_warn("cannot prepare step %" PRIu32 ": %s; trying again at its go", st->index,
 			 strerror(-r));
@@ -252,7 +321,7 @@ static int agent_release(struct agent *a, const struct proto_step *st, int64_t a
 		if (a->prepared && !step_prepared_for(&a->run, st))
 			agent_discard_prepared(a);
 		if (!a->prepared) {
-			r = step_prepare(&a->run, st, a->workdir_fd, a->chan.fd);
+			r = agent_fork_step(a, st);
 			if (r < 0)
 				return r;
 			a->prepared = true;
@@ -355,6 +424,7 @@ static void agent_leave(struct agent *a, int code, const char *bye_reason)
 		step_kill(&a->run, a->sigfd);
 		step_run_close(&a->run);
 		a->running = false;
+		agent_step_cleanup(a, false);
 	}
 	agent_discard_prepared(a);
 	if (bye_reason && a->up) {
@@ -523,6 +593,7 @@ static void agent_signals(struct agent *a)
 		step_run_close(&a->run);
 		a->prepared = false;
 		a->prepare_failed = true;
+		agent_step_cleanup(a, false);
 	}
 }
 
@@ -536,50 +607,62 @@ static int agent_poll_timeout(const struct agent *a)
 	return left <= 0 ? 0 : (int)((left + 999999) / 1000000);
 }
 
+/* One wait and what it brought; tests drive the agent through this. */
+static void agent_loop_once(struct agent *a)
+{
+	struct pollfd p[5 + MEXT_NFDS] = {
+		{ .fd = a->sigfd, .events = POLLIN },
+		{ .fd = a->up ? a->chan.fd : -1, .events = POLLIN },
+		{ .fd = a->running ? a->run.out_fd : -1, .events = POLLIN },
+		{ .fd = sampler_fd(&a->mon), .events = POLLIN },
+		{ .fd = a->running && !a->started ? a->run.report_fd : -1, .events = POLLIN },
+	};
+
+	mext_poll(&a->mext, p + 5);
+	if (outq_writable(&a->q))
+		p[1].events |= POLLOUT;
+	int64_t woke;
+
+	if (poll(p, 5 + MEXT_NFDS, agent_poll_timeout(a)) < 0 && errno != EINTR) {
+		log_error("poll: %s", strerror(errno));
+		agent_leave(a, 1, NULL);
+		return;
+	}
+	woke = clock_mono_ns();
+	if (p[0].revents)
+		agent_signals(a);
+	/* The stamp is written before any output: started goes first. */
+	if (!a->leaving && (p[4].revents || p[2].revents))
+		agent_check_started(a, false);
+	if (!a->leaving && p[2].revents && a->running && a->started)
+		agent_read_output(a, false);
+	if (!a->leaving)
+		mext_handle(&a->mext, p + 5);
+	if (!a->leaving && p[3].revents)
+		sampler_take(&a->mon, &a->sess, a->running ? sess_current_step(&a->sess) : 0,
+			     false);
+	if (!a->leaving && a->up && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
+		agent_read_channel(a, p[1].revents & (POLLHUP | POLLERR));
+	if (!a->leaving && !a->up && clock_mono_ns() >= a->reopen_at)
+		agent_open(a);
+	if (!a->leaving)
+		agent_flush(a);
+	if (!a->leaving)
+		agent_prepare(a);
+	if (a->q.bytes > OUTQ_HARD_MAX) {
+		log_error("the host has not read %zu queued bytes; giving up", a->q.bytes);
+		agent_leave(a, 1, NULL);
+	}
+	if (clock_mono_ns() - woke > AGENT_STALL_NS)
+		log_warn("one pass of the agent's loop took %" PRId64 " ms (at step %" PRIu32
+			 ", %s): something it called was held up", (clock_mono_ns() - woke) / 1000000,
+			 sess_current_step(&a->sess), a->running ? "running" : "waiting");
+}
+
 static void agent_loop(struct agent *a)
 {
-	while (!a->leaving) {
-		struct pollfd p[5 + MEXT_NFDS] = {
-			{ .fd = a->sigfd, .events = POLLIN },
-			{ .fd = a->up ? a->chan.fd : -1, .events = POLLIN },
-			{ .fd = a->running ? a->run.out_fd : -1, .events = POLLIN },
-			{ .fd = sampler_fd(&a->mon), .events = POLLIN },
-			{ .fd = a->running && !a->started ? a->run.report_fd : -1, .events = POLLIN },
-		};
-
-		mext_poll(&a->mext, p + 5);
-		if (outq_writable(&a->q))
-			p[1].events |= POLLOUT;
-		if (poll(p, 5 + MEXT_NFDS, agent_poll_timeout(a)) < 0 && errno != EINTR) {
-			log_error("poll: %s", strerror(errno));
-			agent_leave(a, 1, NULL);
-			break;
-		}
-		if (p[0].revents)
-			agent_signals(a);
-		/* The stamp is written before any output: started goes first. */
-		if (!a->leaving && (p[4].revents || p[2].revents))
-			agent_check_started(a, false);
-		if (!a->leaving && p[2].revents && a->running && a->started)
-			agent_read_output(a, false);
-		if (!a->leaving)
-			mext_handle(&a->mext, p + 5);
-		if (!a->leaving && p[3].revents)
-			sampler_take(&a->mon, &a->sess, a->running ? sess_current_step(&a->sess) : 0,
-				     false);
-		if (!a->leaving && a->up && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
-			agent_read_channel(a, p[1].revents & (POLLHUP | POLLERR));
-		if (!a->leaving && !a->up && clock_mono_ns() >= a->reopen_at)
-			agent_open(a);
-		if (!a->leaving)
-			agent_flush(a);
-		if (!a->leaving)
-			agent_prepare(a);
-		if (a->q.bytes > OUTQ_HARD_MAX) {
-			log_error("the host has not read %zu queued bytes; giving up", a->q.bytes);
-			agent_leave(a, 1, NULL);
-		}
-	}
+	while (!a->leaving)
+		agent_loop_once(a);
 }
 
 static uint64_t agent_seed(void)
@@ -711,6 +794,10 @@ int agent_run(const struct agent_opts *o)
 	step_run_init(&a.run);
 	sampler_init(&a.mon, o->proc_root);
 	mext_init(&a.mext, &a.sess);
+	stepgroup_init(&a.grp, o->root, o->step_pids_max, o->step_memory_max);
+	log_info("steps: %s; pids.max %" PRIu64 ", memory.max %" PRIu64 " bytes (0: none)",
+		 stepgroup_describe(&a.grp, (char[PATH_MAX + 64]){ 0 }, PATH_MAX + 64),
+		 o->step_pids_max, o->step_memory_max);
 	a.chan.fd = -1;
 	if (o->channel_fd >= 0) {
 		a.chan.mode = ACHAN_FD;
@@ -729,6 +816,7 @@ int agent_run(const struct agent_opts *o)
 	agent_loop(&a);
 	code = a.exit_code;
 	mext_fini(&a.mext);
+	stepgroup_fini(&a.grp);
 	sampler_fini(&a.mon);
 	achan_close(&a.chan);
 	proto_decoder_free(&a.dec);

@@ -18,6 +18,8 @@ struct agent_opts {
 	bool no_ptp;           /* never use a KVM PTP clock (ping/pong only) */
 	bool ptp_synthetic;    /* tests: the PTP test double, ptp_synthetic_ns behind */
 	int64_t ptp_synthetic_ns;
+	uint64_t step_pids_max;   /* per step, 0: none (issue 20) */
+	uint64_t step_memory_max; /* bytes per step, 0: none */
 };
 
 /* Runs until the host says bye, goes away for good or a signal comes.

@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "agent.h"
 #include "step.h"
+#include "stepgroup.h"
 #include "log.h"
 #include "proto.h"
 
@@ -44,6 +45,10 @@ static void usage(FILE *f)
 		"  --ptp-synthetic-ns N  tests only: act as if a KVM PTP clock read this\n"
 		"                      system's CLOCK_REALTIME as the host's, the guest's\n"
 		"                      own realtime being N ns behind it\n"
+		"  --step-pids-max N   at most N processes per step (cgroup pids.max; default\n"
+		"                      $LOCKSTEP_STEP_PIDS_MAX, else 16384; 0: no limit)\n"
+		"  --step-memory-max B at most B bytes of memory per step (cgroup v2\n"
+		"                      memory.max; default $LOCKSTEP_STEP_MEMORY_MAX, else none)\n"
 		"  -v, --verbose       log debug messages too\n"
 		"  -h, --help          show this help\n"
 		"  -V, --version       show the version\n");
@@ -61,6 +66,19 @@ static int parse_fd(const char *s, int *out)
 	if (fcntl((int)v, F_GETFD) < 0)
 		return -EBADF;
 	*out = (int)v;
+	return 0;
+}
+
+static int parse_count(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-')
+		return -EINVAL;
+	*out = v;
 	return 0;
 }
 
@@ -88,12 +106,15 @@ int main(int argc, char **argv)
 		{ "clock-jitter-ns", required_argument, NULL, 'J' },
 		{ "no-ptp", no_argument, NULL, 'N' },
 		{ "ptp-synthetic-ns", required_argument, NULL, 'S' },
+		{ "step-pids-max", required_argument, NULL, 'p' },
+		{ "step-memory-max", required_argument, NULL, 'm' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct agent_opts o = { .channel_fd = -1, .root = "", .work_dir = "." };
+	struct agent_opts o = { .channel_fd = -1, .root = "", .work_dir = ".",
+				.step_pids_max = STEPGROUP_PIDS_MAX_DEFAULT };
 	char host[PROTO_NAME_MAX];
 	bool verbose = false, synthetic = false;
 	long long clock_offset = 0, clock_jitter = 0;
@@ -101,6 +122,16 @@ int main(int argc, char **argv)
 	char *end;
 	int c, r;
 
+	if (getenv("LOCKSTEP_STEP_PIDS_MAX") &&
+	    parse_count(getenv("LOCKSTEP_STEP_PIDS_MAX"), &o.step_pids_max) < 0) {
+		fprintf(stderr, "guestagent: LOCKSTEP_STEP_PIDS_MAX is not a count\n");
+		return 2;
+	}
+	if (getenv("LOCKSTEP_STEP_MEMORY_MAX") &&
+	    parse_count(getenv("LOCKSTEP_STEP_MEMORY_MAX"), &o.step_memory_max) < 0) {
+		fprintf(stderr, "guestagent: LOCKSTEP_STEP_MEMORY_MAX is not a count\n");
+		return 2;
+	}
 	while ((c = getopt_long(argc, argv, "vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -169,6 +200,14 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			synthetic = true;
+			break;
+		case 'p':
+		case 'm':
+			if (parse_count(optarg, c == 'p' ? &o.step_pids_max : &o.step_memory_max) < 0) {
+				fprintf(stderr, "guestagent: --step-%s-max '%s' is not a count\n",
+					c == 'p' ? "pids" : "memory", optarg);
+				return 2;
+			}
 			break;
 		case 'v':
 			verbose = true;

@@ -317,6 +317,20 @@ static struct sess_action sess_go(struct session *s, const struct proto_msg *m)
 	struct sess_action act = { .kind = SESS_ACT_NONE };
 	int64_t at = m->u.go.at_ns;
 
+	if (s->started_any && s->phase != SESS_NO_PLAN && m->u.go.step > 0 &&
+	    (m->u.go.step < sess_current_step(s) ||
+	     (m->u.go.step == sess_current_step(s) && s->phase != SESS_WAITING))) {
+		char text[PROTO_TEXT_MAX];
+
+		/* hostd sent it again (no started heard in time): say that the
+		 * first one got here, so that a late start is not taken for a
+		 * lost go (issue 19) */
+		snprintf(text, sizeof(text), "go for step %" PRIu32 " received again; the first one "
+			 "got here", m->u.go.step);
+		log_info("%s", text);
+		sess_error(s, m->u.go.step, "go-again", text);
+		return act;
+	}
 	if (s->phase != SESS_WAITING || m->u.go.step != s->steps[s->cur].index) {
 		/* Stale, duplicated or early: messages are state, not commands. */
 		log_debug("go for step %" PRIu32 " ignored (at step %" PRIu32 ", phase %d)",

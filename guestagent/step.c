@@ -104,6 +104,17 @@ static bool step_child_wait_go(int go_fd, int64_t *at_ns)
 	return n == (ssize_t)sizeof(*at_ns);
 }
 
+/* Tests only (step_test_hooks): the child blocks on hold before its set-up
+ * and says when it has set up, so that a test can deliver the go at each
+ * point of the prepare sequence without timing luck. */
+static int step_hold_fd = -1, step_setup_fd = -1;
+
+void step_test_hooks(int hold_fd, int setup_fd)
+{
+	step_hold_fd = hold_fd;
+	step_setup_fd = setup_fd;
+}
+
 /* SCHED_FIFO priority of a prepared child from just before its sleep to
  * just after its start stamp (0: none).  Children woken at one instant
  * queue for the CPUs otherwise, and the last stamps late by the others'
@@ -138,6 +149,8 @@ static void __attribute__((noreturn)) step_child(const struct step_run *r, pid_t
 	/* The agent dying while we sleep towards the instant ends us too;
 	 * while we block in read its death is an end of file. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0UL, 0UL, 0UL);
+	if (step_setup_fd >= 0 && write(step_setup_fd, "s", 1) != 1)
+		_exit(1);
 	if (getppid() != agent || !step_child_wait_go(go_fd, &at))
 		_exit(0);
 	struct sched_param fifo = { .sched_priority = step_start_priority };
@@ -160,8 +173,8 @@ static void __attribute__((noreturn)) step_child(const struct step_run *r, pid_t
 	stamp[1] = at && reached > at && stamp[0] > at ? stamp[0] - at : 0;
 	if (write(report_fd, stamp, sizeof(stamp)) != (ssize_t)sizeof(stamp))
 		_exit(1);
-	/* From here on, as a step forked at the go would be. */
-	prctl(PR_SET_PDEATHSIG, 0UL, 0UL, 0UL, 0UL);
+	/* PR_SET_PDEATHSIG stays: the step's leader dies with the agent (it
+	 * survives exec); the keeper (stepgroup.h) takes the rest. */
 	close(go_fd);
 	if (r->kind == PROTO_STEP_CPU_PROBE)
 		step_child_cpu(r->units, report_fd);
@@ -240,6 +253,10 @@ int step_prepare(struct step_run *r, const struct proto_step *st, int workdir_fd
 		return err;
 	}
 	if (pid == 0) {
+		char c;
+
+		if (step_hold_fd >= 0 && read(step_hold_fd, &c, 1) != 1)
+			_exit(1);
 		step_child_signals();
 		/* Not the channel: a reconnect must not find it still held. */
 		if (close_fd >= 0)

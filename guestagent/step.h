@@ -57,6 +57,11 @@ int step_prepare(struct step_run *r, const struct proto_step *st, int workdir_fd
  * Without the privilege the child runs unboosted. */
 void step_set_start_priority(int priority);
 
+/* Tests only: a child forked from now on first reads a byte from hold_fd
+ * (before any set-up), and writes one to setup_fd once set up, just before
+ * it waits for its go; -1: not. */
+void step_test_hooks(int hold_fd, int setup_fd);
+
 /* Whether the prepared child would run st as it is. */
 bool step_prepared_for(const struct step_run *r, const struct proto_step *st);
 

@@ -190,6 +190,49 @@ static void mx_argv(const struct monitor_settings *s, const char *dir, int kind,
 	}
 }
 
+/* Where util-linux's setpriv is: it runs a monitor with PR_SET_PDEATHSIG,
+ * so that hostd dying (SIGKILL included) stops it as a normal end would
+ * (SIGINT).  libuv offers no hook between fork and exec to set it. */
+#define MX_SETPRIV "/usr/bin/setpriv"
+#define MX_SETPRIV_ARGS 4
+
+/* Whether a program is there to run (a name is looked up on PATH). */
+static bool mx_runnable(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char full[4096];
+
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0;
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		size_t len = strcspn(p, ":");
+		snprintf(full, sizeof(full), "%.*s/%s", (int)len, p, prog);
+		if (len && access(full, X_OK) == 0)
+			return true;
+		p += len + (p[len] == ':');
+	}
+	return false;
+}
+
+/* argv prefixed with setpriv --pdeathsig INT --, when there is one; a
+ * monitor that is not there is left to fail in uv_spawn, which says so. */
+static void mx_die_with_hostd(char **argv)
+{
+	int n = 0;
+
+	if (access(MX_SETPRIV, X_OK) < 0 || !mx_runnable(argv[0]))
+		return;
+	while (argv[n])
+		n++;
+	if (n + MX_SETPRIV_ARGS >= MX_ARGS_MAX)
+		return;
+	memmove(argv + MX_SETPRIV_ARGS, argv, (size_t)(n + 1) * sizeof(*argv));
+	argv[0] = MX_SETPRIV;
+	argv[1] = "--pdeathsig";
+	argv[2] = "INT";
+	argv[3] = "--";
+}
+
 static void mx_spawn(struct monitor_ext *m, int kind, uint32_t step)
 {
 	struct mx_run *run = xcalloc(1, sizeof(*run));
@@ -199,6 +242,7 @@ static void mx_spawn(struct monitor_ext *m, int kind, uint32_t step)
 	int fd, r;
 
 	mx_argv(&m->s, m->dir, kind, step, argv, buf, sizeof(buf));
+	mx_die_with_hostd(argv);
 	log = xasprintf("%s/%s-step-%u.log", m->dir, monitor_ext_names[kind], step);
 	if (m->dirfd >= 0)
 		/* a folder the submitter may write into: nothing they put

@@ -23,6 +23,7 @@
 static void release(struct run *r);
 static void deadline_cb(uv_timer_t *t);
 static void finish(struct run *r, enum run_status st, const char *reason);
+static void arm_go_resend(struct run *r);
 
 static int64_t s_to_ns(double s)
 {
@@ -299,6 +300,89 @@ static void run_finish_status(struct run *r)
 	finish(r, RUN_DEGRADED, why);
 }
 
+/* The go of a step already released, to one participant again. */
+static void send_go_again(struct run *r, struct participant *p, uint32_t step)
+{
+	struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
+	go.u.go.step = step;
+	/* the same instant as everybody's; if it passed, the agent starts at
+	 * once and reports how late */
+	if (r->rec.step == step && r->rec.release_at_ns)
+		go.u.go.at_ns = p->clock_shared
+					? r->rec.release_at_ns
+					: clock_offset_to_guest(part_clock(p), r->rec.release_at_ns);
+	node_send(&p->node, &go);
+	node_reply_sent(&p->node, NODE_REPLY_GO);
+}
+
+/* ---- a go that got no started: sent again ----------------------------- */
+
+static int64_t go_resend_bound(const struct run *r)
+{
+	return RUN_GO_RESEND_NS << r->go_resends;
+}
+
+static void go_resend_cb(uv_timer_t *t)
+{
+	struct run *r = t->data;
+	uint32_t k = barrier_step(r->barrier) - 1;
+	bool again = false;
+	if (r->finishing)
+		return;
+	/* libuv runs timers before it polls: a started already waiting in a
+	 * socket (a loaded host that ran hostd late) is read first. */
+	if (!r->go_confirm) {
+		r->go_confirm = true;
+		uv_timer_start(&r->go_timer, go_resend_cb, 1, 0);
+		return;
+	}
+	r->go_confirm = false;
+	for (size_t i = 0; i < r->n; i++) {
+		struct participant *p = &r->p[i];
+		if (!barrier_in_run(r->barrier, i) || p->failed || !p->node.open ||
+		    p->running_step != k || p->started || p->done ||
+		    node_reply_unwritten(&p->node, NODE_REPLY_GO))
+			continue; /* a go still queued cannot have been lost */
+		char what[160];
+		snprintf(what, sizeof(what), "no started %" PRId64 " ms after the go of step %u; "
+			 "go sent again (%u of %d)", go_resend_bound(r) / 1000000, k,
+			 r->go_resends + 1, RUN_GO_RESENDS_MAX);
+		progress_clear(r);
+		log_warn("%s: %s", p->node.name, what);
+		run_add_event(r, p, k, what);
+		r->go_resent_ns[i] = clock_mono_ns();
+		send_go_again(r, p, k);
+		again = true;
+	}
+	if (again && ++r->go_resends < RUN_GO_RESENDS_MAX)
+		arm_go_resend(r);
+}
+
+void run_go_started(struct run *r, struct participant *p, int64_t host_ns)
+{
+	int64_t resent = r->go_resent_ns[p->node.index];
+	r->go_resent_ns[p->node.index] = 0;
+	if (!resent || host_ns < resent)
+		return; /* started before the re-send: its started was heard late */
+	char what[160];
+	/* the first go was lost, unless the agent says it got it twice (an
+	 * agent error go-again: it was not scheduled in time) */
+	snprintf(what, sizeof(what), "started step %u only after its go was sent again",
+		 p->running_step);
+	progress_clear(r);
+	log_warn("%s: %s", p->node.name, what);
+	run_add_event(r, p, p->running_step, what);
+}
+
+/* From the step's instant (or now, for an immediate release). */
+static void arm_go_resend(struct run *r)
+{
+	int64_t now = clock_mono_ns();
+	int64_t from = r->rec.release_at_ns > now ? r->rec.release_at_ns : now;
+	uint64_t ms = (uint64_t)((from - now + go_resend_bound(r)) / 1000000 + 1);
+	uv_timer_start(&r->go_timer, go_resend_cb, ms, 0);
+}
+
 static void release(struct run *r)
 {
 	uint32_t k = barrier_step(r->barrier), n = barrier_nsteps(r->barrier);
@@ -357,6 +441,10 @@ static void release(struct run *r)
 	if (k == 1)
 		r->first_release_ns = last;
 	arm_deadline(r);
+	r->go_resends = 0;
+	r->go_confirm = false;
+	memset(r->go_resent_ns, 0, r->n * sizeof(*r->go_resent_ns));
+	arm_go_resend(r);
 	if (!r->opt->progress)
 		log_info("step %u/%u %s #%u released to %zu participants", k, n,
 			 r->exp->steps[k - 1].benchmark, r->exp->steps[k - 1].iteration,
@@ -370,7 +458,7 @@ void run_on_ready(struct run *r, struct participant *p, uint32_t step)
 	case BARRIER_RELEASE:
 		release(r);
 		return;
-	case BARRIER_RESEND_GO: {
+	case BARRIER_RESEND_GO:
 		/* Its go was lost in a resync; the step is still its own.  Not
 		 * while the last go is unwritten: it cannot have lost that one. */
 		if (node_reply_unwritten(&p->node, NODE_REPLY_GO)) {
@@ -378,18 +466,8 @@ void run_on_ready(struct run *r, struct participant *p, uint32_t step)
 				 "read its go", step);
 			return;
 		}
-		struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
-		go.u.go.step = step;
-		/* the same instant as everybody's; if it passed, the agent starts
-		 * at once and reports how late */
-		if (r->rec.step == step && r->rec.release_at_ns)
-			go.u.go.at_ns = p->clock_shared
-						? r->rec.release_at_ns
-						: clock_offset_to_guest(part_clock(p), r->rec.release_at_ns);
-		node_send(&p->node, &go);
-		node_reply_sent(&p->node, NODE_REPLY_GO);
+		send_go_again(r, p, step);
 		return;
-	}
 	case BARRIER_INVALID:
 		/* A ready for a step long released changes nothing: messages
 		 * are state, and a stale one is ignored, as a stale go is by
@@ -526,6 +604,8 @@ static void finish(struct run *r, enum run_status st, const char *reason)
 	close_handle((uv_handle_t *)&r->deadline_timer);
 	uv_timer_stop(&r->run_timer);
 	close_handle((uv_handle_t *)&r->run_timer);
+	uv_timer_stop(&r->go_timer);
+	close_handle((uv_handle_t *)&r->go_timer);
 	close_handle((uv_handle_t *)&r->sigint);
 	close_handle((uv_handle_t *)&r->sigterm);
 	uv_timer_start(&r->grace_timer, grace_cb, RUN_BYE_GRACE_MS, 0);
@@ -743,7 +823,9 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 
 	uv_timer_init(r.loop, &r.deadline_timer);
 	uv_timer_init(r.loop, &r.grace_timer);
-	r.deadline_timer.data = r.grace_timer.data = &r;
+	uv_timer_init(r.loop, &r.go_timer);
+	r.go_resent_ns = xcalloc(r.n ? r.n : 1, sizeof(*r.go_resent_ns));
+	r.deadline_timer.data = r.grace_timer.data = r.go_timer.data = &r;
 	uv_signal_init(r.loop, &r.sigint);
 	uv_signal_init(r.loop, &r.sigterm);
 	r.sigint.data = r.sigterm.data = &r;
@@ -785,6 +867,7 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 		 r.opt->results_dir, r.name);
 	free(where);
 	teardown(&r);
+	free(r.go_resent_ns);
 	uv_loop_close(r.loop);
 	return code;
 }

@@ -367,6 +367,7 @@ static void on_message(struct node *n, struct proto_msg *m)
 		p->started = true;
 		run_record_started(r, p, clock_offset_to_host(part_clock(p), m->u.started.mono_ns),
 				   m->u.started.late_ns);
+		run_go_started(r, p, clock_offset_to_host(part_clock(p), m->u.started.mono_ns));
 		break;
 	case PROTO_RESULT:
 		if (!step_matches(r, p, m, m->u.result.step))

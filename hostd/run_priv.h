@@ -61,6 +61,13 @@
 /* learning the lead: grow by the lateness seen plus this, shrink by 1/N */
 #define RUN_LEAD_MARGIN_NS (50 * 1000LL)
 #define RUN_LEAD_SHRINK 32
+/* A participant released into a step that has not said started this long
+ * after the step's instant gets its go again (issue 19: a lost go should
+ * cost this, not BARRIER_TIMEOUT); the bound doubles for each re-send, at
+ * most RUN_GO_RESENDS_MAX per step.  The agent ignores a go for a step it is
+ * not waiting at, so a go re-sent to a slow starter changes nothing. */
+#define RUN_GO_RESEND_NS (250 * 1000 * 1000LL)
+#define RUN_GO_RESENDS_MAX 4
 
 enum run_status { RUN_RUNNING, RUN_COMPLETE, RUN_DEGRADED, RUN_ABORTED, RUN_INTERRUPTED };
 
@@ -190,6 +197,10 @@ struct run {
 	int64_t started_mono_ns, first_release_ns; /* for the progress line's times */
 	int rtprio_held;	/* the SCHED_FIFO priority a release ran at; 0: none */
 	bool warned_rtprio;	/* said once that the kernel refused it */
+	uv_timer_t go_timer;    /* the go re-send of the step released last */
+	unsigned go_resends;    /* for that step, so far */
+	bool go_confirm;        /* the bound passed: look once more after pending input */
+	int64_t *go_resent_ns;  /* per participant: when its go was last sent again */
 };
 
 /* The clock offset in use for a participant, and its method's name. */
@@ -214,6 +225,10 @@ void run_lead_learn(struct run *r, int64_t max_late_ns);
 void run_gone_check(struct run *r);
 
 /* run.c, for run_messages.c */
+/* p said started (its stamp on the host's clock): if its go was sent again
+ * before that, an event says so (its first go was lost, unless the agent
+ * reports go-again for the step: then it only started late). */
+void run_go_started(struct run *r, struct participant *p, int64_t host_ns);
 /* The step a participant is in, or waits at, for failures and events. */
 uint32_t run_part_step(struct run *r, const struct participant *p);
 /* p waits at the barrier of step (the end barrier: nsteps + 1). */

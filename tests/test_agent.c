@@ -87,6 +87,7 @@ START_TEST(test_stale_go_ignored)
 {
 	struct host h;
 	struct step_seen s;
+	struct proto_msg m;
 
 	host_spawn(&h, NULL);
 	host_handshake(&h, NULL);
@@ -99,7 +100,10 @@ START_TEST(test_stale_go_ignored)
 	host_run_step(&h, 1, &s);
 	free(s.out);
 	host_expect_ready(&h, 2);
-	host_go(&h, 1, 0); /* the step just done */
+	host_go(&h, 1, 0); /* the step just done: hostd sent it again */
+	host_expect(&h, PROTO_ERROR, &m);
+	ck_assert_str_eq(m.u.error.code, "go-again");
+	ck_assert_uint_eq(m.u.error.step, 1);
 	host_ping(&h, 2);
 	host_expect_pong(&h, 2);
 	host_bye(&h);
