@@ -254,18 +254,29 @@ static int64_t scheduled_instant(struct run *r)
 }
 
 /* One go for everybody, encoded once. */
+/* A go that could not even be queued is never silent: the channel is
+ * closing (its end of file names the node) or full (node.c fails it). */
+static void go_sent(struct run *r, struct participant *p, uint32_t k, int rc)
+{
+	node_reply_sent(&p->node, NODE_REPLY_GO);
+	if (rc < 0 && rc != -ENOBUFS) {
+		char what[128];
+		snprintf(what, sizeof(what), "the go of step %u could not be written: %s", k,
+			 uv_strerror(rc));
+		run_add_event(r, p, k, what);
+	}
+}
+
 static void send_go_all(struct run *r, uint32_t k)
 {
 	struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
 	go.u.go.step = k;
 	r->go_buf.len = 0;
 	proto_encode(&go, &r->go_buf);
-	for (size_t i = 0; i < r->n; i++) {
-		if (barrier_in_run(r->barrier, i)) {
-			node_send_bytes(&r->p[i].node, r->go_buf.data, r->go_buf.len);
-			node_reply_sent(&r->p[i].node, NODE_REPLY_GO);
-		}
-	}
+	for (size_t i = 0; i < r->n; i++)
+		if (barrier_in_run(r->barrier, i))
+			go_sent(r, &r->p[i], k,
+				node_send_bytes(&r->p[i].node, r->go_buf.data, r->go_buf.len));
 }
 
 /* Each go carries the instant on its agent's own clock. */
@@ -278,8 +289,7 @@ static void send_go_scheduled(struct run *r, uint32_t k, int64_t at)
 		if (!barrier_in_run(r->barrier, i))
 			continue;
 		go.u.go.at_ns = p->clock_shared ? at : clock_offset_to_guest(part_clock(p), at);
-		node_send(&p->node, &go);
-		node_reply_sent(&p->node, NODE_REPLY_GO);
+		go_sent(r, p, k, node_send(&p->node, &go));
 	}
 }
 
@@ -311,8 +321,7 @@ static void send_go_again(struct run *r, struct participant *p, uint32_t step)
 		go.u.go.at_ns = p->clock_shared
 					? r->rec.release_at_ns
 					: clock_offset_to_guest(part_clock(p), r->rec.release_at_ns);
-	node_send(&p->node, &go);
-	node_reply_sent(&p->node, NODE_REPLY_GO);
+	go_sent(r, p, step, node_send(&p->node, &go));
 }
 
 /* ---- a go that got no started: sent again ----------------------------- */
