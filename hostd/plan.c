@@ -103,7 +103,8 @@ static size_t distance(const char *a, const char *b)
 }
 
 /* The name a spec (or cpu-probe) answers to that is nearest to word, when
- * it is near enough to be what was meant: NULL otherwise. */
+ * it is near enough to be what was meant, or that word is the family of:
+ * NULL otherwise. */
 static const char *nearest_name(const struct node_plan *p, const char *word)
 {
 	const char *best = NULL;
@@ -120,6 +121,12 @@ static const char *nearest_name(const struct node_plan *p, const char *word)
 				best = name, bestd = d;
 		}
 	}
+	/* a family's name without its variant ("hackbench" for
+	 * hackbench-process-pipes): its first member, as the spec folder lists it */
+	size_t n = strlen(word);
+	for (size_t i = 0; !best && i < p->nspecs; i++)
+		if (!strncmp(p->specs[i]->name, word, n) && p->specs[i]->name[n] == '-')
+			best = p->specs[i]->name;
 	return best;
 }
 
