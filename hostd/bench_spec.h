@@ -53,6 +53,8 @@ struct bench_spec {
 	size_t nparams;
 	char **one_value;              /* BENCH_ONE_VALUE: params that may not list values */
 	size_t none_value;
+	char **words;                  /* BENCH_WORDS: params whose value is blank-separated words */
+	size_t nwords;
 	char *command;                 /* BENCH_COMMAND, with ${NAME} templates */
 	char *server;                  /* BENCH_SERVER: started before the command, stopped after; NULL */
 	char *server_ready;            /* BENCH_SERVER_READY: text the server prints when it serves */
