@@ -74,11 +74,16 @@ static int parse_metric(const char *w, struct bench_metric_decl *m)
 	snprintf(m->unit, sizeof(m->unit), "%.*s", (int)(c2 - c1 - 1), c1 + 1);
 	if (!proto_name_valid(m->name))
 		return -EINVAL;
-	if (strcmp(c2 + 1, "higher") == 0)
+	const char *c3 = strchr(c2 + 1, ':');
+	size_t dl = c3 ? (size_t)(c3 - c2 - 1) : strlen(c2 + 1);
+	if (dl == 6 && strncmp(c2 + 1, "higher", 6) == 0)
 		m->higher_is_better = true;
-	else if (strcmp(c2 + 1, "lower") == 0)
+	else if (dl == 5 && strncmp(c2 + 1, "lower", 5) == 0)
 		m->higher_is_better = false;
 	else
+		return -EINVAL;
+	m->optional = c3 != NULL;
+	if (c3 && strcmp(c3 + 1, "optional") != 0)
 		return -EINVAL;
 	return 0;
 }
@@ -224,7 +229,7 @@ static int load_fields(struct bench_spec *s, struct config_diag *d)
 	for (size_t i = 0; i < n; i++) {
 		if (parse_metric(words[i], &s->metrics[i]) < 0) {
 			config_diag_at(d, s->cfg, "BENCH_METRICS", s->path,
-			     "BENCH_METRICS: \"%s\" is not name:unit:higher|lower", words[i]);
+			     "BENCH_METRICS: \"%s\" is not name:unit:higher|lower[:optional]", words[i]);
 			free_words(words, n);
 			return -EINVAL;
 		}

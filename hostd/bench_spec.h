@@ -33,6 +33,7 @@ struct bench_metric_decl {
 	char name[PROTO_NAME_MAX];
 	char unit[PROTO_SHORT_MAX];
 	bool higher_is_better;
+	bool optional; /* ":optional": a run may lack it (a job file that only reads) */
 };
 
 enum bench_sweep_scale {
@@ -64,7 +65,7 @@ struct bench_spec {
 	char *iterations, *warmup;     /* BENCH_ITERATIONS, BENCH_WARMUP templates */
 	char *parser, *parser_arg;     /* BENCH_PARSER, BENCH_PARSER_ARG */
 	struct bench_metric_decl metrics[BENCH_SPEC_METRICS_MAX];
-	size_t nmetrics;               /* BENCH_METRICS="name:unit:higher|lower ..." */
+	size_t nmetrics;               /* BENCH_METRICS="name:unit:higher|lower[:optional] ..." */
 };
 
 /* What one step of a spec is, beside its proto_step. */

@@ -174,6 +174,10 @@ START_TEST(test_errors_name_place_and_value)
 	expect_error("BENCH_NAME=x\nBENCH_COMMAND=true\nBENCH_PARSER=hackbench\n"
 		     "BENCH_METRICS=\"time:s:sideways\"\n",
 		     "MMTESTS=x\n", "hb.bench", 4, "\"time:s:sideways\" is not name:unit:higher|lower");
+	expect_error("BENCH_NAME=x\nBENCH_COMMAND=true\nBENCH_PARSER=hackbench\n"
+		     "BENCH_METRICS=\"time:s:lower:maybe\"\n",
+		     "MMTESTS=x\n", "hb.bench", 4,
+		     "\"time:s:lower:maybe\" is not name:unit:higher|lower[:optional]");
 	expect_error("BENCH_NAME=x\nBENCH_PARAMS=UNSET\nBENCH_COMMAND=true\nBENCH_PARSER=hackbench\n"
 		     "BENCH_METRICS=time:s:lower\n",
 		     "MMTESTS=x\n", "hb.bench", 2, "BENCH_PARAMS names \"UNSET\"");
@@ -384,6 +388,11 @@ START_TEST(test_shipped_specs_load)
 				      v[i]->name, d.text);
 			ck_assert_uint_ge(k, 1);
 			ck_assert_uint_ge(v[i]->nmetrics, 1);
+			/* fio's job files may only read or only write (MMTests'):
+			 * its metrics may be absent, no other spec's */
+			for (size_t m = 0; m < v[i]->nmetrics; m++)
+				ck_assert_msg(v[i]->metrics[m].optional == !strcmp(v[i]->name, "fio"),
+					      "%s: %s", v[i]->name, v[i]->metrics[m].name);
 			/* nap and monitor run only the shell's cat and sleep */
 			if (strcmp(v[i]->parser, "uptime") != 0)
 				ck_assert_uint_ge(v[i]->nbinaries, 1);
