@@ -61,6 +61,34 @@ static bool value_is_plain(const char *v)
 	return true;
 }
 
+static bool is_words(const struct bench_spec *s, const char *name)
+{
+	for (size_t i = 0; i < s->nwords; i++)
+		if (strcmp(s->words[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* A BENCH_WORDS value: empty, or blank-separated words each plain (so the
+ * shell splits it into exactly these words and nothing else); joined by
+ * single spaces.  NULL when a word is not plain. */
+static char *plain_words(const char *v)
+{
+	char *copy = xstrdup(v), *out = xmalloc(strlen(v) + 1), *save;
+	size_t len = 0;
+	out[0] = '\0';
+	for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		if (!value_is_plain(w)) {
+			free(copy);
+			free(out);
+			return NULL;
+		}
+		len += (size_t)sprintf(out + len, "%s%s", len ? " " : "", w);
+	}
+	free(copy);
+	return out;
+}
+
 /* The value of a parameter, and the config that set it (for messages). */
 static const char *param_value(struct expand_ctx *x, const char *name, const struct config **from)
 {
@@ -82,6 +110,7 @@ static char *fill(struct expand_ctx *x, const char *what, const char *tmpl)
 
 	for (const char *p = tmpl; *p;) {
 		const char *val = NULL;
+		char *owned = NULL; /* a value built here (BENCH_WORDS) */
 		char num[16];
 		if (p[0] == '$' && p[1] == '{') {
 			const char *end = strchr(p + 2, '}');
@@ -94,6 +123,18 @@ static char *fill(struct expand_ctx *x, const char *what, const char *tmpl)
 			if (x->has_sweep && strcmp(name, x->s->sweep_var) == 0) {
 				snprintf(num, sizeof(num), "%" PRIu32, x->sweep_value);
 				val = num;
+			} else if (is_param(x->s, name) && is_words(x->s, name)) {
+				const struct config *from;
+				val = param_value(x, name, &from);
+				owned = val ? plain_words(val) : NULL;
+				if (!owned) {
+					fail(x, from, name,
+					     "%s=\"%.48s\" cannot go into the command of %s: use words of "
+					     "letters, digits and . _ , : = / + - %% @ only, separated by blanks",
+					     name, val ? val : "", x->s->name);
+					goto err;
+				}
+				val = owned;
 			} else if (is_param(x->s, name)) {
 				const struct config *from;
 				val = param_value(x, name, &from);
@@ -124,6 +165,7 @@ static char *fill(struct expand_ctx *x, const char *what, const char *tmpl)
 		}
 		memcpy(out + len, val, vl);
 		len += vl;
+		free(owned);
 	}
 	out[len] = '\0';
 	return out;

@@ -18,7 +18,7 @@ const char *const bench_spec_keys[] = {
 	"BENCH_NAME", "BENCH_SUMMARY", "BENCH_ALIASES", "BENCH_BINARIES", "BENCH_PARAMS",
 	"BENCH_COMMAND", "BENCH_SWEEP", "BENCH_SWEEP_MIN", "BENCH_SWEEP_MAX", "BENCH_SWEEP_SCALE",
 	"BENCH_ITERATIONS", "BENCH_WARMUP", "BENCH_PARSER", "BENCH_PARSER_ARG", "BENCH_METRICS",
-	"BENCH_SERVER", "BENCH_SERVER_READY", "BENCH_ONE_VALUE", NULL,
+	"BENCH_SERVER", "BENCH_SERVER_READY", "BENCH_ONE_VALUE", "BENCH_WORDS", NULL,
 };
 
 /* Splits a blank-separated value into at most max words. */
@@ -74,12 +74,34 @@ static int parse_metric(const char *w, struct bench_metric_decl *m)
 	snprintf(m->unit, sizeof(m->unit), "%.*s", (int)(c2 - c1 - 1), c1 + 1);
 	if (!proto_name_valid(m->name))
 		return -EINVAL;
-	if (strcmp(c2 + 1, "higher") == 0)
+	const char *c3 = strchr(c2 + 1, ':');
+	size_t dl = c3 ? (size_t)(c3 - c2 - 1) : strlen(c2 + 1);
+	if (dl == 6 && strncmp(c2 + 1, "higher", 6) == 0)
 		m->higher_is_better = true;
-	else if (strcmp(c2 + 1, "lower") == 0)
+	else if (dl == 5 && strncmp(c2 + 1, "lower", 5) == 0)
 		m->higher_is_better = false;
 	else
 		return -EINVAL;
+	m->optional = c3 != NULL;
+	if (c3 && strcmp(c3 + 1, "optional") != 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* Every name of a list such as BENCH_ONE_VALUE is one of BENCH_PARAMS. */
+static int check_in_params(const struct bench_spec *s, const char *key, char **names, size_t n,
+			   struct config_diag *d)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+		while (k < s->nparams && strcmp(s->params[k], names[i]) != 0)
+			k++;
+		if (k == s->nparams) {
+			config_diag_at(d, s->cfg, key, s->path, "%s names \"%s\", which is not in BENCH_PARAMS",
+				       key, names[i]);
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
@@ -91,11 +113,12 @@ static int load_lists(struct bench_spec *s, struct config_diag *d)
 	} lists[] = { { "BENCH_ALIASES", BENCH_SPEC_LIST_MAX },
 		      { "BENCH_BINARIES", BENCH_SPEC_LIST_MAX },
 		      { "BENCH_PARAMS", BENCH_SPEC_PARAMS_MAX },
-		      { "BENCH_ONE_VALUE", BENCH_SPEC_PARAMS_MAX } };
-	char **words[] = { NULL, NULL, NULL, NULL };
-	size_t counts[4] = { 0 };
+		      { "BENCH_ONE_VALUE", BENCH_SPEC_PARAMS_MAX },
+		      { "BENCH_WORDS", BENCH_SPEC_PARAMS_MAX } };
+	char **words[] = { NULL, NULL, NULL, NULL, NULL };
+	size_t counts[5] = { 0 };
 
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < 5; i++) {
 		if (split(config_get(s->cfg, lists[i].key), lists[i].max, &words[i], &counts[i]) < 0) {
 			config_diag_at(d, s->cfg, lists[i].key, s->path, "%s has more than %zu words",
 			     lists[i].key, lists[i].max);
@@ -108,6 +131,7 @@ static int load_lists(struct bench_spec *s, struct config_diag *d)
 	s->binaries = words[1], s->nbinaries = counts[1];
 	s->params = words[2], s->nparams = counts[2];
 	s->one_value = words[3], s->none_value = counts[3];
+	s->words = words[4], s->nwords = counts[4];
 	for (size_t i = 0; i < s->naliases; i++)
 		if (!proto_name_valid(s->aliases[i])) {
 			config_diag_at(d, s->cfg, "BENCH_ALIASES", s->path, "BENCH_ALIASES: \"%s\" is not a benchmark name",
@@ -121,17 +145,9 @@ static int load_lists(struct bench_spec *s, struct config_diag *d)
 			     s->params[i]);
 			return -EINVAL;
 		}
-	for (size_t i = 0; i < s->none_value; i++) {
-		size_t k = 0;
-		while (k < s->nparams && strcmp(s->params[k], s->one_value[i]) != 0)
-			k++;
-		if (k == s->nparams) {
-			config_diag_at(d, s->cfg, "BENCH_ONE_VALUE", s->path,
-				       "BENCH_ONE_VALUE names \"%s\", which is not in BENCH_PARAMS",
-				       s->one_value[i]);
-			return -EINVAL;
-		}
-	}
+	if (check_in_params(s, "BENCH_ONE_VALUE", s->one_value, s->none_value, d) < 0 ||
+	    check_in_params(s, "BENCH_WORDS", s->words, s->nwords, d) < 0)
+		return -EINVAL;
 	return 0;
 }
 
@@ -213,7 +229,7 @@ static int load_fields(struct bench_spec *s, struct config_diag *d)
 	for (size_t i = 0; i < n; i++) {
 		if (parse_metric(words[i], &s->metrics[i]) < 0) {
 			config_diag_at(d, s->cfg, "BENCH_METRICS", s->path,
-			     "BENCH_METRICS: \"%s\" is not name:unit:higher|lower", words[i]);
+			     "BENCH_METRICS: \"%s\" is not name:unit:higher|lower[:optional]", words[i]);
 			free_words(words, n);
 			return -EINVAL;
 		}
@@ -255,6 +271,7 @@ void bench_spec_free(struct bench_spec *s)
 	free_words(s->binaries, s->nbinaries);
 	free_words(s->params, s->nparams);
 	free_words(s->one_value, s->none_value);
+	free_words(s->words, s->nwords);
 	free(s->path);
 	free(s->summary);
 	free(s->command);

@@ -33,6 +33,7 @@ struct bench_metric_decl {
 	char name[PROTO_NAME_MAX];
 	char unit[PROTO_SHORT_MAX];
 	bool higher_is_better;
+	bool optional; /* ":optional": a run may lack it (a job file that only reads) */
 };
 
 enum bench_sweep_scale {
@@ -53,6 +54,8 @@ struct bench_spec {
 	size_t nparams;
 	char **one_value;              /* BENCH_ONE_VALUE: params that may not list values */
 	size_t none_value;
+	char **words;                  /* BENCH_WORDS: params whose value is blank-separated words */
+	size_t nwords;
 	char *command;                 /* BENCH_COMMAND, with ${NAME} templates */
 	char *server;                  /* BENCH_SERVER: started before the command, stopped after; NULL */
 	char *server_ready;            /* BENCH_SERVER_READY: text the server prints when it serves */
@@ -62,7 +65,7 @@ struct bench_spec {
 	char *iterations, *warmup;     /* BENCH_ITERATIONS, BENCH_WARMUP templates */
 	char *parser, *parser_arg;     /* BENCH_PARSER, BENCH_PARSER_ARG */
 	struct bench_metric_decl metrics[BENCH_SPEC_METRICS_MAX];
-	size_t nmetrics;               /* BENCH_METRICS="name:unit:higher|lower ..." */
+	size_t nmetrics;               /* BENCH_METRICS="name:unit:higher|lower[:optional] ..." */
 };
 
 /* What one step of a spec is, beside its proto_step. */

@@ -104,7 +104,9 @@ static const char *metric_in_parse(const struct bench_spec *spec, size_t i)
 }
 
 /* Every declared metric must be in the parse, or the step has failed: a
- * spec that promises lat_p99 and an output without it is not a result. */
+ * spec that promises lat_p99 and an output without it is not a result.  An
+ * optional one may be absent (a job file that only reads has no write.*),
+ * but a parse with none of the declared metrics is no result either. */
 static void parse_and_write(struct run *r, struct participant *p, uint32_t step,
 			    const struct bench_spec *spec)
 {
@@ -113,20 +115,29 @@ static void parse_and_write(struct run *r, struct participant *p, uint32_t step,
 	struct bench_metrics *m = xmalloc(sizeof(*m));
 	int e = bench_parse(parser, p->bench_out ? p->bench_out : "", p->bench_out_len,
 			    spec->parser_arg, m, why, sizeof(why));
-	if (e == 0) {
-		for (size_t i = 0; i < spec->nmetrics && e == 0; i++) {
-			const struct bench_metric *got = bench_metrics_get(m, metric_in_parse(spec, i));
-			if (!got || !isfinite(got->value)) {
-				snprintf(why, sizeof(why), "the %s parser found no %s in the output",
-					 spec->parser, spec->metrics[i].name);
-				e = -EBADMSG;
-			}
+	size_t found = 0;
+	for (size_t i = 0; i < spec->nmetrics && e == 0; i++) {
+		const struct bench_metric *got = bench_metrics_get(m, metric_in_parse(spec, i));
+		if (got && isfinite(got->value)) {
+			found++;
+		} else if (!spec->metrics[i].optional) {
+			snprintf(why, sizeof(why), "the %s parser found no %s in the output",
+				 spec->parser, spec->metrics[i].name);
+			e = -EBADMSG;
 		}
 	}
+	if (e == 0 && found == 0) {
+		snprintf(why, sizeof(why), "the %s parser found none of the %zu metrics %s declares",
+			 spec->parser, spec->nmetrics, spec->name);
+		e = -EBADMSG;
+	}
 	if (e == 0) {
-		for (size_t i = 0; i < spec->nmetrics; i++)
-			write_metric(r, p, step, &spec->metrics[i],
-				     bench_metrics_get(m, metric_in_parse(spec, i))->value);
+		for (size_t i = 0; i < spec->nmetrics; i++) {
+			const struct bench_metric *got =
+				bench_metrics_get(m, metric_in_parse(spec, i));
+			if (got && isfinite(got->value))
+				write_metric(r, p, step, &spec->metrics[i], got->value);
+		}
 	} else {
 		char reason[700];
 		snprintf(reason, sizeof(reason), "output not recognised by the %s parser: %s",

@@ -174,9 +174,61 @@ START_TEST(test_errors_name_place_and_value)
 	expect_error("BENCH_NAME=x\nBENCH_COMMAND=true\nBENCH_PARSER=hackbench\n"
 		     "BENCH_METRICS=\"time:s:sideways\"\n",
 		     "MMTESTS=x\n", "hb.bench", 4, "\"time:s:sideways\" is not name:unit:higher|lower");
+	expect_error("BENCH_NAME=x\nBENCH_COMMAND=true\nBENCH_PARSER=hackbench\n"
+		     "BENCH_METRICS=\"time:s:lower:maybe\"\n",
+		     "MMTESTS=x\n", "hb.bench", 4,
+		     "\"time:s:lower:maybe\" is not name:unit:higher|lower[:optional]");
 	expect_error("BENCH_NAME=x\nBENCH_PARAMS=UNSET\nBENCH_COMMAND=true\nBENCH_PARSER=hackbench\n"
 		     "BENCH_METRICS=time:s:lower\n",
 		     "MMTESTS=x\n", "hb.bench", 2, "BENCH_PARAMS names \"UNSET\"");
+}
+END_TEST
+
+#define WORDS_SPEC                                                                 \
+	"BENCH_NAME=w\nBENCH_PARAMS=\"W_OPTS\"\nBENCH_WORDS=\"W_OPTS\"\nW_OPTS=\"\"\n"          \
+	"BENCH_COMMAND='run [${W_OPTS}]'\nBENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n"
+
+/* BENCH_WORDS: a parameter of blank-separated plain words (MMTests'
+ * FIO_CMD_OPTIONS), joined by single spaces; empty is a value. */
+START_TEST(test_words_param)
+{
+	static const struct {
+		const char *gconf, *command;
+	} ok[] = {
+		{ "MMTESTS=w\n", "run []" },
+		{ "MMTESTS=w\nW_OPTS=\"./job-1  --ioengine=io_uring\t--fixedbufs \"\n",
+		  "run [./job-1 --ioengine=io_uring --fixedbufs]" },
+		{ "MMTESTS=w\nW_OPTS=one\n", "run [one]" },
+	};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		put("w.bench", WORDS_SPEC);
+		struct node_plan p;
+		struct config_diag d = { 0 };
+		ck_assert_msg(plan_of(ok[i].gconf, 2, &p, &d) == 0, "%s:%d: %s", d.file, d.line,
+			      d.text);
+		ck_assert_uint_eq(p.nsteps, 1);
+		ck_assert_str_eq(p.steps[0].command, ok[i].command);
+		plan_fini(&p);
+	}
+	unlink(put("w.bench", ""));
+}
+END_TEST
+
+START_TEST(test_words_param_refused)
+{
+	/* a word the shell would act on, named with the file and line */
+	expect_error(WORDS_SPEC, "MMTESTS=w\n\nW_OPTS=\"./job --x;reboot\"\n", "g.conf", 3,
+		     "W_OPTS=\"./job --x;reboot\" cannot go into the command of w: use words");
+	expect_error(WORDS_SPEC, "MMTESTS=w\nW_OPTS='./job $HOME'\n", "g.conf", 2,
+		     "W_OPTS=\"./job $HOME\" cannot go into the command of w");
+	/* BENCH_WORDS names parameters only */
+	expect_error("BENCH_NAME=w\nBENCH_PARAMS=\"W_OPTS\"\nW_OPTS=a\nBENCH_WORDS=\"W_NOPE\"\n"
+		     "BENCH_COMMAND=true\nBENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n",
+		     "MMTESTS=w\n", "hb.bench", 4,
+		     "BENCH_WORDS names \"W_NOPE\", which is not in BENCH_PARAMS");
+	/* a parameter not in BENCH_WORDS still takes one plain word */
+	expect_error(spec_text, "MMTESTS=hb\nHB_LOOPS=\"1 2\"\n", "g.conf", 2,
+		     "HB_LOOPS=\"1 2\" cannot go into the command of hb");
 }
 END_TEST
 
@@ -336,6 +388,11 @@ START_TEST(test_shipped_specs_load)
 				      v[i]->name, d.text);
 			ck_assert_uint_ge(k, 1);
 			ck_assert_uint_ge(v[i]->nmetrics, 1);
+			/* fio's job files may only read or only write (MMTests'):
+			 * its metrics may be absent, no other spec's */
+			for (size_t m = 0; m < v[i]->nmetrics; m++)
+				ck_assert_msg(v[i]->metrics[m].optional == !strcmp(v[i]->name, "fio"),
+					      "%s: %s", v[i]->name, v[i]->metrics[m].name);
 			/* nap and monitor run only the shell's cat and sleep */
 			if (strcmp(v[i]->parser, "uptime") != 0)
 				ck_assert_uint_ge(v[i]->nbinaries, 1);
@@ -359,6 +416,8 @@ int main(void)
 	tcase_add_test(tc, test_alias_iterations_and_command_override);
 	tcase_add_test(tc, test_errors_name_place_and_value);
 	tcase_add_test(tc, test_command_limit);
+	tcase_add_test(tc, test_words_param);
+	tcase_add_test(tc, test_words_param_refused);
 	tcase_add_test(tc, test_two_specs_one_name);
 	tcase_add_test(tc, test_shipped_specs_load);
 	tcase_add_test(tc, test_server_started_and_stopped);
