@@ -114,25 +114,33 @@ START_TEST(test_hackbench_and_sysbench_in_busybox_guest)
 }
 END_TEST
 
+/* Runs g.conf on one demo guest: every sample, none a failure record;
+ * node gets the guest's name. */
+static json_object **run_specs(char *node, size_t nodelen, size_t *n)
+{
+	write_hconf();
+	int code = hostd_test_run(NULL, demo_args);
+	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
+	json_object **s = read_ndjson("samples.ndjson", n);
+	snprintf(node, nodelen, "%s1", demo_prefix);
+	for (size_t i = 0; i < *n; i++)
+		ck_assert_msg(!json_object_object_get_ex(s[i], "failed", NULL), "%s",
+			      json_object_to_json_string(s[i]));
+	return s;
+}
+
 /* The same through benchmark specs: the specs name their binaries, hostd
  * pushes them, and parses what they print into metrics. */
 START_TEST(test_specs_in_busybox_guest)
 {
-	write_hconf();
 	write_file("g.conf",
 		   "MMTESTS='hackbench-process-pipes sysbenchcpu'\n"
 		   "HACKBENCH_MAX_GROUPS=1\nHACKBENCH_LOOPS=50\nHACKBENCH_ITERATIONS=1\n"
 		   "SYSBENCHCPU_MAX_THREADS=1\nSYSBENCHCPU_EVENTS=200\nSYSBENCHCPU_ITERATIONS=1\n",
 		   0644);
-	int code = hostd_test_run(NULL, demo_args);
-	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
 	size_t n;
-	json_object **s = read_ndjson("samples.ndjson", &n);
 	char node[96];
-	snprintf(node, sizeof(node), "%s1", demo_prefix);
-	for (size_t i = 0; i < n; i++)
-		ck_assert_msg(!json_object_object_get_ex(s[i], "failed", NULL), "%s",
-			      json_object_to_json_string(s[i]));
+	json_object **s = run_specs(node, sizeof(node), &n);
 	ck_assert_int_eq(count_sample(s, n, node, 1, "time"), 1);
 	ck_assert_int_eq(count_sample(s, n, node, 2, "events_per_sec"), 1);
 	ck_assert_int_eq(count_sample(s, n, node, 2, "lat_p99"), 1);
@@ -145,7 +153,6 @@ END_TEST
  * its loopback) run from binaries pushed from the host. */
 START_TEST(test_mmtests_specs_in_busybox_guest)
 {
-	write_hconf();
 	write_file("g.conf",
 		   "MMTESTS='stressng futexbench-wake pmqtest-pinned iperf3-ipv4-tcp'\n"
 		   "STRESSNG_RUNTIME=2\nSTRESSNG_ITERATIONS=1\n"
@@ -153,15 +160,9 @@ START_TEST(test_mmtests_specs_in_busybox_guest)
 		   "PMQTEST_PAIRS=1\nPMQTEST_DURATION=1\n"
 		   "IPERF3_MAX_STREAMS=1\nIPERF3_DURATION=1\nIPERF3_ITERATIONS=1\n",
 		   0644);
-	int code = hostd_test_run(NULL, demo_args);
-	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
 	size_t n;
-	json_object **s = read_ndjson("samples.ndjson", &n);
 	char node[96];
-	snprintf(node, sizeof(node), "%s1", demo_prefix);
-	for (size_t i = 0; i < n; i++)
-		ck_assert_msg(!json_object_object_get_ex(s[i], "failed", NULL), "%s",
-			      json_object_to_json_string(s[i]));
+	json_object **s = run_specs(node, sizeof(node), &n);
 	ck_assert_int_eq(count_sample(s, n, node, 1, "bogo_ops_s"), 1);
 	ck_assert_int_eq(count_sample(s, n, node, 2, "time"), 1);
 	ck_assert_int_eq(count_sample(s, n, node, 3, "lat_max"), 1);
