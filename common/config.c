@@ -207,10 +207,9 @@ void config_diag_format(const struct config_diag *d, char *buf, size_t size)
 		snprintf(buf, size, "%s", d->text);
 }
 
-void config__warn(struct config *c, const char *file, int line, int column, const char *fmt, ...)
+static void config__vwarn(struct config *c, const char *file, int line, int column,
+			  const char *fmt, va_list ap)
 {
-	va_list ap;
-
 	/* A broken file could make a warning per character; keep the first ones. */
 	if (c->nwarnings > CONFIG_WARNINGS_MAX)
 		return;
@@ -221,8 +220,15 @@ void config__warn(struct config *c, const char *file, int line, int column, cons
 			     "more than %d warnings; the rest are not shown", CONFIG_WARNINGS_MAX);
 		return;
 	}
-	va_start(ap, fmt);
 	config__vdiag(&c->warnings[c->nwarnings++], file, line, column, fmt, ap);
+}
+
+void config__warn(struct config *c, const char *file, int line, int column, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	config__vwarn(c, file, line, column, fmt, ap);
 	va_end(ap);
 }
 
@@ -236,13 +242,13 @@ void config_warn_at(const struct config *c, const char *name, const char *fmt, .
 {
 	struct config *w = (struct config *)c; /* warnings are bookkeeping */
 	const struct config_var *v = name ? config__find(&c->vars, name, strlen(name)) : NULL;
-	char text[sizeof(((struct config_diag *)0)->text)];
 	va_list ap;
 
+	/* straight to the warning: a vsnprintf into a local buffer here made
+	 * gcc's sanitizer build see a "null format string" */
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	config__vwarn(w, v ? v->file : NULL, v ? v->line : 0, v ? v->column : 0, fmt, ap);
 	va_end(ap);
-	config__warn(w, v ? v->file : NULL, v ? v->line : 0, v ? v->column : 0, "%s", text);
 }
 
 size_t config_warnings(const struct config *c, const struct config_diag **diags)
