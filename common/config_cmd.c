@@ -366,7 +366,7 @@ static int ship(struct config_lexer *lx, const char *text, size_t len)
 	struct config_shipped *f = NULL;
 
 	if (!name[0] || !strcmp(name, ".") || !strcmp(name, "..")) {
-		config__diag(lx->err, lx->file, h->line, 0, "expected cat >FILE to name a file, "
+		config__diag(lx->err, lx->file, h->line, 1, "expected cat >FILE to name a file, "
 			     "found \"%s\"", h->target);
 		return -EINVAL;
 	}
@@ -400,13 +400,13 @@ static int heredoc_done(struct config_lexer *lx, const char *body, size_t len, i
 	while (len > 0 && body[len - 1] == '\n')
 		len--;
 	if (len > CONFIG_VALUE_MAX) {
-		config__diag(lx->err, lx->file, h->line, 0, "expected a value of at most %d bytes",
+		config__diag(lx->err, lx->file, h->line, 1, "expected a value of at most %d bytes",
 			     CONFIG_VALUE_MAX);
 		return -EINVAL;
 	}
 	if (config__set(&lx->c->vars, h->target, strlen(h->target), body, len, lx->file, h->line,
 			1) < 0) {
-		config__diag(lx->err, lx->file, h->line, 0, "expected at most %d distinct names",
+		config__diag(lx->err, lx->file, h->line, 1, "expected at most %d distinct names",
 			     CONFIG_NAMES_MAX);
 		return -EINVAL;
 	}
@@ -441,7 +441,9 @@ int config__read_heredoc(struct config_lexer *lx, const char *text, size_t len, 
 		pos = end + 1;
 	}
 	if (!found) {
-		config__diag(lx->err, lx->file, h->line, 0, "expected a line '%s' to end the %s "
+		/* column 1: the line of the cat (or function) is the place; an
+		 * error always names a line and a column */
+		config__diag(lx->err, lx->file, h->line, 1, "expected a line '%s' to end the %s "
 			     "opened here, found the end of the file", h->delim,
 			     h->to_func ? "function" : "here-document");
 		return -EINVAL;
@@ -458,14 +460,14 @@ int config__read_heredoc(struct config_lexer *lx, const char *text, size_t len, 
 		while (p < end && config__is_blank(text[p]))
 			p++;
 		if (p == end || text[p] != ')') {
-			config__diag(lx->err, lx->file, lx->line, 0, "expected ')' to close the $(cat "
+			config__diag(lx->err, lx->file, lx->line, 1, "expected ')' to close the $(cat "
 				     "<<%s opened at line %d", h->delim, h->line);
 			return -EINVAL;
 		}
 		for (p++; p < end && config__is_blank(text[p]); p++)
 			;
 		if (p < end && text[p] != '#') {
-			config__diag(lx->err, lx->file, lx->line, 0, "expected the end of the line "
+			config__diag(lx->err, lx->file, lx->line, 1, "expected the end of the line "
 				     "after ')', found '%.*s'", (int)(end - p < 40 ? end - p : 40),
 				     text + p);
 			return -EINVAL;

@@ -240,9 +240,9 @@ START_TEST(test_errors_commands)
 		 "a shipped file is written whole");
 	load_err("cat >f <<\n", "t.conf:1:10: expected a delimiter word after '<<' (END, 'END' "
 		 "or \"END\" of at most 63 characters)");
-	load_err("cat >d/ <<END\nx\nEND\n", "t.conf:1: expected cat >FILE to name a file, found "
+	load_err("cat >d/ <<END\nx\nEND\n", "t.conf:1:1: expected cat >FILE to name a file, found "
 		 "\"d/\"");
-	load_err("A=$(cat <<END\nx\nEND\n", "t.conf:4: expected ')' to close the $(cat <<END "
+	load_err("A=$(cat <<END\nx\nEND\n", "t.conf:4:1: expected ')' to close the $(cat <<END "
 		 "opened at line 1");
 	load_err("A=$(cat <<END extra\n", "t.conf:1:15: expected the end of the line after $(cat "
 		 "<<END: the text follows on the next lines, then END and ')'");
@@ -258,7 +258,7 @@ START_TEST(test_errors_commands)
 	load_ok("true\n: ignored\nif [ 1 = 2 ]; then die x; exit 1; fi\n");
 	load_err("f() { x; }\n", "t.conf:1:7: expected '{' and the end of the line after f(): the "
 		 "body follows on the next lines, and '}' alone on the last");
-	load_err("f() {\nA=1\n", "t.conf:1: expected a line '}' to end the function opened here, "
+	load_err("f() {\nA=1\n", "t.conf:1:1: expected a line '}' to end the function opened here, "
 		 "found the end of the file");
 	load_ok("g() {\n  G=1\n}\ng; H=$G\n");
 	value_is("H", "1");

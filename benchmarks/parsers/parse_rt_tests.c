@@ -22,6 +22,7 @@
  * and with --check " Passed!" or " Failed!" (an error: a task of lower
  * priority ran first). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -81,7 +82,9 @@ int bench__parse_pmqtest(const char *out, size_t len, const char *arg, struct be
 		if (!bench__eat(&c, "-> #") || bench__number(&c, &tx) < 0 || !bench__eat(&c, ","))
 			continue;
 		/* pair k is threads #2k (sender) and #2k+1 (receiver) */
-		if (tx != (double)(size_t)tx || tx / 2 >= PMQ_PAIRS_MAX || (size_t)tx % 2 ||
+		/* range first: a cast of a number out of size_t's range is
+		 * undefined (the fuzzer sent #3.3e25) */
+		if (!(tx >= 0 && tx / 2 < PMQ_PAIRS_MAX) || tx != floor(tx) || fmod(tx, 2) != 0 ||
 		    rx != tx + 1)
 			return bench__fail(why, whylen, "line %lu: thread #%.0f -> #%.0f is not a pair "
 					   "of pmqtest (at most %d pairs)", l.no, rx, tx, PMQ_PAIRS_MAX);
