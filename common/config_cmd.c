@@ -71,9 +71,11 @@ static int read_args(struct config_lexer *lx, struct args *a, const char *cmd, b
 			*more = true;
 			return 0;
 		}
-		if (a->n == ARGS_MAX)
+		if (a->n == ARGS_MAX) {
+			args_free(a);
 			return config__error(lx, lx->pos, "expected at most %d words after %s",
 					     ARGS_MAX, cmd);
+		}
 		lx->out_len = 0;
 		a->pos[a->n] = lx->pos;
 		lx->in_command = true;
