@@ -3,7 +3,7 @@
  * Built-in monitors: /proc/stat per CPU, /proc/schedstat (run delay),
  * /proc/loadavg, /proc/pressure/cpu and chosen /proc/vmstat fields, read as
  * snapshots, by the agent (guestagent/sampler.c) and by hostd for a host
- * that runs no agent (hostd/host_proc.c); two snapshots make one set of
+ * that runs no agent (hostd/monitor/host_proc.c); two snapshots make one set of
  * samples (rates over the interval between them, or the value now for
  * gauges).  No logging, no clocks: the
  * caller stamps snapshots and sends what mon_emit hands it.

@@ -76,7 +76,7 @@ static int load_one(struct config *c, const char *what, const char *path)
 /* Every config the experiment reads, read here with the submitter's rights
  * by the names hostd will ask for: h.conf, g.conf, each GUEST_CONFIG_<NODE>
  * and the GUEST_TEMPLATE h.conf names (relative to h.conf's folder, as in
- * hostd/experiment.c and virt_settings.c) and whatever they source.  1 after saying why when one cannot be read. */
+ * hostd/exp/experiment.c and virt_settings.c) and whatever they source.  1 after saying why when one cannot be read. */
 static int collect_configs(const char *hname, const char *gname, struct config_files *files)
 {
 	struct config *h = config_new(), *g = config_new();

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * hostd/elf_deps.c: the dependencies of this machine's own programs equal
+ * hostd/push/elf_deps.c: the dependencies of this machine's own programs equal
  * what ldd prints for them (ldd on the host's system binaries is a fair
  * oracle); ELF files made here test the search order, $ORIGIN, loops and
  * class checks; broken, truncated and hostile files fail cleanly.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * hostd/bundle.c and bundle_settings.c: the files pushed for a list of
+ * hostd/push/bundle.c and bundle_settings.c: the files pushed for a list of
  * binaries, laid out on this host as they would be in a guest and run from
  * there (every library the process maps must come from the bundle); the
  * g.conf keys through experiment_load, errors naming binary and library.
