@@ -17,8 +17,10 @@
 #include <unistd.h>
 
 #include "bundle.h"
+#include "bundle_settings.h"
 #include "config.h"
 #include "experiment.h"
+#include "monitor_settings.h"
 
 static char tmp[256];
 
@@ -258,11 +260,11 @@ START_TEST(test_settings)
 	ck_assert_int_eq(load(libvirt, "MMTESTS=cpu-probe\n"
 			      "HARNESS_BINARIES=\"cat cat  /usr/bin/ls lockstep-not-here\"\n"
 			      "GUEST_INSTALLED_BINARIES=lockstep-not-here\n", &x, &d), 0);
-	ck_assert_uint_eq(x.npush_binaries, 3);
-	ck_assert_str_eq(x.push_binaries[2], "lockstep-not-here");
-	ck_assert_uint_eq(x.nguest_binaries, 1);
-	ck_assert_ptr_nonnull(x.bundle);
-	ck_assert_uint_eq(x.bundle->nbinaries, 2);
+	ck_assert_uint_eq(x.bundles.npush_binaries, 3);
+	ck_assert_str_eq(x.bundles.push_binaries[2], "lockstep-not-here");
+	ck_assert_uint_eq(x.bundles.nguest_binaries, 1);
+	ck_assert_ptr_nonnull(x.bundles.bundle);
+	ck_assert_uint_eq(x.bundles.bundle->nbinaries, 2);
 	experiment_fini(&x);
 
 	/* missing on this host: the key's line, the binary */
@@ -276,7 +278,7 @@ START_TEST(test_settings)
 	/* local guests run on the host: nothing pushed, nothing resolved */
 	ck_assert_int_eq(load("GUEST_KIND=local\n", "MMTESTS=cpu-probe\n"
 			      "HARNESS_BINARIES=lockstep-not-here\n", &x, &d), 0);
-	ck_assert_ptr_null(x.bundle);
+	ck_assert_ptr_null(x.bundles.bundle);
 	experiment_fini(&x);
 
 	ck_assert_int_eq(load(libvirt, "MMTESTS=cpu-probe\nGUEST_INSTALLED_BINARIES=/usr/bin/perf\n",
@@ -286,6 +288,47 @@ START_TEST(test_settings)
 			 -EINVAL);
 	ck_assert_int_eq(load(libvirt, "MMTESTS=cpu-probe\nHARNESS_BINARIES='a$b'\n", &x, &d),
 			 -EINVAL);
+}
+END_TEST
+
+/* The guests' external monitors join a bundle list of their own, with no
+ * experiment: trace-cmd stays on the host, an installed one is not pushed. */
+START_TEST(test_monitor_push)
+{
+	struct monitor_settings mon = {
+		.external = 1u << MONITOR_EXT_VMSTAT | 1u << MONITOR_EXT_TOP |
+			    1u << MONITOR_EXT_TRACE_CMD,
+	};
+	char *installed[] = { "top" };
+	struct bundle_list l = { .guest_binaries = installed, .nguest_binaries = 1 };
+	struct config_diag d;
+	/* a monitor missing on this host is logged and left to the guest */
+	bool have_vmstat = system("command -v vmstat >/dev/null 2>&1") == 0;
+
+	/* no harness folder (local guests): nothing to push */
+	ck_assert_int_eq(monitor_settings_push(&mon, NULL, &l, NULL, NULL, &d), 0);
+	ck_assert_uint_eq(l.npush_binaries, 0);
+	ck_assert_ptr_null(l.bundle);
+
+	ck_assert_int_eq(monitor_settings_push(&mon, "/run/lockstep", &l, NULL, NULL, &d), 0);
+	if (have_vmstat) {
+		ck_assert_uint_eq(l.npush_binaries, 1);
+		ck_assert_str_eq(l.push_binaries[0], "vmstat");
+		ck_assert_ptr_nonnull(l.bundle);
+		ck_assert_uint_eq(l.bundle->nbinaries, 1);
+		ck_assert_ptr_nonnull(member(l.bundle, "bin/vmstat"));
+	} else {
+		ck_assert_uint_eq(l.npush_binaries, 0);
+		ck_assert_ptr_null(l.bundle);
+	}
+	/* again: nothing is listed twice */
+	ck_assert_int_eq(monitor_settings_push(&mon, "/run/lockstep", &l, NULL, NULL, &d), 0);
+	ck_assert_uint_eq(l.npush_binaries, have_vmstat ? 1 : 0);
+	l.guest_binaries = NULL;
+	l.nguest_binaries = 0;
+	bundle_settings_fini(&l);
+	ck_assert_ptr_null(l.push_binaries);
+	ck_assert_ptr_null(l.bundle);
 }
 END_TEST
 
@@ -299,6 +342,7 @@ int main(void)
 	tcase_add_test(tc, test_runs_from_bundle_only);
 	tcase_add_test(tc, test_errors_name_binary_and_library);
 	tcase_add_test(tc, test_settings);
+	tcase_add_test(tc, test_monitor_push);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

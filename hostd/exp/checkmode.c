@@ -162,10 +162,10 @@ static void print_binaries(FILE *out, const struct experiment *e, const char *gu
 	}
 	if (guest_agent && stat(guest_agent, &st) == 0)
 		fprintf(out, "  guestagent %s (%lld bytes)\n", guest_agent, (long long)st.st_size);
-	if (!e->bundle)
+	if (!e->bundles.bundle)
 		return;
-	for (size_t i = 0; i < e->bundle->nfiles; i++) {
-		const struct ssh_push_file *f = &e->bundle->files[i];
+	for (size_t i = 0; i < e->bundles.bundle->nfiles; i++) {
+		const struct ssh_push_file *f = &e->bundles.bundle->files[i];
 		long long size = f->local_path ? (stat(f->local_path, &st) == 0 ? st.st_size : -1)
 					       : (long long)f->len;
 
@@ -173,7 +173,7 @@ static void print_binaries(FILE *out, const struct experiment *e, const char *gu
 			f->local_path ? ", from " : "", f->local_path ? f->local_path : "");
 	}
 	fprintf(out, "  %zu binaries, %zu libraries, %" PRIu64 " bytes in all\n",
-		e->bundle->nbinaries, e->bundle->nlibs, e->bundle->bytes);
+		e->bundles.bundle->nbinaries, e->bundles.bundle->nlibs, e->bundles.bundle->bytes);
 }
 
 /* A folder that exists and is writable, or could be made. */

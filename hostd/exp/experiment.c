@@ -270,12 +270,12 @@ static int add_spec_binaries(struct experiment *e, const struct config *g, const
 		for (uint32_t k = 0; k < p->nsteps; k++) {
 			const struct bench_spec *spec = p->info[k].spec;
 			for (size_t b = 0; spec && b < spec->nbinaries; b++) {
-				bundle_settings_add(e, spec->binaries[b]);
+				bundle_settings_add(&e->bundles, spec->binaries[b]);
 				added = true;
 			}
 		}
 	}
-	return added ? bundle_settings_resolve(e, g, path, d) : 0;
+	return added ? bundle_settings_resolve(&e->bundles, e->harness_dir, g, path, d) : 0;
 }
 
 int experiment_load(const char *host_config, const char *guest_config,
@@ -345,11 +345,17 @@ int experiment_load_set(const char *host_config, const char *guest_config,
 		r = monitor_settings_load(exp->plans[k].gconf, &unused, diag);
 	}
 	if (r == 0)
-		r = bundle_settings_load(g, guest_config, exp, diag);
-	if (r == 0)
-		r = add_spec_binaries(exp, g, guest_config, diag);
-	if (r == 0)
-		r = monitor_settings_push(exp, g, guest_config, diag);
+		r = bundle_settings_load(g, guest_config, &exp->bundles, diag);
+	if (exp->guest_kind == GUEST_KIND_LIBVIRT) {
+		if (r == 0)
+			r = bundle_settings_resolve(&exp->bundles, exp->harness_dir, g,
+						    guest_config, diag);
+		if (r == 0)
+			r = add_spec_binaries(exp, g, guest_config, diag);
+		if (r == 0)
+			r = monitor_settings_push(&exp->guest_mon, exp->harness_dir,
+						  &exp->bundles, g, guest_config, diag);
+	}
 	if (r < 0) {
 		experiment_fini(exp);
 		config_free(h);
@@ -383,7 +389,7 @@ void experiment_fini(struct experiment *exp)
 	free(exp->ssh_key);
 	free(exp->harness_dir);
 	exp->ssh_user = exp->ssh_key = exp->harness_dir = NULL;
-	bundle_settings_fini(exp);
+	bundle_settings_fini(&exp->bundles);
 	for (size_t i = 0; exp->shipped && i < exp->nplans; i++)
 		free(exp->shipped[i]);
 	free(exp->shipped);

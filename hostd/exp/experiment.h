@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bundle_settings.h"
 #include "config.h"
 #include "hoststate.h"
 #include "monitor_settings.h"
@@ -64,14 +65,10 @@ struct experiment {
 	struct hoststate_settings hoststate;
 
 	/* g.conf: binaries pushed into every libvirt guest (HARNESS_BINARIES,
-	 * and those the benchmarks need) and those the guests provide
-	 * themselves (GUEST_INSTALLED_BINARIES, never pushed); what is pushed,
-	 * resolved on this host, or NULL.  bundle_settings.h */
-	char **push_binaries;
-	size_t npush_binaries;
-	char **guest_binaries;
-	size_t nguest_binaries;
-	struct bundle *bundle;
+	 * and those the benchmarks and monitors need) and those the guests
+	 * provide themselves; what is pushed, resolved on this host, or NULL.
+	 * bundle_settings.h */
+	struct bundle_list bundles;
 
 	/* g.conf (or GUEST_CONFIG_<NODE> for one node): the plans.  Every
 	 * node's plan has nsteps steps (the barrier is per step); nodes with

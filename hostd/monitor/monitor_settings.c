@@ -11,7 +11,6 @@
 #include "bundle.h"
 #include "bundle_settings.h"
 #include "config.h"
-#include "experiment.h"
 #include "log.h"
 
 const char *const monitor_ext_names[MONITOR_EXT_COUNT] = {
@@ -174,12 +173,13 @@ static const char *const monitor_binaries[MONITOR_EXT_COUNT] = {
 	"vmstat", "mpstat", "iostat", "top", "perf", NULL,
 };
 
-int monitor_settings_push(struct experiment *e, const struct config *g, const char *path,
+int monitor_settings_push(const struct monitor_settings *guest_mon, const char *harness_dir,
+			  struct bundle_list *l, const struct config *g, const char *path,
 			  struct config_diag *d)
 {
 	bool added = false;
 
-	if (e->guest_kind != GUEST_KIND_LIBVIRT || !e->harness_dir)
+	if (!harness_dir)
 		return 0;
 	for (int k = 0; k < MONITOR_EXT_COUNT; k++) {
 		const char *bin = monitor_binaries[k];
@@ -187,22 +187,22 @@ int monitor_settings_push(struct experiment *e, const struct config *g, const ch
 		char err[512];
 		bool installed = false;
 
-		if (!(e->guest_mon.external & (1u << k)) || !bin)
+		if (!(guest_mon->external & (1u << k)) || !bin)
 			continue;
-		for (size_t i = 0; i < e->nguest_binaries; i++)
-			installed |= !strcmp(e->guest_binaries[i], bin);
+		for (size_t i = 0; i < l->nguest_binaries; i++)
+			installed |= !strcmp(l->guest_binaries[i], bin);
 		if (installed)
 			continue;
 		/* a monitor that cannot go is reported, not fatal: the guest
 		 * may have its own, and the run goes on without it */
-		if (bundle_build(&bin, 1, e->harness_dir, NULL, NULL, &b, err, sizeof(err)) < 0) {
+		if (bundle_build(&bin, 1, harness_dir, NULL, NULL, &b, err, sizeof(err)) < 0) {
 			log_warn("%s: MONITORS: %s cannot be pushed into the guests (%s); they run "
 				 "their own if they have one", path ? path : "g.conf", bin, err);
 			continue;
 		}
 		bundle_free(b);
-		bundle_settings_add(e, bin);
+		bundle_settings_add(l, bin);
 		added = true;
 	}
-	return added ? bundle_settings_resolve(e, g, path, d) : 0;
+	return added ? bundle_settings_resolve(l, harness_dir, g, path, d) : 0;
 }

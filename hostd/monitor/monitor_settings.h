@@ -21,9 +21,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct bundle_list;
 struct config;
 struct config_diag;
-struct experiment;
 
 enum monitor_ext_kind {
 	MONITOR_EXT_VMSTAT,
@@ -55,15 +55,16 @@ int monitor_settings_load(const struct config *c, struct monitor_settings *s,
 			  struct config_diag *err);
 
 /*
- * For libvirt guests: the binaries of e->guest_mon's external monitors
- * (vmstat, mpstat, iostat, top, perf; not trace-cmd, which runs on the
- * host only) go with the harness like HARNESS_BINARIES, unless listed in
- * GUEST_INSTALLED_BINARIES.  One that cannot be pushed (missing on this
- * host, not an ELF program) is logged and left to the guest's own PATH;
- * the agent reports it at each step if the guest has none.  0, or
- * bundle_settings_resolve's errors.
+ * For libvirt guests (whose harness goes into harness_dir; NULL: nothing
+ * to do): the binaries of guest_mon's external monitors (vmstat, mpstat,
+ * iostat, top, perf; not trace-cmd, which runs on the host only) join l
+ * like HARNESS_BINARIES, unless listed in GUEST_INSTALLED_BINARIES.  One
+ * that cannot be pushed (missing on this host, not an ELF program) is
+ * logged and left to the guest's own PATH; the agent reports it at each
+ * step if the guest has none.  0, or bundle_settings_resolve's errors.
  */
-int monitor_settings_push(struct experiment *e, const struct config *g, const char *path,
+int monitor_settings_push(const struct monitor_settings *guest_mon, const char *harness_dir,
+			  struct bundle_list *l, const struct config *g, const char *path,
 			  struct config_diag *d);
 
 #endif

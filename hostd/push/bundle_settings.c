@@ -10,7 +10,6 @@
 
 #include "bundle.h"
 #include "config.h"
-#include "experiment.h"
 #include "xalloc.h"
 
 const char *const bundle_settings_keys[] = { "HARNESS_BINARIES", "GUEST_INSTALLED_BINARIES",
@@ -51,9 +50,9 @@ static void add_word(char ***v, size_t *n, const char *w)
 	(*v)[(*n)++] = xstrdup(w);
 }
 
-void bundle_settings_add(struct experiment *e, const char *binary)
+void bundle_settings_add(struct bundle_list *l, const char *binary)
 {
-	add_word(&e->push_binaries, &e->npush_binaries, binary);
+	add_word(&l->push_binaries, &l->npush_binaries, binary);
 }
 
 /* The words of key, each checked: a name bin/ can hold, or (paths_ok) an
@@ -92,39 +91,37 @@ static int read_list(const struct config *g, const char *path, const char *key, 
 	return r;
 }
 
-int bundle_settings_load(const struct config *g, const char *path, struct experiment *e,
+int bundle_settings_load(const struct config *g, const char *path, struct bundle_list *l,
 			 struct config_diag *d)
 {
-	int r = read_list(g, path, "HARNESS_BINARIES", true, &e->push_binaries,
-			  &e->npush_binaries, d);
+	int r = read_list(g, path, "HARNESS_BINARIES", true, &l->push_binaries,
+			  &l->npush_binaries, d);
 
 	if (r == 0)
-		r = read_list(g, path, "GUEST_INSTALLED_BINARIES", false, &e->guest_binaries,
-			      &e->nguest_binaries, d);
-	if (r == 0 && e->guest_kind == GUEST_KIND_LIBVIRT)
-		r = bundle_settings_resolve(e, g, path, d);
+		r = read_list(g, path, "GUEST_INSTALLED_BINARIES", false, &l->guest_binaries,
+			      &l->nguest_binaries, d);
 	return r;
 }
 
-int bundle_settings_resolve(struct experiment *e, const struct config *g, const char *path,
-			    struct config_diag *d)
+int bundle_settings_resolve(struct bundle_list *l, const char *harness_dir,
+			    const struct config *g, const char *path, struct config_diag *d)
 {
-	const char **push = xcalloc(e->npush_binaries + 1, sizeof(*push));
+	const char **push = xcalloc(l->npush_binaries + 1, sizeof(*push));
 	size_t n = 0;
 	char err[1024];
 	int r = 0;
 
-	bundle_free(e->bundle);
-	e->bundle = NULL;
-	for (size_t i = 0; i < e->npush_binaries; i++) {
-		const char *slash = strrchr(e->push_binaries[i], '/');
-		const char *name = slash ? slash + 1 : e->push_binaries[i];
+	bundle_free(l->bundle);
+	l->bundle = NULL;
+	for (size_t i = 0; i < l->npush_binaries; i++) {
+		const char *slash = strrchr(l->push_binaries[i], '/');
+		const char *name = slash ? slash + 1 : l->push_binaries[i];
 
-		if (!listed(e->guest_binaries, e->nguest_binaries, name))
-			push[n++] = e->push_binaries[i];
+		if (!listed(l->guest_binaries, l->nguest_binaries, name))
+			push[n++] = l->push_binaries[i];
 	}
-	if (n && e->harness_dir)
-		r = bundle_build(push, n, e->harness_dir, NULL, NULL, &e->bundle, err, sizeof(err));
+	if (n && harness_dir)
+		r = bundle_build(push, n, harness_dir, NULL, NULL, &l->bundle, err, sizeof(err));
 	if (r < 0)
 		r = bundle_bad(g, path, g && config_get(g, "HARNESS_BINARIES") ? "HARNESS_BINARIES"
 									      : NULL,
@@ -135,16 +132,16 @@ int bundle_settings_resolve(struct experiment *e, const struct config *g, const 
 	return r;
 }
 
-void bundle_settings_fini(struct experiment *e)
+void bundle_settings_fini(struct bundle_list *l)
 {
-	for (size_t i = 0; i < e->npush_binaries; i++)
-		free(e->push_binaries[i]);
-	for (size_t i = 0; i < e->nguest_binaries; i++)
-		free(e->guest_binaries[i]);
-	free(e->push_binaries);
-	free(e->guest_binaries);
-	bundle_free(e->bundle);
-	e->push_binaries = e->guest_binaries = NULL;
-	e->npush_binaries = e->nguest_binaries = 0;
-	e->bundle = NULL;
+	for (size_t i = 0; i < l->npush_binaries; i++)
+		free(l->push_binaries[i]);
+	for (size_t i = 0; i < l->nguest_binaries; i++)
+		free(l->guest_binaries[i]);
+	free(l->push_binaries);
+	free(l->guest_binaries);
+	bundle_free(l->bundle);
+	l->push_binaries = l->guest_binaries = NULL;
+	l->npush_binaries = l->nguest_binaries = 0;
+	l->bundle = NULL;
 }

@@ -16,35 +16,51 @@
 #ifndef LOCKSTEP_BUNDLE_SETTINGS_H
 #define LOCKSTEP_BUNDLE_SETTINGS_H
 
+#include <stddef.h>
+
+struct bundle;
 struct config;
 struct config_diag;
-struct experiment;
+
+/*
+ * g.conf's binaries for libvirt guests: those pushed (HARNESS_BINARIES, and
+ * those benchmarks and monitors add) and those the guests provide
+ * themselves (GUEST_INSTALLED_BINARIES, never pushed); what is pushed,
+ * resolved on this host, or NULL.  Zeroed is empty.
+ */
+struct bundle_list {
+	char **push_binaries;
+	size_t npush_binaries;
+	char **guest_binaries;
+	size_t nguest_binaries;
+	struct bundle *bundle;
+};
 
 /* For the check of known names. */
 extern const char *const bundle_settings_keys[];
 
 /*
- * Reads both keys into e->push_binaries and e->guest_binaries and, for
- * libvirt guests, resolves them (bundle_settings_resolve).  0, or -EINVAL
- * (-errno) with d naming path:line, the binary and the library.
+ * Reads both keys into l->push_binaries and l->guest_binaries; libvirt
+ * guests' callers then resolve them (bundle_settings_resolve).  0, or
+ * -EINVAL with d naming path:line, the key and the word.
  */
-int bundle_settings_load(const struct config *g, const char *path, struct experiment *e,
+int bundle_settings_load(const struct config *g, const char *path, struct bundle_list *l,
 			 struct config_diag *d);
 
 /*
- * Builds e->bundle from e->push_binaries minus e->guest_binaries, with
- * hostd's PATH and this host's loader configuration: every binary missing
- * on the host and every library that cannot be found is an error now,
- * before any guest starts.  Code that adds binaries to push_binaries later
- * (benchmark specs) calls it again.  g and path (may be NULL) place the
- * message.
+ * Builds l->bundle from l->push_binaries minus l->guest_binaries, to go
+ * into harness_dir (NULL: nothing is built), with hostd's PATH and this
+ * host's loader configuration: every binary missing on the host and every
+ * library that cannot be found is an error now, before any guest starts.
+ * Code that adds binaries to push_binaries later (benchmark specs,
+ * monitors) calls it again.  g and path (may be NULL) place the message.
  */
-int bundle_settings_resolve(struct experiment *e, const struct config *g, const char *path,
-			    struct config_diag *d);
+int bundle_settings_resolve(struct bundle_list *l, const char *harness_dir,
+			    const struct config *g, const char *path, struct config_diag *d);
 
-/* Adds one binary to e->push_binaries unless it is there already. */
-void bundle_settings_add(struct experiment *e, const char *binary);
+/* Adds one binary to l->push_binaries unless it is there already. */
+void bundle_settings_add(struct bundle_list *l, const char *binary);
 
-void bundle_settings_fini(struct experiment *e);
+void bundle_settings_fini(struct bundle_list *l);
 
 #endif

@@ -324,8 +324,8 @@ static void vm_ready(struct virt_guest *g)
 	fill_ssh(r, p, j);
 	j->agent_path = r->opt->guest_agent_path;
 	/* HARNESS_BINARIES and the rest (bundle_settings.h), after the agent */
-	j->extra_files = x->bundle ? x->bundle->files : NULL;
-	j->nextra_files = x->bundle ? x->bundle->nfiles : 0;
+	j->extra_files = x->bundles.bundle ? x->bundles.bundle->files : NULL;
+	j->nextra_files = x->bundles.bundle ? x->bundles.bundle->nfiles : 0;
 	j->nshipped_files = experiment_shipped(x, p->guest_index, &j->shipped_files);
 	j->start_rt_priority = x->release_rt_priority;
 	j->connect_timeout_ms = j->timeout_ms;
