@@ -8,15 +8,9 @@
 #define LOCKSTEP_RUN_H
 
 #include "config.h"
+#include "exit_codes.h" /* what run_experiment returns */
 #include "experiment.h"
 #include "runas.h"
-
-/* Exit codes of hostd (docs/hostd.md). */
-enum {
-	RUN_EXIT_COMPLETE = 0, /* every step ran on every participant */
-	RUN_EXIT_USAGE = 1,    /* bad options or configuration: nothing ran */
-	RUN_EXIT_FAILED = 2,   /* degraded, aborted or interrupted; results kept */
-};
 
 struct run_options {
 	const char *host_config, *guest_config;

@@ -21,9 +21,9 @@
 
 #include "config.h"
 #include "config_files.h"
+#include "exit_codes.h"
 #include "fileio.h"
 #include "log.h"
-#include "run.h"
 #include "service_priv.h"
 #include "xalloc.h"
 

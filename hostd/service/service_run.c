@@ -24,9 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exit_codes.h"
 #include "fileio.h"
 #include "log.h"
-#include "run.h"
 #include "service_priv.h"
 #include "xalloc.h"
 
