@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "outq.h"
+#include "testlib.h"
 #include "utf8.h"
 
 static void check_sanitize(const char *in, size_t n, bool final, const char *want, size_t done)
@@ -92,16 +93,10 @@ int main(void)
 {
 	Suite *s = suite_create("agent-units");
 	TCase *tc = tcase_create("agent-units");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_utf8_sanitize);
 	tcase_add_test(tc, test_utf8_chunk_len);
 	tcase_add_test(tc, test_outq_lanes_and_bound);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return testlib_main(s);
 }

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "clock_offset.h"
+#include "testlib.h"
 
 #define MS 1000000LL
 #define SEC 1000000000LL
@@ -274,9 +275,5 @@ int main(void)
 	tcase_add_test(tc, test_realmono_read);
 	tcase_add_test(tc, test_clocksource_fitness);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(s);
 }

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* common/ apart from the config reader: xalloc, clock, fileio, log, sysfacts. */
-#define _XOPEN_SOURCE 700 /* nftw */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,27 +19,14 @@
 #include "fileio.h"
 #include "log.h"
 #include "sysfacts.h"
+#include "testlib.h"
 #include "xalloc.h"
 
 static char tmp[64];
 
 static void tmp_setup(void)
 {
-	strcpy(tmp, "/tmp/test-common-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void tmp_teardown(void)
-{
-	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	testlib_tmpdir(tmp, sizeof(tmp), "common");
 }
 
 /* A path below the temporary folder; each call returns a new string. */
@@ -646,7 +631,7 @@ static Suite *common_suite(void)
 	tcase_add_test(mem, test_xalloc);
 	tcase_add_test(mem, test_clock_format);
 	tcase_add_test(mem, test_clock_monotonic);
-	tcase_add_checked_fixture(io, tmp_setup, tmp_teardown);
+	tcase_add_checked_fixture(io, tmp_setup, NULL);
 	tcase_add_test(io, test_atomic_write);
 	tcase_add_test(io, test_atomic_write_planted_link);
 	tcase_add_test(io, test_config_files);
@@ -662,7 +647,7 @@ static Suite *common_suite(void)
 	tcase_add_test(log, test_log_long_line);
 	tcase_add_test(log, test_log_escape);
 	tcase_add_test(log, test_log_escapes_controls);
-	tcase_add_checked_fixture(facts, tmp_setup, tmp_teardown);
+	tcase_add_checked_fixture(facts, tmp_setup, NULL);
 	tcase_add_test(facts, test_sysfacts_fake);
 	tcase_add_test(facts, test_sysfacts_minimal);
 	tcase_add_test(facts, test_sysfacts_broken);
@@ -676,11 +661,5 @@ static Suite *common_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(common_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(common_suite());
 }

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "config_testlib.h"
+#include "testlib.h"
 
 #define KNOWN "lockstep never runs commands; it answers only uname -m|-r|-s, whoami, id -u, " \
 	"nproc, getconf PAGESIZE and cat of a file under /proc/sys or /sys"
@@ -410,12 +411,12 @@ END_TEST
 
 START_TEST(test_load_file)
 {
-	char dir[] = "/tmp/test-config-XXXXXX", path[64], msg[600];
+	char dir[128], path[256], msg[600];
 	static const char nul[] = "A=1\nB=x\0y\n";
 	struct config_diag err;
 	FILE *f;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	testlib_tmpdir(dir, sizeof(dir), "config");
 	snprintf(path, sizeof(path), "%s/h.conf", dir);
 	ck_assert_int_eq(config_load_file(cfg, path, &err), -ENOENT);
 	config_diag_format(&err, msg, sizeof(msg));
@@ -442,8 +443,6 @@ START_TEST(test_load_file)
 	config_diag_format(&err, msg, sizeof(msg));
 	ck_assert_str_eq(msg + strlen(dir), "/h.conf:2:4: expected text, found a NUL byte (is this "
 			 "a binary file?)");
-	unlink(path);
-	rmdir(dir);
 }
 END_TEST
 
@@ -497,11 +496,5 @@ static Suite *config_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(config_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(config_suite());
 }

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "config_testlib.h"
+#include "testlib.h"
 
 #define KNOWN "lockstep never runs commands; it answers only uname -m|-r|-s, whoami, id -u, nproc, getconf PAGESIZE and cat of a file under /proc/sys or /sys"
 
@@ -708,8 +709,6 @@ int main(void)
 	TCase *ops = tcase_create("tests"), *blocks = tcase_create("blocks"),
 	      *errors = tcase_create("errors"), *mmtests = tcase_create("mmtests"),
 	      *dbl = tcase_create("double-bracket");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(ops, setup, teardown);
 	tcase_add_test(ops, test_integers);
@@ -743,9 +742,5 @@ int main(void)
 	suite_add_tcase(s, errors);
 	suite_add_tcase(s, dbl);
 	suite_add_tcase(s, mmtests);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(s);
 }

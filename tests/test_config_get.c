@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "config_testlib.h"
+#include "testlib.h"
 #include "xalloc.h"
 
 static char *repeat(const char *head, const char *unit, int count, const char *mid,
@@ -412,11 +413,5 @@ static Suite *config_get_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(config_get_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(config_get_suite());
 }

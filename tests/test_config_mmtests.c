@@ -24,6 +24,7 @@
 #include "config_testlib.h"
 #include "fileio.h"
 #include "plan.h"
+#include "testlib.h"
 
 #define KNOWN "lockstep never runs commands; it answers only uname -m|-r|-s, whoami, id -u, " \
 	"nproc, getconf PAGESIZE and cat of a file under /proc/sys or /sys"
@@ -199,13 +200,13 @@ START_TEST(test_other_substitutions)
 		{ "A=`cat /proc/sys/vm/absent`\n", "t.conf:1:3: expected a file that can be read "
 		  "after cat, found /proc/sys/vm/absent: No such file or directory" },
 	};
-	char dir[] = "/tmp/lockstep-cfg-XXXXXX", path[128];
+	char dir[128], path[256];
 	FILE *f;
 
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		load_err(refused[i][0], refused[i][1]);
 	/* answered from facts and from a fake /proc/sys */
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	testlib_tmpdir(dir, sizeof(dir), "cfg");
 	snprintf(path, sizeof(path), "%s/proc/sys/vm", dir);
 	ck_assert_int_eq(fileio_mkdir_p(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/proc/sys/vm/dirty_ratio", dir);
@@ -233,9 +234,6 @@ START_TEST(test_other_substitutions)
 	load_err("I=`cat /proc/sys/vm/dirty_ratio`\n", "t.conf:1:3: expected a file that can be "
 		 "read after cat, found /proc/sys/vm/dirty_ratio: not readable by everybody (hostd "
 		 "reads configs as root)");
-	remove(path);
-	snprintf(path, sizeof(path), "rm -r %s", dir);
-	ck_assert_int_eq(system(path), 0);
 }
 END_TEST
 
@@ -243,8 +241,6 @@ int main(void)
 {
 	Suite *s = suite_create("config-mmtests");
 	TCase *tc = tcase_create("corpus");
-	SRunner *sr;
-	int failed;
 
 	snprintf(corpus, sizeof(corpus), "%s/tests/data/mmtests-corpus/configs",
 		 getenv("LOCKSTEP_SOURCE_ROOT"));
@@ -256,9 +252,5 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_other_substitutions);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return testlib_main(s);
 }

@@ -15,6 +15,7 @@
 
 #include "ctl.h"
 #include "proto_impl.h" /* proto__utf8_valid() */
+#include "testlib.h"
 
 /* LLVMFuzzerTestOneInput() */
 #include "../proto/fuzz_ctl_decoder.c"
@@ -662,9 +663,5 @@ int main(void)
 	tcase_add_test(tc, test_encode);
 	tcase_add_test(tc, test_seed_corpus);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(s);
 }

@@ -17,20 +17,13 @@
 #include <unistd.h>
 
 #include "elf_deps.h"
+#include "testlib.h"
 
 static char tmp[256];
 
 static void setup(void)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/lockstep-elf-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
-}
-
-static void teardown(void)
-{
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	ck_assert_int_eq(system(cmd), 0);
+	testlib_tmpdir(tmp, sizeof(tmp), "elf");
 }
 
 static void write_bytes(const char *path, const void *buf, size_t len, mode_t mode)
@@ -534,7 +527,7 @@ int main(void)
 	tcase_add_test(tc, test_static_busybox);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("search");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_origin_runpath_and_loop);
 	tcase_add_test(tc, test_missing_names_both);
 	tcase_add_test(tc, test_rpath_chain_and_runpath_scope);
@@ -542,7 +535,7 @@ int main(void)
 	tcase_add_test(tc, test_conf_includes);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("hostile");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_truncated_ls);
 	tcase_add_test(tc, test_hostile_made);
@@ -550,9 +543,5 @@ int main(void)
 	tcase_add_test(tc, test_not_regular_files);
 	tcase_add_test(tc, test_fuzz_seeds);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(s);
 }

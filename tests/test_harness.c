@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "testlib.h"
 
 START_TEST(test_static_or_not)
 {
@@ -30,9 +31,5 @@ int main(void)
 	TCase *tc = tcase_create("elf");
 	tcase_add_test(tc, test_static_or_not);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(s);
 }

@@ -5,7 +5,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include "host_sampler.h"
 #include "monitor_store.h"
 #include "results.h"
+#include "testlib.h"
 
 static struct host_vcpu_snap a, b;
 
@@ -193,13 +193,6 @@ static double value_in(const char *text, const char *metric)
 	return strtod(v + 8, NULL);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 static void on_hm_closed(void *ctx)
 {
 	(void)ctx;
@@ -221,7 +214,7 @@ START_TEST(test_host_monitor)
 {
 	virConnectPtr c = virConnectOpen("test:///default");
 	virDomainPtr d = virDomainLookupByName(c, "test");
-	char top[] = "/tmp/test-hostmon-XXXXXX", path[256], *text = NULL;
+	char top[256], path[512], *text = NULL;
 	struct results *res;
 	struct monitor_store *ms;
 	struct host_monitor *hm;
@@ -229,7 +222,7 @@ START_TEST(test_host_monitor)
 	uv_timer_t stop;
 	size_t len;
 
-	ck_assert_ptr_nonnull(mkdtemp(top));
+	testlib_tmpdir(top, sizeof(top), "hostmon");
 	ck_assert_int_eq(results_open(top, "run", &res), 0);
 	ms = monitor_store_new(res);
 	ck_assert_int_eq(uv_loop_init(&loop), 0);
@@ -263,7 +256,6 @@ START_TEST(test_host_monitor)
 		ck_assert_double_eq_tol(value_in(text, "vcpu_delay_pct"), 0, 1e-6);
 		free(text);
 	}
-	nftw(top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	virDomainFree(d);
 	virConnectClose(c);
 }
@@ -312,8 +304,6 @@ int main(int argc, char **argv)
 {
 	Suite *s = suite_create("host-sampler");
 	TCase *tc = tcase_create("host-sampler");
-	SRunner *sr;
-	int failed;
 
 	if (virInitialize() < 0)
 		return 1;
@@ -334,9 +324,5 @@ int main(int argc, char **argv)
 		tcase_add_loop_test(tc, test_host_monitor, 0, 2);
 	}
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return testlib_main(s);
 }

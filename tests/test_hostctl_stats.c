@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "stats.h"
+#include "testlib.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -263,8 +264,6 @@ int main(void)
 {
 	Suite *s = suite_create("hostctl-stats");
 	TCase *tc = tcase_create("stats");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, mwu_exact_hollander_wolfe);
@@ -281,9 +280,5 @@ int main(void)
 	tcase_add_test(tc, holm_by_hand);
 	tcase_add_test(tc, jain_index);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(s);
 }

@@ -6,7 +6,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <ftw.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,26 +19,13 @@
 #include "fileio.h"
 #include "hoststate.h"
 #include "log.h"
+#include "testlib.h"
 
 #define NCPUS 4
 #define CPU "sys/devices/system/cpu"
 
 static char driver[512];
 static char top[64], root[128], state[128];
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-/* What a case made under /tmp goes when it ends (a fixture's teardown). */
-static void remove_tree(void)
-{
-	if (top[0])
-		nftw(top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 /* Each CPU starts with a different governor: all of them must come back. */
 static const char *const orig_gov[NCPUS] = { "powersave", "schedutil", "powersave", "ondemand" };
@@ -91,8 +77,7 @@ static void make_tree(void)
 {
 	char rel[256];
 
-	snprintf(top, sizeof(top), "/tmp/test-hoststate-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(top));
+	testlib_tmpdir(top, sizeof(top), "hoststate");
 	snprintf(root, sizeof(root), "%s/root", top);
 	snprintf(state, sizeof(state), "%s/state", top);
 	for (int i = 0; i < NCPUS; i++) {
@@ -512,8 +497,6 @@ int main(int argc, char **argv)
 {
 	Suite *s = suite_create("hoststate");
 	TCase *tc = tcase_create("hoststate");
-	SRunner *sr;
-	int failed;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s HOSTSTATE_DRIVER\n", argv[0]);
@@ -532,11 +515,6 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_bad_state_file_kept);
 	tcase_add_test(tc, test_settings);
 	tcase_add_test(tc, test_transparent_hugepages);
-	tcase_add_checked_fixture(tc, NULL, remove_tree);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return testlib_main(s);
 }

@@ -15,6 +15,7 @@
 #include "fileio.h"
 #include "procmon.h"
 #include "proto.h"
+#include "testlib.h"
 
 static char *fixture(const char *name)
 {
@@ -225,13 +226,13 @@ END_TEST
 /* A whole reader over a tree without pressure or schedstat. */
 START_TEST(test_reader_missing_sources)
 {
-	char dir[] = "/tmp/test-monitor-XXXXXX", path[512], buf[4096];
+	char dir[256], path[512], buf[4096];
 	static const char *const names[][2] = {
 		{ "stat-a", "proc/stat" }, { "loadavg-a", "proc/loadavg" }, { "vmstat-a", "proc/vmstat" },
 	};
 	struct mon_reader r;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	testlib_tmpdir(dir, sizeof(dir), "monitor");
 	for (size_t i = 0; i < 3; i++) {
 		char *text = fixture(names[i][0]);
 
@@ -254,13 +255,6 @@ START_TEST(test_reader_missing_sources)
 	ck_assert_uint_eq(a.ncpu, 0);
 	ck_assert(a.have & (1u << MON_SRC_STAT));
 	mon_reader_close(&r);
-	for (size_t i = 0; i < 3; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i][1]);
-		unlink(path);
-	}
-	snprintf(path, sizeof(path), "%s/proc", dir);
-	rmdir(path);
-	rmdir(dir);
 }
 END_TEST
 
@@ -268,8 +262,6 @@ int main(void)
 {
 	Suite *s = suite_create("monitor");
 	TCase *tc = tcase_create("monitor");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_stat);
 	tcase_add_test(tc, test_stat_variants);
@@ -278,9 +270,5 @@ int main(void)
 	tcase_add_test(tc, test_loadavg_pressure_vmstat);
 	tcase_add_test(tc, test_reader_missing_sources);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return testlib_main(s);
 }

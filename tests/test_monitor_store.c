@@ -7,7 +7,6 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,29 +18,15 @@
 #include "fileio.h"
 #include "monitor_store.h"
 #include "results.h"
+#include "testlib.h"
 
 static char top[64];
 static struct results *res;
 static struct monitor_store *ms;
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-/* What a case made under /tmp goes when it ends (a fixture's teardown). */
-static void remove_tree(void)
-{
-	if (top[0])
-		nftw(top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static void open_run(void)
 {
-	snprintf(top, sizeof(top), "/tmp/test-monstore-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(top));
+	testlib_tmpdir(top, sizeof(top), "monstore");
 	ck_assert_int_eq(results_open(top, "run", &res), 0);
 	ms = monitor_store_new(res);
 }
@@ -284,18 +269,11 @@ int main(void)
 {
 	Suite *s = suite_create("monitor-store");
 	TCase *tc = tcase_create("monitor-store");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_files_and_names);
 	tcase_add_test(tc, test_step_summaries);
 	tcase_add_test(tc, test_every_sample_through_the_writer);
 	tcase_add_test(tc, test_monitor_output);
-	tcase_add_checked_fixture(tc, NULL, remove_tree);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return testlib_main(s);
 }

@@ -10,7 +10,6 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,21 +19,14 @@
 #include "monitor_store.h"
 #include "proto.h"
 #include "results.h"
+#include "testlib.h"
 
 static char top[64], runs[128], elsewhere[128];
 static struct results *res;
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 static void setup(void)
 {
-	snprintf(top, sizeof(top), "/tmp/lockstep-names-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(top));
+	testlib_tmpdir(top, sizeof(top), "names");
 	snprintf(runs, sizeof(runs), "%s/results", top);
 	/* where a planted symlink points: must stay empty */
 	snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere", top);
@@ -46,7 +38,6 @@ static void teardown(void)
 {
 	results_close(res);
 	res = NULL;
-	nftw(top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* How many entries dir holds (. and .. not counted). */
@@ -170,9 +161,5 @@ int main(void)
 	tcase_add_test(tc, test_symlinked_monitors_folder_refused);
 	tcase_add_test(tc, test_symlinked_run_folder_refused);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return testlib_main(s);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "progress_line.h"
+#include "testlib.h"
 
 #define S 1000000000LL
 
@@ -80,16 +81,10 @@ int main(void)
 {
 	Suite *s = suite_create("progress-line");
 	TCase *tc = tcase_create("line");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, starting_and_finishing);
 	tcase_add_test(tc, running_then_waiting_with_what_is_left);
 	tcase_add_test(tc, durations_and_short_buffers);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(s);
 }

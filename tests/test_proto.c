@@ -16,6 +16,7 @@
 #include "proto.h"
 #include "proto_impl.h" /* proto__buf_append() */
 #include "proto_testlib.h"
+#include "testlib.h"
 
 /* The last message type there is. */
 #define PROTO_LAST PROTO_MONITOR_OUTPUT
@@ -628,8 +629,6 @@ int main(void)
 {
 	Suite *s = suite_create("proto");
 	TCase *tc = tcase_create("proto");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_roundtrip_every_type);
 	tcase_add_test(tc, test_wire_names);
@@ -648,9 +647,5 @@ int main(void)
 	tcase_add_test(tc, test_name_valid);
 	tcase_add_test(tc, test_buf);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(s);
 }

@@ -12,6 +12,7 @@
 
 #include "proto.h"
 #include "proto_testlib.h"
+#include "testlib.h"
 
 /* plan.monitor_interval_ms came after version 1 was out: optional, 0 is
  * "off" and is not written, so that an older agent sees the plan it knew. */
@@ -205,16 +206,10 @@ int main(void)
 {
 	Suite *s = suite_create("proto-plan");
 	TCase *tc = tcase_create("plan");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_plan_monitor_interval);
 	tcase_add_test(tc, test_plan_in_parts);
 	tcase_add_test(tc, test_step_command);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(s);
 }

@@ -14,6 +14,7 @@
 #include "proto.h"
 #include "proto_impl.h" /* proto__buf_append(), proto__utf8_valid() */
 #include "proto_testlib.h"
+#include "testlib.h"
 
 /* LLVMFuzzerTestOneInput(), fuzz_expand(), fuzz_next() */
 #include "../proto/fuzz_proto_decoder.c"
@@ -444,8 +445,6 @@ int main(void)
 {
 	Suite *s = suite_create("proto-stream");
 	TCase *tc = tcase_create("proto-stream");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_split_byte_at_a_time);
 	tcase_add_test(tc, test_split_random);
@@ -459,9 +458,5 @@ int main(void)
 	tcase_add_test(tc, test_fuzz_expand);
 	tcase_add_test(tc, test_seed_corpus);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(s);
 }

@@ -11,6 +11,7 @@
 
 #include "fileio.h"
 #include "tar_writer.h"
+#include "testlib.h"
 #include "xalloc.h"
 
 #define BIG_SIZE (2 * 1024 * 1024 + 123)	/* not a multiple of 512 */
@@ -46,13 +47,7 @@ static void sh(const char *fmt, ...)
 
 static void setup(void)
 {
-	strcpy(T, "/tmp/lockstep-tar-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(T));
-}
-
-static void teardown(void)
-{
-	sh("rm -rf %s", T);
+	testlib_tmpdir(T, sizeof(T), "tar");
 }
 
 static int fd_sink(void *opaque, const void *buf, size_t len)
@@ -146,16 +141,10 @@ int main(void)
 {
 	Suite *su = suite_create("tar_writer");
 	TCase *tc = tcase_create("tar");
-	SRunner *sr;
-	int failed;
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_tar_names);
 	tcase_add_test(tc, test_tar_extracts);
 	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(su);
 }

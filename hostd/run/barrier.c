@@ -78,7 +78,10 @@ enum barrier_verdict barrier_ready(struct barrier *b, size_t p, uint32_t step, i
 	if (!q->in_run || step == 0 || step > b->nsteps + 1)
 		return BARRIER_INVALID;
 	if (step + 1 == b->step)
-		return BARRIER_RESEND_GO; /* its go was lost: a resync re-announces */
+		/* Its go was lost: a resync re-announces.  Not when it is ready
+		 * for the open barrier already (it got that go), nor for the end
+		 * barrier (no go ends it). */
+		return q->ready || step > b->nsteps ? BARRIER_DUPLICATE : BARRIER_RESEND_GO;
 	if (step != b->step)
 		return BARRIER_INVALID;
 	if (q->ready)

@@ -23,8 +23,10 @@ struct barrier;
 enum barrier_verdict {
 	BARRIER_WAIT,       /* nothing to do yet */
 	BARRIER_RELEASE,    /* every participant in the run is ready: send go */
-	BARRIER_RESEND_GO,  /* a ready for the step already released: send go to it again */
-	BARRIER_DUPLICATE,  /* a ready already counted: ignore */
+	BARRIER_RESEND_GO,  /* a ready for the step just released, from one not ready for
+			       the next: its go was lost, send it again */
+	BARRIER_DUPLICATE,  /* a ready already counted (the end barrier's too, after it
+			       completed): ignore */
 	BARRIER_INVALID,    /* a ready for a step that cannot be next: protocol violation */
 };
 

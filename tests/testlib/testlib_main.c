@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+
+int testlib_main(Suite *s)
+{
+	const char *top = getenv("TMPDIR");
+	char *saved = top ? strdup(top) : NULL;
+	char dir[256];
+	SRunner *sr = srunner_create(s);
+	int failed, r;
+
+	/* Cases fail with _exit, past any atexit: what they leave in their
+	 * temporary folders is removed from here, after all of them. */
+	snprintf(dir, sizeof(dir), "%s/lockstep-suite-XXXXXX", top && top[0] ? top : "/tmp");
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "testlib_main: mkdtemp %s: %s\n", dir, strerror(errno));
+		srunner_free(sr);
+		free(saved);
+		return EXIT_FAILURE;
+	}
+	setenv("TMPDIR", dir, 1);
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	if (saved)
+		setenv("TMPDIR", saved, 1);
+	else
+		unsetenv("TMPDIR");
+	free(saved);
+	r = testlib_rmtree(dir);
+	if (r < 0) {
+		fprintf(stderr, "testlib_main: cannot remove %s: %s\n", dir, strerror(-r));
+		return EXIT_FAILURE;
+	}
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
