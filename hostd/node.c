@@ -38,11 +38,22 @@ void node_init(struct node *n, const char *name, size_t index, void *owner,
 
 static void write_cb(uv_write_t *req, int status)
 {
-	/* a failed write shows up as EOF/error on the read side */
 	struct write_req *w = (struct write_req *)req;
+	struct node *n = w->n;
 	if (status == 0)
-		w->n->written_total += w->len;
+		n->written_total += w->len;
 	free(w);
+	/* The peer gone (EPIPE, ECONNRESET) shows as an end of file on the
+	 * read side, our own close as ECANCELED.  Any other error dropped
+	 * these bytes while libuv goes on with the requests behind them: a
+	 * go lost, or a line cut in two, on a channel that looks fine, and a
+	 * go never counted written is never sent again (issue 19).  A
+	 * channel that lost bytes cannot be trusted: close it and say why. */
+	if (status < 0 && status != UV_ECANCELED && status != UV_EPIPE &&
+	    status != UV_ECONNRESET && n->open) {
+		node_close(n);
+		n->ops->closed(n, status);
+	}
 }
 
 static void report_cb(uv_timer_t *t)

@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +45,46 @@ static void gt_sleep_us(long us)
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+/* ---- write errors on demand ------------------------------------------- */
+
+/* The test's own write(2) and writev(2): libuv's writes to the host end
+ * come here, so that a test can make the next ones fail as the kernel
+ * might (ENOBUFS: no buffer memory; EIO: anything else). */
+static int wf_fd = -1, wf_errno;
+static unsigned wf_count, wf_failed;
+
+static bool wf_fail(int fd)
+{
+	if (fd != wf_fd || wf_count == 0)
+		return false;
+	wf_count--;
+	wf_failed++;
+	errno = wf_errno;
+	return true;
+}
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	if (wf_fail(fd))
+		return -1;
+	return syscall(SYS_write, fd, buf, n);
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
+{
+	if (wf_fail(fd))
+		return -1;
+	return syscall(SYS_writev, fd, iov, iovcnt);
+}
+
+static void wf_arm(int fd, int err, unsigned count)
+{
+	wf_fd = fd;
+	wf_errno = err;
+	wf_count = count;
+	wf_failed = 0;
 }
 
 /* ---- hostd's side: node.c over a tiny send buffer ---------------------- */
@@ -377,6 +419,26 @@ START_TEST(node_go_tiny_sndbuf_slow_reader)
 }
 END_TEST
 
+/* Gos 1, 2, ... to a peer that reads nothing yet, until `behind` of them
+ * wait in libuv's queue; returns the last step sent. */
+static uint32_t nt_fill(struct nt_host *t, unsigned behind)
+{
+	struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
+	uint32_t k = 0;
+	unsigned queued = 0;
+
+	while (queued < behind) {
+		go.u.go.step = ++k;
+		go.u.go.at_ns = nt_at(k);
+		ck_assert_int_eq(node_send(&t->n, &go), 0);
+		ck_assert_msg(k < 100000, "%u gos sent and none queued", k);
+		if (nt_queue(t) > 0)
+			queued++;
+	}
+	node_reply_sent(&t->n, NODE_REPLY_GO);
+	return k;
+}
+
 /*
  * A go queued behind a full socket when the node closes (a run that fails
  * the node, hostd leaving): libuv cancels it, it is never counted written,
@@ -390,24 +452,18 @@ START_TEST(node_go_queued_at_close)
 	struct nt_reader rd = { .chunk = 4096 };
 	struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
 	pthread_t th;
-	uint32_t k = 0;
+	uint32_t k;
 	int r;
 
 	nt_host_init(&t, NT_TINY_SNDBUF);
-	/* nobody reads yet: fill the socket until the go has to queue */
-	while (nt_queue(&t) == 0) {
-		go.u.go.step = ++k;
-		go.u.go.at_ns = nt_at(k);
-		ck_assert_int_eq(node_send(&t.n, &go), 0);
-		ck_assert_uint_lt(k, 100000);
-	}
-	node_reply_sent(&t.n, NODE_REPLY_GO);
+	k = nt_fill(&t, 1);
 	ck_assert(node_reply_unwritten(&t.n, NODE_REPLY_GO));
 	node_close(&t.n);
 	uv_run(&t.loop, UV_RUN_DEFAULT);
 	ck_assert_msg(node_reply_unwritten(&t.n, NODE_REPLY_GO),
 		      "a go cancelled by the close counts as written (written %llu, queued %llu)",
 		      (unsigned long long)t.n.written_total, (unsigned long long)t.n.queued_total);
+	go.u.go.step = k + 1;
 	r = node_send(&t.n, &go);
 	ck_assert_msg(r == -ENOTCONN, "a go after the close: node_send returned %d", r);
 	ck_assert_int_eq(uv_loop_close(&t.loop), 0);
@@ -430,6 +486,126 @@ START_TEST(node_go_queued_at_close)
 			      rd.seen[i].value, i + 1);
 		ck_assert_int_eq(rd.seen[i].at, nt_at((uint32_t)i + 1));
 	}
+	free(rd.seen);
+}
+END_TEST
+
+static int nt_host_fd(struct nt_host *t)
+{
+	uv_os_fd_t fd;
+
+	ck_assert_int_eq(uv_fileno((uv_handle_t *)&t->n.pipe, &fd), 0);
+	return fd;
+}
+
+/*
+ * The kernel out of buffer memory (ENOBUFS) for the go's direct write and
+ * for its first retry: libuv takes it for EAGAIN, queues the go and writes
+ * it later.  Every tenth go meets it; all arrive, none is refused.
+ */
+START_TEST(node_go_transient_enobufs)
+{
+	struct nt_host t;
+	struct nt_reader rd = { .chunk = 4096 };
+	struct proto_msg ping = { .type = PROTO_PING, .version = PROTO_VERSION };
+	struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
+	pthread_t th;
+	unsigned failed = 0;
+
+	nt_host_init(&t, 64 * 1024);
+	rd.fd = t.peer_fd;
+	ck_assert_int_eq(pthread_create(&th, NULL, nt_read, &rd), 0);
+	for (uint32_t k = 1; k <= 200; k++) {
+		int r;
+
+		ping.u.ping.seq = k;
+		ping.u.ping.t1 = 1;
+		ck_assert_int_eq(node_send(&t.n, &ping), 0);
+		nt_drain(&t, 0, "before the go");
+		if (k % 10 == 0)
+			wf_arm(nt_host_fd(&t), ENOBUFS, 2);
+		go.u.go.step = k;
+		go.u.go.at_ns = nt_at(k);
+		r = node_send(&t.n, &go);
+		ck_assert_msg(r == 0, "go of step %u: node_send returned %d (%s) after ENOBUFS", k, r,
+			      r < 0 ? uv_strerror(r) : "");
+		node_reply_sent(&t.n, NODE_REPLY_GO);
+		nt_drain(&t, 0, "the go after ENOBUFS");
+		failed += wf_failed;
+		wf_arm(-1, 0, 0);
+	}
+	ck_assert_msg(failed == 40, "%u writes failed with ENOBUFS, 40 were meant to", failed);
+	ck_assert(!node_reply_unwritten(&t.n, NODE_REPLY_GO));
+	nt_host_fini(&t);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	close(rd.fd);
+	ck_assert_int_eq(nt_closed_calls, 0);
+	for (uint32_t k = 1, i = 0; k <= 200; k++, i += 2) {
+		ck_assert_msg(i + 1 < rd.nseen && rd.seen[i + 1].kind == 'g' &&
+			      rd.seen[i + 1].value == k && rd.seen[i + 1].at == nt_at(k),
+			      "the go of step %u did not arrive whole in its place (%zu lines seen)", k,
+			      rd.nseen);
+	}
+	ck_assert_uint_eq(rd.nseen, 400);
+	free(rd.seen);
+}
+END_TEST
+
+/*
+ * A queued write that fails for good (EIO: not EAGAIN, not the peer gone).
+ * libuv ends that request with the error and goes on with the next: the
+ * gos in it are lost on a channel that looks fine, and since they are never
+ * counted written the go re-send (which skips a go still queued) would
+ * never send them again.  Before the fix the node ignored the error: "6 of
+ * 7 gos arrived (first missing: 6) ... the node said nothing".  It must
+ * close the channel and say why.
+ */
+START_TEST(node_go_behind_failed_write)
+{
+	struct nt_host t;
+	struct nt_reader rd = { .chunk = 4096 };
+	pthread_t th;
+	uint32_t k;
+	int64_t deadline;
+
+	nt_host_init(&t, NT_TINY_SNDBUF);
+	k = nt_fill(&t, 2);
+	/* the next write libuv makes fails; then the reader drains the socket */
+	wf_arm(nt_host_fd(&t), EIO, 1);
+	rd.fd = t.peer_fd;
+	ck_assert_int_eq(pthread_create(&th, NULL, nt_read, &rd), 0);
+	deadline = host_mono_ns() + 2000000000LL;
+	while (nt_closed_calls == 0 && nt_queue(&t) > 0 && host_mono_ns() < deadline)
+		uv_run(&t.loop, UV_RUN_NOWAIT);
+	ck_assert_uint_eq(wf_failed, 1);
+	wf_arm(-1, 0, 0);
+	bool reported = nt_closed_calls == 1, was_open = t.n.open;
+	size_t waiting = nt_queue(&t);
+
+	node_close(&t.n);
+	uv_run(&t.loop, UV_RUN_DEFAULT);
+	ck_assert_int_eq(uv_loop_close(&t.loop), 0);
+	node_fini(&t.n);
+	/* the peer gets an end of file either way */
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	close(rd.fd);
+	uint32_t arrived = 0, first_missing = 0;
+
+	for (size_t i = 0; i < rd.nseen; i++)
+		if (rd.seen[i].kind == 'g')
+			arrived++;
+	for (uint32_t want = 1, i = 0; want <= k; want++) {
+		if (i < rd.nseen && rd.seen[i].value == want) {
+			i++;
+			continue;
+		}
+		first_missing = want;
+		break;
+	}
+	ck_assert_msg(reported && !was_open, "a queued write failed with EIO: %u of %u gos "
+		      "arrived (first missing: %u), %zu bytes still wait, and the node said "
+		      "nothing (closed called %d times, open %d)", arrived, k, first_missing,
+		      waiting, nt_closed_calls, was_open);
 	free(rd.seen);
 }
 END_TEST
@@ -717,6 +893,8 @@ int main(int argc, char **argv)
 	tcase_set_timeout(ta, 30);
 	tcase_add_test(tn, node_go_tiny_sndbuf_slow_reader);
 	tcase_add_test(tn, node_go_queued_at_close);
+	tcase_add_test(tn, node_go_transient_enobufs);
+	tcase_add_test(tn, node_go_behind_failed_write);
 	tcase_add_test(ta, agent_go_split_byte_by_byte);
 	tcase_add_test(ta, agent_sync_ack_and_go_one_buffer);
 	tcase_add_test(ta, agent_many_barriers_no_go_lost);
