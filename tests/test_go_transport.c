@@ -14,13 +14,18 @@
  *   handshake and after a resync), and hundreds of barriers in a row with
  *   the go delivered whole, split, byte by byte, glued to a ping, or for an
  *   instant ahead, over tiny socket buffers; a go without a started within
- *   GT_LOST_MS fails the test as lost.
+ *   GT_LOST_MS fails the test as lost.  A go that never comes: the agent
+ *   waits (the deadline is hostd's) and leaves with its children at the end
+ *   of file hostd's failing of the node makes.
+ * - write errors made on demand (the test's own write and writev): the
+ *   kernel's ENOBUFS, and a queued write failing for good.
  */
 #include <check.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -816,6 +821,78 @@ START_TEST(agent_sync_ack_and_go_one_buffer)
 }
 END_TEST
 
+/* The agent's children now (its prepared step, its keeper). */
+static size_t gt_children(pid_t pid, pid_t *out, size_t max)
+{
+	char path[64];
+	FILE *f;
+	size_t n = 0;
+	int c;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	while (n < max && fscanf(f, "%d", &c) == 1)
+		out[n++] = c;
+	fclose(f);
+	return n;
+}
+
+/* Gone, or a zombie nobody has reaped yet. */
+static bool gt_gone(pid_t pid)
+{
+	char path[64], line[512], *p;
+	FILE *f;
+	bool gone = true;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return true;
+	if (fgets(line, sizeof(line), f) && (p = strrchr(line, ')')) && p[1] && p[2] != 'Z')
+		gone = false;
+	fclose(f);
+	return gone;
+}
+
+/*
+ * A go that never comes: the agent waits without a timeout of its own and
+ * says nothing; the barrier deadline is hostd's, which fails the node by
+ * closing its channel (and SIGKILLs a local guest).  At that end of file
+ * the agent leaves at once, with its prepared child and its keeper.
+ */
+START_TEST(agent_go_never_comes_eof_ends_it)
+{
+	struct host h;
+	struct pollfd p;
+	pid_t kids[8];
+	size_t nkids;
+	int st;
+	int64_t t0;
+
+	host_spawn(&h, NULL);
+	host_handshake(&h, NULL);
+	host_plan(&h, NODE, NULL, 1);
+	gt_expect_ready(&h, 1);
+	p = (struct pollfd){ .fd = h.fd, .events = POLLIN };
+	ck_assert_msg(poll(&p, 1, 500) == 0, "the agent said something while waiting for a go");
+	nkids = gt_children(h.pid, kids, 8);
+	ck_assert_msg(nkids >= 1, "no prepared child under the agent (pid %d)", (int)h.pid);
+	t0 = host_mono_ns();
+	ck_assert_int_eq(shutdown(h.fd, SHUT_RDWR), 0);
+	st = host_wait(&h);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "agent wait status %#x", st);
+	ck_assert_msg(host_mono_ns() - t0 < 2000000000LL, "the agent took %lld ms to leave",
+		      (long long)((host_mono_ns() - t0) / 1000000));
+	for (size_t i = 0; i < nkids; i++) {
+		for (int tries = 0; tries < 200 && !gt_gone(kids[i]); tries++)
+			gt_sleep_us(10000);
+		ck_assert_msg(gt_gone(kids[i]), "the agent's child %d outlived it by 2 s",
+			      (int)kids[i]);
+	}
+}
+END_TEST
+
 #define GT_BARRIERS 400
 
 /*
@@ -898,6 +975,7 @@ int main(int argc, char **argv)
 	tcase_add_test(ta, agent_go_split_byte_by_byte);
 	tcase_add_test(ta, agent_sync_ack_and_go_one_buffer);
 	tcase_add_test(ta, agent_many_barriers_no_go_lost);
+	tcase_add_test(ta, agent_go_never_comes_eof_ends_it);
 	suite_add_tcase(s, tn);
 	suite_add_tcase(s, ta);
 	sr = srunner_create(s);
