@@ -90,6 +90,7 @@ struct node {
 	uv_timer_t report;
 	bool report_init;
 	char report_why[160];
+	int report_err; /* a write failed: the channel is closed from the timer */
 };
 
 void node_init(struct node *n, const char *name, size_t index, void *owner,
@@ -100,7 +101,9 @@ int node_attach(struct node *n, uv_loop_t *loop, int fd);
 /* Sends one message; tries a direct write first so that a go leaves at
  * once, queues the rest.  0 or -errno; -ENOBUFS when NODE_QUEUE_MAX bytes
  * wait already (nothing is sent, and the node reports flooding from the
- * loop: the caller need not). */
+ * loop: the caller need not).  Any other write error but the peer leaving
+ * (which its end of file tells) also closes the node from the loop and
+ * reports closed(err): no message is lost in silence. */
 int node_send(struct node *n, const struct proto_msg *m);
 /* Sends bytes already encoded (one go for everybody, encoded once). */
 int node_send_bytes(struct node *n, const char *data, size_t len);

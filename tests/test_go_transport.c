@@ -177,7 +177,7 @@ static void *nt_read(void *arg)
 	return NULL;
 }
 
-static int nt_closed_calls, nt_flooding_calls, nt_protocol_errors;
+static int nt_closed_calls, nt_closed_err, nt_flooding_calls, nt_protocol_errors;
 
 static void nt_message(struct node *n, struct proto_msg *m)
 {
@@ -201,7 +201,7 @@ static void nt_protocol_error(struct node *n, int err, const char *detail)
 static void nt_closed(struct node *n, int err)
 {
 	(void)n;
-	(void)err;
+	nt_closed_err = err;
 	nt_closed_calls++;
 }
 
@@ -615,6 +615,40 @@ START_TEST(node_go_behind_failed_write)
 }
 END_TEST
 
+/*
+ * The direct write of a go refused for good (EIO): the caller hears it
+ * (hostd's go_sent makes it an event), and the node, which lost a message
+ * on a channel that looks fine, is closed from the loop with the error,
+ * not in the middle of the caller's loop over the nodes.
+ */
+START_TEST(node_go_direct_write_error)
+{
+	struct nt_host t;
+	struct proto_msg go = { .type = PROTO_GO, .version = PROTO_VERSION };
+	int r;
+
+	nt_host_init(&t, 64 * 1024);
+	nt_drain(&t, 0, "the sync");
+	wf_arm(nt_host_fd(&t), EIO, 1);
+	go.u.go.step = 1;
+	r = node_send(&t.n, &go);
+	ck_assert_uint_eq(wf_failed, 1);
+	wf_arm(-1, 0, 0);
+	ck_assert_msg(r == UV_EIO, "node_send returned %d (%s) for a write failed with EIO", r,
+		      r < 0 ? uv_strerror(r) : "");
+	ck_assert_msg(nt_closed_calls == 0, "closed called inside node_send");
+	for (int i = 0; i < 10 && nt_closed_calls == 0; i++)
+		uv_run(&t.loop, UV_RUN_NOWAIT);
+	ck_assert_msg(nt_closed_calls == 1 && nt_closed_err == UV_EIO && !t.n.open,
+		      "after a go's write failed with EIO: closed called %d times (err %d), node "
+		      "open %d", nt_closed_calls, nt_closed_err, t.n.open);
+	uv_run(&t.loop, UV_RUN_DEFAULT);
+	ck_assert_int_eq(uv_loop_close(&t.loop), 0);
+	node_fini(&t.n);
+	close(t.peer_fd);
+}
+END_TEST
+
 /* ---- the agent's side: the real binary --------------------------------- */
 
 /* The next event, or a failure naming the step when nothing comes within
@@ -972,6 +1006,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tn, node_go_queued_at_close);
 	tcase_add_test(tn, node_go_transient_enobufs);
 	tcase_add_test(tn, node_go_behind_failed_write);
+	tcase_add_test(tn, node_go_direct_write_error);
 	tcase_add_test(ta, agent_go_split_byte_by_byte);
 	tcase_add_test(ta, agent_sync_ack_and_go_one_buffer);
 	tcase_add_test(ta, agent_many_barriers_no_go_lost);
