@@ -30,8 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +37,7 @@
 
 #include "agent_host.h"
 #include "node.h"
+#include "write_fault.h"
 
 /* A go whose started has not come within this is lost (the agent's step
  * is a cpu-probe of a fraction of a millisecond). */
@@ -50,46 +49,6 @@ static void gt_sleep_us(long us)
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
-}
-
-/* ---- write errors on demand ------------------------------------------- */
-
-/* The test's own write(2) and writev(2): libuv's writes to the host end
- * come here, so that a test can make the next ones fail as the kernel
- * might (ENOBUFS: no buffer memory; EIO: anything else). */
-static int wf_fd = -1, wf_errno;
-static unsigned wf_count, wf_failed;
-
-static bool wf_fail(int fd)
-{
-	if (fd != wf_fd || wf_count == 0)
-		return false;
-	wf_count--;
-	wf_failed++;
-	errno = wf_errno;
-	return true;
-}
-
-ssize_t write(int fd, const void *buf, size_t n)
-{
-	if (wf_fail(fd))
-		return -1;
-	return syscall(SYS_write, fd, buf, n);
-}
-
-ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
-{
-	if (wf_fail(fd))
-		return -1;
-	return syscall(SYS_writev, fd, iov, iovcnt);
-}
-
-static void wf_arm(int fd, int err, unsigned count)
-{
-	wf_fd = fd;
-	wf_errno = err;
-	wf_count = count;
-	wf_failed = 0;
 }
 
 /* ---- hostd's side: node.c over a tiny send buffer ---------------------- */
@@ -536,7 +495,7 @@ START_TEST(node_go_transient_enobufs)
 			      r < 0 ? uv_strerror(r) : "");
 		node_reply_sent(&t.n, NODE_REPLY_GO);
 		nt_drain(&t, 0, "the go after ENOBUFS");
-		failed += wf_failed;
+		failed += wf_failed();
 		wf_arm(-1, 0, 0);
 	}
 	ck_assert_msg(failed == 40, "%u writes failed with ENOBUFS, 40 were meant to", failed);
@@ -582,7 +541,7 @@ START_TEST(node_go_behind_failed_write)
 	deadline = host_mono_ns() + 2000000000LL;
 	while (nt_closed_calls == 0 && nt_queue(&t) > 0 && host_mono_ns() < deadline)
 		uv_run(&t.loop, UV_RUN_NOWAIT);
-	ck_assert_uint_eq(wf_failed, 1);
+	ck_assert_uint_eq(wf_failed(), 1);
 	wf_arm(-1, 0, 0);
 	bool reported = nt_closed_calls == 1, was_open = t.n.open;
 	size_t waiting = nt_queue(&t);
@@ -632,7 +591,7 @@ START_TEST(node_go_direct_write_error)
 	wf_arm(nt_host_fd(&t), EIO, 1);
 	go.u.go.step = 1;
 	r = node_send(&t.n, &go);
-	ck_assert_uint_eq(wf_failed, 1);
+	ck_assert_uint_eq(wf_failed(), 1);
 	wf_arm(-1, 0, 0);
 	ck_assert_msg(r == UV_EIO, "node_send returned %d (%s) for a write failed with EIO", r,
 		      r < 0 ? uv_strerror(r) : "");
