@@ -49,9 +49,9 @@ struct node_ops {
 	void (*resynced)(struct node *n);
 	/* a decode error: counted; the link restarts */
 	void (*protocol_error)(struct node *n, int err, const char *detail);
-	/* the channel closed: EOF, a read error, or a queued write that
-	 * failed for another reason than the peer leaving (bytes were lost:
-	 * the node is closed already, err says why) */
+	/* the channel closed: EOF, a read error, or a write that failed for
+	 * another reason than the peer leaving (bytes were lost: the node is
+	 * closed already, err says why) */
 	void (*closed)(struct node *n, int err);
 	/* the peer sent 0xFF: it restarted its side (a reconnect, or a resync
 	 * of its own); may be NULL */
