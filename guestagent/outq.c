@@ -175,7 +175,11 @@ int outq_flush(struct outq *q, int fd)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
+			/* ENOBUFS: the kernel short of buffer memory for a
+			 * moment (libuv takes it for EAGAIN too); leaving on it
+			 * would drop a working channel with a started or done
+			 * in this queue */
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
 				return 0;
 			return -errno;
 		}

@@ -52,6 +52,11 @@ void host_mkworkdir(struct host *h)
 /* Starts the agent on one end of a socketpair; extra options follow. */
 void host_spawn(struct host *h, const char *const *extra)
 {
+	host_spawn_sndbuf(h, extra, 0);
+}
+
+void host_spawn_sndbuf(struct host *h, const char *const *extra, int sndbuf)
+{
 	const char *argv[32] = { agent_host_bin, "--channel-fd", "3", "--node", NODE, "--work-dir" };
 	int sv[2], n = 6;
 
@@ -61,6 +66,9 @@ void host_spawn(struct host *h, const char *const *extra)
 	for (; extra && *extra; extra++)
 		argv[n++] = *extra;
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	for (int i = 0; sndbuf > 0 && i < 2; i++)
+		ck_assert_msg(setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)) == 0,
+			      "SO_SNDBUF %d on socketpair end %d: %s", sndbuf, i, strerror(errno));
 	h->pid = fork();
 	ck_assert_int_ge(h->pid, 0);
 	if (h->pid == 0) {
@@ -192,7 +200,17 @@ void host_expect_ready(struct host *h, uint32_t step)
 /* A plan: each command NULL for a cpu-probe, else a command step. */
 void host_plan(struct host *h, const char *node, const char *const *cmds, uint32_t n)
 {
-	struct proto_msg m = { .type = PROTO_PLAN };
+	struct proto_msg m;
+
+	host_plan_msg(&m, node, cmds, n);
+	host_send(h, &m);
+	proto_msg_clear(&m);
+}
+
+void host_plan_msg(struct proto_msg *out, const char *node, const char *const *cmds,
+		   uint32_t n)
+{
+	struct proto_msg m = { .type = PROTO_PLAN, .version = PROTO_VERSION };
 
 	snprintf(m.u.plan.node, sizeof(m.u.plan.node), "%s", node);
 	m.u.plan.nsteps = n;
@@ -208,8 +226,24 @@ void host_plan(struct host *h, const char *node, const char *const *cmds, uint32
 		if (cmds && cmds[i])
 			ck_assert_int_eq(proto_step_set_command(st, cmds[i]), 0);
 	}
-	host_send(h, &m);
-	proto_msg_clear(&m);
+	*out = m;
+}
+
+/* The agent binary: argv[1], else the build tree's; 0, or -1 said. */
+int host_find_agent(int argc, char **argv, const char *test)
+{
+	const char *build = getenv("LOCKSTEP_BUILD_ROOT");
+
+	if (argc > 1)
+		snprintf(agent_host_bin, sizeof(agent_host_bin), "%s", argv[1]);
+	else
+		snprintf(agent_host_bin, sizeof(agent_host_bin), "%s/guestagent/guestagent",
+			 build ? build : ".");
+	if (access(agent_host_bin, X_OK) < 0) {
+		fprintf(stderr, "%s: no agent at %s: %s\n", test, agent_host_bin, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 static int host_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

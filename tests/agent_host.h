@@ -46,6 +46,9 @@ struct step_seen {
 void host_mkworkdir(struct host *h);
 /* The agent on a socketpair (--channel-fd), extra options after ours. */
 void host_spawn(struct host *h, const char *const *extra);
+/* The same with SO_SNDBUF of both ends set to sndbuf (the kernel takes its
+ * minimum for a tiny one): short writes and EAGAIN on both sides. */
+void host_spawn_sndbuf(struct host *h, const char *const *extra, int sndbuf);
 /* The agent with exactly args (NULL-terminated); h->fd stays -1. */
 void host_spawn_args(struct host *h, const char *const *args);
 /* Accepts the agent's connection on a listening socket. */
@@ -72,6 +75,11 @@ void host_go(struct host *h, uint32_t step, int64_t at_ns);
 void host_ping(struct host *h, uint64_t seq);
 /* Steps 1..n: cmds[i] NULL (or cmds NULL) for a cpu-probe, else a command. */
 void host_plan(struct host *h, const char *node, const char *const *cmds, uint32_t n);
+/* The same plan as a message of the caller's (proto_msg_clear it). */
+void host_plan_msg(struct proto_msg *out, const char *node, const char *const *cmds,
+		   uint32_t n);
+/* agent_host_bin from argv[1], else the build tree's agent; 0, or -1 said. */
+int host_find_agent(int argc, char **argv, const char *test);
 
 void host_expect_started(struct host *h, uint32_t step, struct step_seen *s);
 void host_collect_rest(struct host *h, uint32_t step, struct step_seen *s);

@@ -628,21 +628,13 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-	const char *build = getenv("LOCKSTEP_BUILD_ROOT");
 	Suite *s = suite_create("agent");
 	TCase *tc = tcase_create("agent");
 	SRunner *sr;
 	int failed;
 
-	if (argc > 1)
-		snprintf(agent_host_bin, sizeof(agent_host_bin), "%s", argv[1]);
-	else
-		snprintf(agent_host_bin, sizeof(agent_host_bin), "%s/guestagent/guestagent",
-			 build ? build : ".");
-	if (access(agent_host_bin, X_OK) < 0) {
-		fprintf(stderr, "test-agent: no agent at %s: %s\n", agent_host_bin, strerror(errno));
+	if (host_find_agent(argc, argv, "test-agent") < 0)
 		return 1;
-	}
 	signal(SIGPIPE, SIG_IGN);
 	tcase_add_test(tc, test_hello);
 	tcase_add_test(tc, test_cpu_steps);

@@ -11,6 +11,7 @@
 #include "outq.h"
 #include "testlib.h"
 #include "utf8.h"
+#include "write_fault.h"
 
 static void check_sanitize(const char *in, size_t n, bool final, const char *want, size_t done)
 {
@@ -89,6 +90,39 @@ START_TEST(test_outq_lanes_and_bound)
 }
 END_TEST
 
+/* The kernel out of socket buffer memory for a moment (ENOBUFS) is no
+ * broken channel: the line stays queued and goes out at the next flush.
+ * Before, the agent took it for the host gone and left (a local guest) or
+ * reconnected, with its started or done in the queue. */
+START_TEST(test_outq_flush_enobufs_transient)
+{
+	static const char line[] = "{\"v\":1,\"type\":\"started\",\"step\":88}\n";
+	struct outq q;
+	int p[2];
+	char buf[128];
+	int r;
+
+	outq_init(&q);
+	q.gate_open = true;
+	ck_assert_int_eq(pipe2(p, O_NONBLOCK), 0);
+	ck_assert_int_eq(outq_push(&q, OUTQ_KEEP, line, strlen(line)), 0);
+	wf_arm(p[1], ENOBUFS, 1);
+	r = outq_flush(&q, p[1]);
+	ck_assert_uint_eq(wf_failed(), 1);
+	wf_arm(-1, 0, 0);
+	ck_assert_msg(r == 0, "outq_flush returned %d (%s) on ENOBUFS", r, strerror(-r));
+	ck_assert_uint_eq(q.bytes, strlen(line));
+	ck_assert(outq_writable(&q));
+	ck_assert_int_eq(outq_flush(&q, p[1]), 0);
+	ck_assert_uint_eq(q.bytes, 0);
+	ck_assert_int_eq(read(p[0], buf, sizeof(buf)), (ssize_t)strlen(line));
+	ck_assert_int_eq(memcmp(buf, line, strlen(line)), 0);
+	outq_free(&q);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("agent-units");
@@ -97,6 +131,7 @@ int main(void)
 	tcase_add_test(tc, test_utf8_sanitize);
 	tcase_add_test(tc, test_utf8_chunk_len);
 	tcase_add_test(tc, test_outq_lanes_and_bound);
+	tcase_add_test(tc, test_outq_flush_enobufs_transient);
 	suite_add_tcase(s, tc);
 	return testlib_main(s);
 }

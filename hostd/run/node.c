@@ -36,20 +36,53 @@ void node_init(struct node *n, const char *name, size_t index, void *owner,
 	proto_decoder_init(&n->dec);
 }
 
+/* The peer gone (EPIPE, ECONNRESET) shows as an end of file on the read
+ * side, our own close as ECANCELED; any other write error lost bytes on a
+ * channel that looks fine. */
+static bool write_error_silent(int err)
+{
+	return err < 0 && err != UV_ECANCELED && err != UV_EPIPE && err != UV_ECONNRESET;
+}
+
 static void write_cb(uv_write_t *req, int status)
 {
-	/* a failed write shows up as EOF/error on the read side */
 	struct write_req *w = (struct write_req *)req;
+	struct node *n = w->n;
 	if (status == 0)
-		w->n->written_total += w->len;
+		n->written_total += w->len;
 	free(w);
+	/* libuv dropped these bytes and goes on with the requests behind
+	 * them: a go lost, or a line cut in two, and a go never counted
+	 * written is never sent again (issue 19).  A channel that lost bytes
+	 * cannot be trusted: close it and say why. */
+	if (write_error_silent(status) && n->open) {
+		node_close(n);
+		n->ops->closed(n, status);
+	}
 }
 
 static void report_cb(uv_timer_t *t)
 {
 	struct node *n = t->data;
-	if (n->open)
-		n->ops->flooding(n, n->report_why);
+	if (!n->open)
+		return;
+	if (n->report_err) {
+		node_close(n);
+		n->ops->closed(n, n->report_err);
+		return;
+	}
+	n->ops->flooding(n, n->report_why);
+}
+
+/* A write refused at once: the caller learns it from the return value,
+ * the owner from the loop (the caller may be looping over every node). */
+static void write_refused(struct node *n, int err)
+{
+	if (!write_error_silent(err) || n->report_err || n->flooded)
+		return;
+	n->report_err = err;
+	uv_read_stop((uv_stream_t *)&n->pipe);
+	uv_timer_start(&n->report, report_cb, 0, 0);
 }
 
 /* The peer lets our bytes pile up: stop reading it and say so from the
@@ -94,8 +127,10 @@ int node_send_bytes(struct node *n, const char *data, size_t len)
 		int r = uv_try_write(s, &b, 1);
 		if (r >= 0)
 			done = (size_t)r;
-		else if (r != UV_EAGAIN)
+		else if (r != UV_EAGAIN) {
+			write_refused(n, r);
 			return r;
+		}
 	}
 	n->queued_total += len;
 	n->written_total += done;
@@ -110,6 +145,7 @@ int node_send_bytes(struct node *n, const char *data, size_t len)
 	if (r < 0) {
 		n->queued_total -= len - done; /* never to be written: no reply waits for it */
 		free(w);
+		write_refused(n, r);
 	}
 	return r;
 }
@@ -269,6 +305,7 @@ int node_attach(struct node *n, uv_loop_t *loop, int fd)
 	}
 	n->open = true;
 	n->flooded = false;
+	n->report_err = 0;
 	n->window_ns = n->window_msgs = 0;
 	proto_decoder_reset(&n->dec);
 	node_resync(n);

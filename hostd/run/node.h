@@ -49,7 +49,9 @@ struct node_ops {
 	void (*resynced)(struct node *n);
 	/* a decode error: counted; the link restarts */
 	void (*protocol_error)(struct node *n, int err, const char *detail);
-	/* the channel closed (EOF or error) */
+	/* the channel closed: EOF, a read error, or a write that failed for
+	 * another reason than the peer leaving (bytes were lost: the node is
+	 * closed already, err says why) */
 	void (*closed)(struct node *n, int err);
 	/* the peer sent 0xFF: it restarted its side (a reconnect, or a resync
 	 * of its own); may be NULL */
@@ -88,6 +90,7 @@ struct node {
 	uv_timer_t report;
 	bool report_init;
 	char report_why[160];
+	int report_err; /* a write failed: the channel is closed from the timer */
 };
 
 void node_init(struct node *n, const char *name, size_t index, void *owner,
@@ -98,7 +101,9 @@ int node_attach(struct node *n, uv_loop_t *loop, int fd);
 /* Sends one message; tries a direct write first so that a go leaves at
  * once, queues the rest.  0 or -errno; -ENOBUFS when NODE_QUEUE_MAX bytes
  * wait already (nothing is sent, and the node reports flooding from the
- * loop: the caller need not). */
+ * loop: the caller need not).  Any other write error but the peer leaving
+ * (which its end of file tells) also closes the node from the loop and
+ * reports closed(err): no message is lost in silence. */
 int node_send(struct node *n, const struct proto_msg *m);
 /* Sends bytes already encoded (one go for everybody, encoded once). */
 int node_send_bytes(struct node *n, const char *data, size_t len);
