@@ -875,6 +875,11 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 		 r.failures ? json_object_array_length(r.failures) : 0,
 		 r.failures && json_object_array_length(r.failures) == 1 ? "" : "s",
 		 r.opt->results_dir, r.name);
+	struct go_watch_counts gc = go_watch_counts(r.go_watch);
+	if (gc.resent)
+		log_warn("%" PRIu64 " go%s sent again (no started within the bound): %" PRIu64
+			 " answered go-again (the first got there), %" PRIu64 " lost (manifest: gos)",
+			 gc.resent, gc.resent == 1 ? "" : "s", gc.again, gc.lost);
 	free(where);
 	teardown(&r);
 	uv_loop_close(r.loop);

@@ -80,6 +80,13 @@ static void check_go_resent(const char *release)
 	ck_assert_int_eq(jint(gos, "resent") - resent1, jint(gos, "go_again"));
 	ck_assert_int_ge(jint(gos, "started_after_resend"), 1);
 	ck_assert_int_le(jint(gos, "started_after_resend"), 1 + jint(gos, "go_again"));
+	/* and hostd's last lines say so */
+	char path[512];
+	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+	const char *err = read_text(path);
+	ck_assert_ptr_nonnull(err);
+	ck_assert_msg(strstr(err, "sent again (no started within the bound)") &&
+		      strstr(err, " 1 lost (manifest: gos)"), "hostd's stderr: %s", err);
 	json_object_put(m);
 
 	size_t n;
