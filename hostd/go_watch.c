@@ -10,6 +10,7 @@
 struct go_part {
 	bool watched;      /* released into the current step, still in the run */
 	bool started;
+	bool again;        /* its agent said go-again for the current step */
 	unsigned resends;  /* for the current step */
 	int64_t resent_ns; /* the last re-send */
 };
@@ -169,6 +170,8 @@ enum go_watch_start go_watch_started(struct go_watch *w, size_t p, int64_t start
 	if (started_ns < g->resent_ns)
 		return GO_WATCH_BEFORE_RESEND;
 	w->counts.after_resend++;
+	if (g->again)
+		return GO_WATCH_AFTER_RESEND; /* it said it had the first one already */
 	if (w->nsuspects < GO_WATCH_SUSPECTS_MAX)
 		w->suspects[w->nsuspects++] = (struct go_suspect){ .p = p, .step = w->step };
 	else
@@ -180,6 +183,10 @@ void go_watch_again(struct go_watch *w, size_t p, uint32_t step)
 {
 	assert(p < w->n);
 	w->counts.again++;
+	/* before its started, when the re-sent go came while the first one
+	 * waited for its instant or its child; after it, otherwise */
+	if (step == w->step)
+		w->p[p].again = true;
 	for (size_t i = 0; i < w->nsuspects; i++) {
 		if (w->suspects[i].p == p && w->suspects[i].step == step) {
 			w->suspects[i] = w->suspects[--w->nsuspects];

@@ -15,7 +15,8 @@
  *
  * Verdicts: a participant that starts (its own stamp, on the host's
  * clock) after its go was re-sent, and whose agent never answered the
- * re-sent go with `go-again` (it had the first one), lost its first go.
+ * re-sent go with `go-again` (it had the first one), before or after its
+ * started, lost its first go.
  */
 #ifndef LOCKSTEP_GO_WATCH_H
 #define LOCKSTEP_GO_WATCH_H
@@ -86,7 +87,8 @@ unsigned go_watch_round(const struct go_watch *w);
  * received at rx_ns. */
 enum go_watch_start go_watch_started(struct go_watch *w, size_t p, int64_t started_ns,
 				     int64_t rx_ns);
-/* p's agent answered a re-sent go for step with go-again. */
+/* p's agent answered a re-sent go for step with go-again (before its
+ * started, or after it). */
 void go_watch_again(struct go_watch *w, size_t p, uint32_t step);
 /* p left the run: nothing more is waited for from it. */
 void go_watch_drop(struct go_watch *w, size_t p);

@@ -126,6 +126,35 @@ START_TEST(test_go_again_is_not_lost)
 }
 END_TEST
 
+/* The re-sent go reached an agent that had the first one and was still
+ * waiting for the instant or its child: go-again comes before started
+ * (seen in the 100,000-barrier soak, scheduled release): not lost. */
+START_TEST(test_go_again_before_started)
+{
+	struct go_watch *w = go_watch_new(2);
+	int64_t due = release_all(w, 2, 930, 0);
+	go_watch_resent(w, 0, due);
+	go_watch_resent(w, 1, due);
+	go_watch_looked(w, due);
+	go_watch_again(w, 0, 930);
+	ck_assert_int_eq(go_watch_started(w, 0, due + 10, due + 20), GO_WATCH_AFTER_RESEND);
+	ck_assert_int_eq(go_watch_started(w, 1, due + 10, due + 20), GO_WATCH_AFTER_RESEND);
+	struct go_watch_counts c = go_watch_counts(w);
+	ck_assert_uint_eq(c.after_resend, 2);
+	ck_assert_uint_eq(c.again, 1);
+	ck_assert_uint_eq(c.lost, 1); /* participant 1 said nothing yet */
+	/* a go-again for the step before does not mark this one */
+	release_all(w, 2, 931, due + 1000 * MS);
+	due = go_watch_due_ns(w);
+	go_watch_again(w, 0, 930);
+	go_watch_resent(w, 0, due);
+	go_watch_looked(w, due);
+	go_watch_started(w, 0, due + 10, due + 20);
+	ck_assert_uint_eq(go_watch_counts(w).lost, 2);
+	go_watch_free(w);
+}
+END_TEST
+
 START_TEST(test_resends_stop_at_the_limit)
 {
 	struct go_watch *w = go_watch_new(1);
@@ -191,6 +220,7 @@ int main(void)
 	tcase_add_test(tc, test_bound_learnt_from_starts);
 	tcase_add_test(tc, test_lost_go_resent_and_counted);
 	tcase_add_test(tc, test_go_again_is_not_lost);
+	tcase_add_test(tc, test_go_again_before_started);
 	tcase_add_test(tc, test_resends_stop_at_the_limit);
 	tcase_add_test(tc, test_nobody_overdue_and_dropped);
 	tcase_add_test(tc, test_suspects_past_the_limit_are_lost);
