@@ -23,7 +23,7 @@
 static void release(struct run *r);
 static void deadline_cb(uv_timer_t *t);
 static void finish(struct run *r, enum run_status st, const char *reason);
-static void arm_go_resend(struct run *r);
+static void arm_go_resend(struct run *r, int64_t due_ns);
 
 static int64_t s_to_ns(double s)
 {
@@ -169,6 +169,7 @@ void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 		return;
 	}
 	enum barrier_verdict v = barrier_drop(r->barrier, p->node.index);
+	go_watch_drop(r->go_watch, p->node.index);
 	if (barrier_in_run_count(r->barrier) == 0) {
 		finish(r, RUN_ABORTED, "no participant is left in the run");
 		return;
@@ -324,18 +325,12 @@ static void send_go_again(struct run *r, struct participant *p, uint32_t step)
 	go_sent(r, p, step, node_send(&p->node, &go));
 }
 
-/* ---- a go that got no started: sent again ----------------------------- */
-
-static int64_t go_resend_bound(const struct run *r)
-{
-	return RUN_GO_RESEND_NS << r->go_resends;
-}
+/* ---- a go that got no started: sent again (go_watch.h) ----------------- */
 
 static void go_resend_cb(uv_timer_t *t)
 {
 	struct run *r = t->data;
 	uint32_t k = barrier_step(r->barrier) - 1;
-	bool again = false;
 	if (r->finishing)
 		return;
 	/* libuv runs timers before it polls: a started already waiting in a
@@ -346,33 +341,33 @@ static void go_resend_cb(uv_timer_t *t)
 		return;
 	}
 	r->go_confirm = false;
+	int64_t now = clock_mono_ns();
+	int64_t bound = go_watch_bound_ns(r->go_watch);
+	unsigned round = go_watch_round(r->go_watch);
 	for (size_t i = 0; i < r->n; i++) {
 		struct participant *p = &r->p[i];
-		if (!barrier_in_run(r->barrier, i) || p->failed || !p->node.open ||
-		    p->running_step != k || p->started || p->done ||
-		    node_reply_unwritten(&p->node, NODE_REPLY_GO))
+		if (!go_watch_overdue(r->go_watch, i, now) || !barrier_in_run(r->barrier, i) ||
+		    p->failed || !p->node.open || p->running_step != k || p->started ||
+		    p->done || node_reply_unwritten(&p->node, NODE_REPLY_GO))
 			continue; /* a go still queued cannot have been lost */
 		char what[160];
-		snprintf(what, sizeof(what), "no started %" PRId64 " ms after the go of step %u; "
-			 "go sent again (%u of %d)", go_resend_bound(r) / 1000000, k,
-			 r->go_resends + 1, RUN_GO_RESENDS_MAX);
+		snprintf(what, sizeof(what), "no started %.1f ms after the go of step %u; "
+			 "go sent again (%u of %d)", (double)bound / 1e6, k, round + 1,
+			 GO_WATCH_RESENDS_MAX);
 		progress_clear(r);
 		log_warn("%s: %s", p->node.name, what);
 		run_add_event(r, p, k, what);
-		r->go_resent_ns[i] = clock_mono_ns();
+		go_watch_resent(r->go_watch, i, clock_mono_ns());
 		send_go_again(r, p, k);
-		again = true;
 	}
-	if (again && ++r->go_resends < RUN_GO_RESENDS_MAX)
-		arm_go_resend(r);
+	arm_go_resend(r, go_watch_looked(r->go_watch, now));
 }
 
 void run_go_started(struct run *r, struct participant *p, int64_t host_ns)
 {
-	int64_t resent = r->go_resent_ns[p->node.index];
-	r->go_resent_ns[p->node.index] = 0;
-	if (!resent || host_ns < resent)
-		return; /* started before the re-send: its started was heard late */
+	if (go_watch_started(r->go_watch, p->node.index, host_ns, p->node.rx_ns) !=
+	    GO_WATCH_AFTER_RESEND)
+		return; /* in time, or started before the re-send and heard late */
 	char what[160];
 	/* the first go was lost, unless the agent says it got it twice (an
 	 * agent error go-again: it was not scheduled in time) */
@@ -383,12 +378,14 @@ void run_go_started(struct run *r, struct participant *p, int64_t host_ns)
 	run_add_event(r, p, p->running_step, what);
 }
 
-/* From the step's instant (or now, for an immediate release). */
-static void arm_go_resend(struct run *r)
+static void arm_go_resend(struct run *r, int64_t due_ns)
 {
+	if (!due_ns) {
+		uv_timer_stop(&r->go_timer);
+		return;
+	}
 	int64_t now = clock_mono_ns();
-	int64_t from = r->rec.release_at_ns > now ? r->rec.release_at_ns : now;
-	uint64_t ms = (uint64_t)((from - now + go_resend_bound(r)) / 1000000 + 1);
+	uint64_t ms = due_ns > now ? (uint64_t)((due_ns - now) / 1000000 + 1) : 0;
 	uv_timer_start(&r->go_timer, go_resend_cb, ms, 0);
 }
 
@@ -450,10 +447,13 @@ static void release(struct run *r)
 	if (k == 1)
 		r->first_release_ns = last;
 	arm_deadline(r);
-	r->go_resends = 0;
 	r->go_confirm = false;
-	memset(r->go_resent_ns, 0, r->n * sizeof(*r->go_resent_ns));
-	arm_go_resend(r);
+	/* watched from the step's instant, or from the last go's send */
+	go_watch_release(r->go_watch, k, at > last ? at : last);
+	for (size_t i = 0; i < r->n; i++)
+		if (barrier_in_run(r->barrier, i))
+			go_watch_expect(r->go_watch, i);
+	arm_go_resend(r, go_watch_due_ns(r->go_watch));
 	if (!r->opt->progress)
 		log_info("step %u/%u %s #%u released to %zu participants", k, n,
 			 r->exp->steps[k - 1].benchmark, r->exp->steps[k - 1].iteration,
@@ -788,6 +788,7 @@ static int setup(struct run *r)
 	r->rtprio.priority = e->release_rt_priority;
 	r->barrier = barrier_new(r->n, e->nsteps, s_to_ns(e->barrier_timeout_s),
 				 s_to_ns(e->step_timeout_s), clock_mono_ns());
+	r->go_watch = go_watch_new(r->n);
 	run_manifest_write(r);
 	return 0;
 }
@@ -813,6 +814,7 @@ static int teardown(struct run *r)
 	free(r->rec.started_ns);
 	free(r->rec.late_ns);
 	barrier_free(r->barrier);
+	go_watch_free(r->go_watch);
 	json_object_put(r->failures);
 	json_object_put(r->events);
 	proto_buf_free(&r->go_buf);
@@ -833,7 +835,6 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 	uv_timer_init(r.loop, &r.deadline_timer);
 	uv_timer_init(r.loop, &r.grace_timer);
 	uv_timer_init(r.loop, &r.go_timer);
-	r.go_resent_ns = xcalloc(r.n ? r.n : 1, sizeof(*r.go_resent_ns));
 	r.deadline_timer.data = r.grace_timer.data = r.go_timer.data = &r;
 	uv_signal_init(r.loop, &r.sigint);
 	uv_signal_init(r.loop, &r.sigterm);
@@ -874,9 +875,13 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 		 r.failures ? json_object_array_length(r.failures) : 0,
 		 r.failures && json_object_array_length(r.failures) == 1 ? "" : "s",
 		 r.opt->results_dir, r.name);
+	struct go_watch_counts gc = go_watch_counts(r.go_watch);
+	if (gc.resent)
+		log_warn("%" PRIu64 " go%s sent again (no started within the bound): %" PRIu64
+			 " answered go-again (the first got there), %" PRIu64 " lost (manifest: gos)",
+			 gc.resent, gc.resent == 1 ? "" : "s", gc.again, gc.lost);
 	free(where);
 	teardown(&r);
-	free(r.go_resent_ns);
 	uv_loop_close(r.loop);
 	return code;
 }

@@ -278,6 +278,19 @@ void run_manifest_write(struct run *r)
 							     : barrier_step(r->barrier) - 1));
 	json_object_object_add(m, "samples", json_object_new_uint64(r->samples_written));
 	json_object_object_add(m, "failed_steps", json_object_new_uint64(r->step_failures));
+	/* the go watch's tallies (go_watch.h): what lost gos cost this run */
+	if (r->go_watch) {
+		struct go_watch_counts gc = go_watch_counts(r->go_watch);
+		json_object *gos = json_object_new_object();
+		json_object_object_add(gos, "resent", json_object_new_uint64(gc.resent));
+		json_object_object_add(gos, "go_again", json_object_new_uint64(gc.again));
+		json_object_object_add(gos, "started_after_resend",
+				       json_object_new_uint64(gc.after_resend));
+		json_object_object_add(gos, "lost", json_object_new_uint64(gc.lost));
+		json_object_object_add(gos, "bound_ns",
+				       json_object_new_int64(go_watch_bound_ns(r->go_watch)));
+		json_object_object_add(m, "gos", gos);
+	}
 	json_object_object_add(m, "failures", json_object_get(r->failures));
 	json_object_object_add(m, "events", json_object_get(r->events));
 	if (r->events_dropped)

@@ -309,6 +309,8 @@ static void on_error(struct run *r, struct participant *p, const struct proto_ms
 	char code[PROTO_SHORT_MAX * 4], text[PROTO_TEXT_MAX * 4], what[sizeof(code) + sizeof(text) + 32];
 	log_escape(m->u.error.code, strlen(m->u.error.code), code, sizeof(code));
 	log_escape(m->u.error.text, strlen(m->u.error.text), text, sizeof(text));
+	if (!strcmp(m->u.error.code, "go-again"))
+		go_watch_again(r->go_watch, p->node.index, m->u.error.step);
 	snprintf(what, sizeof(what), "agent error %s: %s", code, text);
 	run_progress_clear(r);
 	log_warn("%s: %s", p->node.name, what);

@@ -12,6 +12,7 @@
 #include "barrier.h"
 #include "clock_offset.h"
 #include "experiment.h"
+#include "go_watch.h"
 #include "harness.h"
 #include "host_monitor.h"
 #include "host_proc.h"
@@ -61,13 +62,6 @@
 /* learning the lead: grow by the lateness seen plus this, shrink by 1/N */
 #define RUN_LEAD_MARGIN_NS (50 * 1000LL)
 #define RUN_LEAD_SHRINK 32
-/* A participant released into a step that has not said started this long
- * after the step's instant gets its go again (issue 19: a lost go should
- * cost this, not BARRIER_TIMEOUT); the bound doubles for each re-send, at
- * most RUN_GO_RESENDS_MAX per step.  The agent ignores a go for a step it is
- * not waiting at, so a go re-sent to a slow starter changes nothing. */
-#define RUN_GO_RESEND_NS (250 * 1000 * 1000LL)
-#define RUN_GO_RESENDS_MAX 4
 
 enum run_status { RUN_RUNNING, RUN_COMPLETE, RUN_DEGRADED, RUN_ABORTED, RUN_INTERRUPTED };
 
@@ -198,9 +192,8 @@ struct run {
 	int rtprio_held;	/* the SCHED_FIFO priority a release ran at; 0: none */
 	bool warned_rtprio;	/* said once that the kernel refused it */
 	uv_timer_t go_timer;    /* the go re-send of the step released last */
-	unsigned go_resends;    /* for that step, so far */
 	bool go_confirm;        /* the bound passed: look once more after pending input */
-	int64_t *go_resent_ns;  /* per participant: when its go was last sent again */
+	struct go_watch *go_watch; /* who got a go and has not started (go_watch.h) */
 };
 
 /* The clock offset in use for a participant, and its method's name. */

@@ -178,6 +178,14 @@ void run_record_flush(struct run *r, bool force)
 		    !(r->p[i].rec_flags & RUN_FLAG_START_IMPLAUSIBLE))
 			json_object_array_add(gaps, json_object_new_string(r->p[i].node.name));
 	json_object_object_add(o, "not_started", gaps);
+	/* gos sent again for the step (go_watch.h), {node: count}; the watch
+	 * is still at this step: a forced write comes before the next release */
+	json_object *resent = json_object_new_object();
+	for (size_t i = 0; i < r->n; i++)
+		if (rec->ready_ns[i] && go_watch_resends(r->go_watch, i))
+			json_object_object_add(resent, r->p[i].node.name, json_object_new_int64(
+				go_watch_resends(r->go_watch, i)));
+	json_object_object_add(o, "go_resent", resent);
 	json_object_object_add(o, "flags", flags_json(r, false));
 	json_object_object_add(o, "claimed_started_ns", flags_json(r, true));
 
