@@ -56,6 +56,7 @@ struct agent {
 	bool prepare_failed;  /* no child could be prepared: fork at the go */
 	bool running;         /* run holds a released step not yet reported done */
 	bool started;         /* started has been sent for it */
+	int64_t go_rx_ns;     /* when the go of the running step was read */
 	int sigfd;
 	int workdir_fd;
 	bool leaving;
@@ -352,13 +353,14 @@ static void agent_start_step(struct agent *a, const struct sess_action *act)
 		snprintf(text, sizeof(text), "cannot start step %" PRIu32 ": %s", st->index,
 			 strerror(-r));
 		log_error("%s", text);
-		sess_step_started(&a->sess, now, 0);
+		sess_step_started(&a->sess, now, 0, NULL);
 		sess_step_error(&a->sess, "step-start", text);
 		sess_step_done(&a->sess, now, 127);
 		return;
 	}
 	a->running = true;
 	a->started = false;
+	a->go_rx_ns = a->rx_ns;
 	a->ncarry = 0;
 	a->forwarded = 0;
 	a->truncated = false;
@@ -385,11 +387,14 @@ static void agent_check_started(struct agent *a, bool ended)
 		a->run.start_ns = aclock_now();
 		a->run.late_ns = 0;
 		log_warn("step %" PRIu32 ": its process ended before it started", st->index);
-		sess_step_started(&a->sess, a->run.start_ns, 0);
+		sess_step_started(&a->sess, a->run.start_ns, 0, NULL);
 		sess_step_error(&a->sess, "step-start", "the step's process ended before it started");
 		return;
 	}
-	sess_step_started(&a->sess, a->run.start_ns, a->run.late_ns);
+	struct sess_start_timing timing = { .agent_go_ns = a->go_rx_ns,
+					    .child_go_ns = a->run.child_go_ns,
+					    .runq_ns = a->run.runq_ns };
+	sess_step_started(&a->sess, a->run.start_ns, a->run.late_ns, &timing);
 	/* After the start, not before: sampling must not delay it. */
 	sampler_take(&a->mon, &a->sess, 0, true);
 	mext_step_start(&a->mext, st->index, a->chan.fd);

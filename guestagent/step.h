@@ -28,6 +28,10 @@
 /* How long a stopped step gets between SIGTERM and SIGKILL. */
 #define STEP_KILL_GRACE_NS (2 * 1000000000LL)
 
+/* The start stamp the child writes, one atomic write: start, late,
+ * child_go, runq (step_run's fields of those names). */
+#define STEP_STAMP_WORDS 4
+
 struct step_run {
 	pid_t pid;          /* > 0 while the child has not been reaped */
 	int go_fd;          /* prepared: write end of the pipe the child waits on; else -1 */
@@ -41,6 +45,9 @@ struct step_run {
 	bool stamped;       /* the start stamp has been read */
 	int64_t start_ns;   /* agent clock: the child's first instant after waking */
 	int64_t late_ns;    /* start - at when the go reached the child after at; else 0 */
+	int64_t child_go_ns; /* agent clock: the child read its go; 0: unknown */
+	int64_t runq_ns;    /* the child's time runnable but not running from reading
+			     * its go to its stamp; -1: unknown (no schedstats) */
 	int wstatus;        /* once reaped */
 };
 

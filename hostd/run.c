@@ -785,6 +785,7 @@ static int setup(struct run *r)
 	r->rec.ready_ns = xcalloc(r->n, sizeof(int64_t));
 	r->rec.started_ns = xcalloc(r->n, sizeof(int64_t));
 	r->rec.late_ns = xcalloc(r->n, sizeof(int64_t));
+	r->rec.timing = xcalloc(r->n, sizeof(*r->rec.timing));
 	r->rtprio.priority = e->release_rt_priority;
 	r->barrier = barrier_new(r->n, e->nsteps, s_to_ns(e->barrier_timeout_s),
 				 s_to_ns(e->step_timeout_s), clock_mono_ns());
@@ -812,6 +813,7 @@ static int teardown(struct run *r)
 	free(r->rec.ready_ns);
 	free(r->rec.started_ns);
 	free(r->rec.late_ns);
+	free(r->rec.timing);
 	barrier_free(r->barrier);
 	json_object_put(r->failures);
 	json_object_put(r->events);

@@ -23,6 +23,7 @@
 #include "results.h"
 #include "rtprio.h"
 #include "run.h"
+#include "start_timing.h"
 #include "sysfacts.h"
 #include "virt_conn.h"
 #include "virt_guest.h"
@@ -118,6 +119,7 @@ struct participant {
 	bool failed;
 	uint32_t running_step;  /* released into it (0: none yet) */
 	bool started;           /* sent started for running_step */
+	bool timing_warned;     /* said once that its start timing is not believed */
 	bool done;              /* sent done for running_step */
 	uint32_t results_in_step;
 	uint64_t result_names[RUN_RESULTS_PER_STEP_MAX]; /* hashes of the step's metrics */
@@ -150,6 +152,7 @@ struct step_record {
 	int64_t *ready_ns;   /* per participant, 0: not released */
 	int64_t *started_ns; /* per participant, 0: not yet */
 	int64_t *late_ns;
+	struct start_timing *timing; /* per participant, start_ns 0: none or not believed */
 };
 
 struct run {
@@ -277,6 +280,9 @@ void run_record_reset(struct run *r, uint32_t step);
  * against the go's send and the receipt (p->node.rx_ns), widened by its
  * clock's bound; outside, it is flagged implausible and left out of skew. */
 void run_record_started(struct run *r, struct participant *p, int64_t host_ns, int64_t late_ns);
+/* p's start timing (start_timing.h), its instants on the host's clock: kept
+ * for the record when believable, else said once per node and dropped. */
+void run_record_timing(struct run *r, struct participant *p, const struct start_timing *t);
 /* Writes the pending barrier record when nobody released into it is still
  * to start (force: write it anyway, with who is missing). */
 void run_record_flush(struct run *r, bool force);
