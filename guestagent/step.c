@@ -126,6 +126,21 @@ void step_set_start_priority(int priority)
 	step_start_priority = priority;
 }
 
+/* The agent's own boost (step_hold_priority): whether it holds it. */
+static bool step_agent_boosted;
+
+bool step_hold_priority(bool on)
+{
+	if (step_start_priority <= 0 || on == step_agent_boosted)
+		return step_agent_boosted;
+	/* RESET_ON_FORK: nothing the agent forks (a step's child, a monitor's
+	 * command) inherits it by accident */
+	struct sched_param p = { .sched_priority = on ? step_start_priority : 0 };
+	if (sched_setscheduler(0, (on ? SCHED_FIFO : SCHED_OTHER) | SCHED_RESET_ON_FORK, &p) == 0)
+		step_agent_boosted = on;
+	return step_agent_boosted;
+}
+
 static void step_child_sleep_until(int64_t at_ns)
 {
 	int64_t mono = aclock_to_mono(at_ns);
@@ -176,7 +191,15 @@ static void __attribute__((noreturn)) step_child(const struct step_run *r, pid_t
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0UL, 0UL, 0UL);
 	if (step_setup_fd >= 0 && write(step_setup_fd, "s", 1) != 1)
 		_exit(1);
-	if (getppid() != agent || !step_child_wait_go(go_fd, &at))
+	if (getppid() != agent)
+		_exit(0);
+	/* Boosted from before the wait, not from the go: blocked, it costs
+	 * nothing, and on a busy machine an unboosted child woke from the
+	 * pipe milliseconds after the agent wrote the go, after the instant
+	 * (issue 21: the tail of the skew was this hand-off). */
+	struct sched_param fifo = { .sched_priority = step_start_priority };
+	bool boosted = step_start_priority > 0 && sched_setscheduler(0, SCHED_FIFO, &fifo) == 0;
+	if (!step_child_wait_go(go_fd, &at))
 		_exit(0);
 	reached = aclock_now();
 	/* The queueing counted starts at the go: counted from before the
@@ -185,9 +208,6 @@ static void __attribute__((noreturn)) step_child(const struct step_run *r, pid_t
 	 * wait shows as child_go minus agent_go.  A pread, 2 us: before the
 	 * sleep of a scheduled start, so only an immediate one pays it. */
 	runq0 = step_child_runq(sched_fd);
-	struct sched_param fifo = { .sched_priority = step_start_priority };
-	bool boosted = at && step_start_priority > 0 &&
-		       sched_setscheduler(0, SCHED_FIFO, &fifo) == 0;
 	if (at)
 		step_child_sleep_until(at);
 	stamp[0] = aclock_now();

@@ -59,10 +59,17 @@ void step_run_init(struct step_run *r);
  * once.  0, or -errno (pipe or fork failed; nothing is left running).
  */
 int step_prepare(struct step_run *r, const struct proto_step *st, int workdir_fd, int close_fd);
-/* SCHED_FIFO priority a prepared child holds from just before sleeping to
- * the instant until just after its start stamp; 0 (the default) for none.
- * Without the privilege the child runs unboosted. */
+/* SCHED_FIFO priority a prepared child holds from its wait for the go
+ * (blocked, so at no cost) until just after its start stamp; 0 (the
+ * default) for none.  Without the privilege the child runs unboosted. */
 void step_set_start_priority(int priority);
+
+/* The agent itself holds that priority (on) or normal scheduling (off):
+ * while it waits for a go, so that the go's read and its hand-off to the
+ * child do not queue behind the machine's other work; dropped as soon as
+ * the child has the go.  Whether it holds it now (false without the
+ * privilege or with priority 0). */
+bool step_hold_priority(bool on);
 
 /* Tests only: a child forked from now on first reads a byte from hold_fd
  * (before any set-up), and writes one to setup_fd once set up, just before
