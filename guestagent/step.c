@@ -329,6 +329,15 @@ int step_prepare(struct step_run *r, const struct proto_step *st, int workdir_fd
 	}
 	/* Also here, so that a kill right after fork reaches the group. */
 	setpgid(pid, pid);
+	/* Boosted from birth: forked into the normal class (the agent's
+	 * boost resets on fork), a child on a busy machine first ran
+	 * milliseconds later, and a go that came meanwhile waited for its
+	 * set-up (issue 21).  It boosts itself too, and drops it at its
+	 * stamp; failing here only leaves that. */
+	if (step_start_priority > 0) {
+		struct sched_param fifo = { .sched_priority = step_start_priority };
+		sched_setscheduler(pid, SCHED_FIFO, &fifo);
+	}
 	close(fds[0]);
 	close(fds[3]);
 	if (fds[5] >= 0)
