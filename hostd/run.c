@@ -211,14 +211,9 @@ static int64_t release_lead(struct run *r)
 	return r->lead_ns;
 }
 
-void run_lead_learn(struct run *r, int64_t max_late_ns)
+void run_lead_learn(struct run *r, int64_t max_late_ns, int64_t need_ns)
 {
-	if (max_late_ns > 0)
-		r->lead_ns += max_late_ns + RUN_LEAD_MARGIN_NS;
-	else
-		r->lead_ns -= r->lead_ns / RUN_LEAD_SHRINK;
-	if (r->lead_ns > RUN_LEAD_MAX_NS)
-		r->lead_ns = RUN_LEAD_MAX_NS;
+	r->lead_ns = release_lead_learn(r->lead_ns, max_late_ns, need_ns);
 }
 
 /* The common instant of a scheduled release on the host's clock, or 0 to

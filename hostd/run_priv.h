@@ -20,6 +20,7 @@
 #include "monitor_ext.h"
 #include "monitor_store.h"
 #include "node.h"
+#include "release_lead.h"
 #include "results.h"
 #include "rtprio.h"
 #include "run.h"
@@ -59,9 +60,7 @@
 #define RUN_LEAD_PER_NODE_NS (10 * 1000LL)
 #define RUN_LEAD_RTTS 3
 #define RUN_LEAD_MAX_NS (100 * 1000 * 1000LL)
-/* learning the lead: grow by the lateness seen plus this, shrink by 1/N */
-#define RUN_LEAD_MARGIN_NS (50 * 1000LL)
-#define RUN_LEAD_SHRINK 32
+/* learning it: release_lead.h */
 /* A participant released into a step that has not said started this long
  * after the step's instant gets its go again (issue 19: a lost go should
  * cost this, not BARRIER_TIMEOUT); the bound doubles for each re-send, at
@@ -223,7 +222,7 @@ void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 /* Every participant was started (or failed to): the barriers' clocks run. */
 void run_launched(struct run *r);
 /* The latest lateness of a scheduled release, to learn the lead from. */
-void run_lead_learn(struct run *r, int64_t max_late_ns);
+void run_lead_learn(struct run *r, int64_t max_late_ns, int64_t need_ns);
 /* While finishing: ends the loop once everything is down. */
 void run_gone_check(struct run *r);
 

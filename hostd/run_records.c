@@ -182,13 +182,18 @@ void run_record_flush(struct run *r, bool force)
 	json_object_object_add(o, "started_ns", node_map(r, rec->started_ns));
 	json_object_object_add(o, "late_ns", node_map(r, rec->late_ns));
 	if (rec->release_at_ns) {
-		int64_t max_late = 0;
-		for (size_t i = 0; i < r->n; i++)
+		int64_t max_late = 0, need = 0;
+		for (size_t i = 0; i < r->n; i++) {
 			if (rec->ready_ns[i] && rec->late_ns[i] > max_late)
 				max_late = rec->late_ns[i];
+			/* the start timing that made it into the record */
+			if (rec->ready_ns[i] && rec->started_ns[i] && rec->timing[i].start_ns &&
+			    rec->timing[i].child_go_ns - rec->go_first_ns > need)
+				need = rec->timing[i].child_go_ns - rec->go_first_ns;
+		}
 		json_object_object_add(o, "lead_ns",
 				       json_object_new_int64(rec->release_at_ns - rec->go_first_ns));
-		run_lead_learn(r, max_late);
+		run_lead_learn(r, max_late, need);
 	}
 	json_object *offsets = json_object_new_object();
 	for (size_t i = 0; i < r->n; i++) {

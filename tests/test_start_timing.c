@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "start_timing.h"
+#include "check_main.h"
 
 /* go sent at 1000; the agent read it at 1100, its child at 1150, started
  * at 1300, 60 ns queued on the way. */
@@ -98,8 +99,6 @@ int main(void)
 {
 	Suite *s = suite_create("start_timing");
 	TCase *tc = tcase_create("start_timing");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_honest_kept);
 	tcase_add_test(tc, test_older_agent);
@@ -107,9 +106,5 @@ int main(void)
 	tcase_add_test(tc, test_clock_bound);
 	tcase_add_test(tc, test_extremes);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_main_run(s);
 }
