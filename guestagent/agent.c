@@ -56,6 +56,7 @@ struct agent {
 	bool prepare_failed;  /* no child could be prepared: fork at the go */
 	bool running;         /* run holds a released step not yet reported done */
 	bool started;         /* started has been sent for it */
+	int64_t go_rx_ns;     /* when the go of the running step was read */
 	int sigfd;
 	int workdir_fd;
 	bool leaving;
@@ -283,7 +284,10 @@ static void agent_discard_prepared(struct agent *a)
 /*
  * Forks the child of the step we wait at, so that the go only has to hand
  * it the instant; and discards one that no longer matches the plan.  Run
- * after the ready is flushed, so that the fork does not delay it.
+ * before the ready is flushed: the fork then delays the ready, which the
+ * barrier waits for anyway, and not the go.  Run after, the last node's go
+ * came while it forked (under load, milliseconds), after the instant: the
+ * tail of the skew (issue 21).
  */
 static void agent_prepare(struct agent *a)
 {
@@ -296,19 +300,25 @@ static void agent_prepare(struct agent *a)
 		agent_discard_prepared(a);
 	if (!st) {
 		a->prepare_failed = false;
+		step_hold_priority(false);
 		return;
 	}
-	if (a->prepared || a->prepare_failed)
-		return;
-	r = agent_fork_step(a, st);
-	if (r < 0) {
-		log_warn("cannot prepare step %" PRIu32 ": %s; trying again at its go", st->index,
-			 strerror(-r));
-		a->prepare_failed = true;
-		return;
+	/* Waiting for the go (blocked in poll: no cost): boosted, so that
+	 * reading it does not queue behind the machine's other work; the
+	 * fork too, so that the ready goes out sooner (the child does not
+	 * inherit it) */
+	step_hold_priority(true);
+	if (!a->prepared && !a->prepare_failed) {
+		r = agent_fork_step(a, st);
+		if (r < 0) {
+			log_warn("cannot prepare step %" PRIu32 ": %s; trying again at its go",
+				 st->index, strerror(-r));
+			a->prepare_failed = true;
+		} else {
+			a->prepared = true;
+			log_debug("step %" PRIu32 " prepared (pid %d)", st->index, (int)a->run.pid);
+		}
 	}
-	a->prepared = true;
-	log_debug("step %" PRIu32 " prepared (pid %d)", st->index, (int)a->run.pid);
 }
 
 /* Hands the go to the prepared child, or to one forked now if there is
@@ -345,6 +355,8 @@ static void agent_start_step(struct agent *a, const struct sess_action *act)
 
 	a->prepare_failed = false;
 	r = agent_release(a, st, act->at_ns);
+	/* the child (boosted as we were) runs once we yield */
+	step_hold_priority(false);
 	if (r < 0) {
 		char text[PROTO_TEXT_MAX];
 		int64_t now = aclock_now();
@@ -352,13 +364,14 @@ static void agent_start_step(struct agent *a, const struct sess_action *act)
 		snprintf(text, sizeof(text), "cannot start step %" PRIu32 ": %s", st->index,
 			 strerror(-r));
 		log_error("%s", text);
-		sess_step_started(&a->sess, now, 0);
+		sess_step_started(&a->sess, now, 0, NULL);
 		sess_step_error(&a->sess, "step-start", text);
 		sess_step_done(&a->sess, now, 127);
 		return;
 	}
 	a->running = true;
 	a->started = false;
+	a->go_rx_ns = a->rx_ns;
 	a->ncarry = 0;
 	a->forwarded = 0;
 	a->truncated = false;
@@ -385,11 +398,14 @@ static void agent_check_started(struct agent *a, bool ended)
 		a->run.start_ns = aclock_now();
 		a->run.late_ns = 0;
 		log_warn("step %" PRIu32 ": its process ended before it started", st->index);
-		sess_step_started(&a->sess, a->run.start_ns, 0);
+		sess_step_started(&a->sess, a->run.start_ns, 0, NULL);
 		sess_step_error(&a->sess, "step-start", "the step's process ended before it started");
 		return;
 	}
-	sess_step_started(&a->sess, a->run.start_ns, a->run.late_ns);
+	struct sess_start_timing timing = { .agent_go_ns = a->go_rx_ns,
+					    .child_go_ns = a->run.child_go_ns,
+					    .runq_ns = a->run.runq_ns };
+	sess_step_started(&a->sess, a->run.start_ns, a->run.late_ns, &timing);
 	/* After the start, not before: sampling must not delay it. */
 	sampler_take(&a->mon, &a->sess, 0, true);
 	mext_step_start(&a->mext, st->index, a->chan.fd);
@@ -646,9 +662,9 @@ static void agent_loop_once(struct agent *a)
 	if (!a->leaving && !a->up && clock_mono_ns() >= a->reopen_at)
 		agent_open(a);
 	if (!a->leaving)
-		agent_flush(a);
-	if (!a->leaving)
 		agent_prepare(a);
+	if (!a->leaving)
+		agent_flush(a);
 	if (a->q.bytes > OUTQ_HARD_MAX) {
 		log_error("the host has not read %zu queued bytes; giving up", a->q.bytes);
 		agent_leave(a, 1, NULL);

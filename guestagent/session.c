@@ -461,13 +461,21 @@ struct sess_action sess_input(struct session *s, struct proto_msg *m, int64_t rx
 	}
 }
 
-void sess_step_started(struct session *s, int64_t mono_ns, int64_t late_ns)
+void sess_step_started(struct session *s, int64_t mono_ns, int64_t late_ns,
+		       const struct sess_start_timing *timing)
 {
 	struct proto_msg m = { .type = PROTO_STARTED };
 
 	m.u.started.step = s->steps[s->cur].index;
 	m.u.started.mono_ns = mono_ns;
 	m.u.started.late_ns = late_ns;
+	/* the agent read the go, then its child did, then it started */
+	if (timing && timing->agent_go_ns > 0 && timing->agent_go_ns <= timing->child_go_ns &&
+	    timing->child_go_ns <= mono_ns) {
+		m.u.started.agent_go_ns = timing->agent_go_ns;
+		m.u.started.child_go_ns = timing->child_go_ns;
+		m.u.started.runq_ns = timing->runq_ns > 0 ? timing->runq_ns : 0;
+	}
 	sess_send(s, &m, OUTQ_KEEP, false);
 }
 

@@ -90,9 +90,19 @@ void sess_peer_reset(struct session *s);
 /* The host sent a line the decoder refused. */
 void sess_bad_input(struct session *s, int err, const char *detail);
 
+/* How the start came about, on the agent's clock (0 or -1: unknown, not
+ * sent): when the agent read the go, when the step's child read it from
+ * the agent, and the child's time runnable but not running from then to
+ * its stamp. */
+struct sess_start_timing {
+	int64_t agent_go_ns, child_go_ns, runq_ns;
+};
+
 /* The step of the last RUN action began (mono_ns) how late after its go's
- * instant (late_ns, 0 if on time or none). */
-void sess_step_started(struct session *s, int64_t mono_ns, int64_t late_ns);
+ * instant (late_ns, 0 if on time or none); timing: NULL, or what is known
+ * of how (only an order that can be true is sent). */
+void sess_step_started(struct session *s, int64_t mono_ns, int64_t late_ns,
+		       const struct sess_start_timing *timing);
 void sess_step_output(struct session *s, const char *data, size_t len);
 void sess_step_result(struct session *s, const char *metric, double value, const char *unit,
 		      bool higher_is_better);

@@ -126,6 +126,21 @@ void step_set_start_priority(int priority)
 	step_start_priority = priority;
 }
 
+/* The agent's own boost (step_hold_priority): whether it holds it. */
+static bool step_agent_boosted;
+
+bool step_hold_priority(bool on)
+{
+	if (step_start_priority <= 0 || on == step_agent_boosted)
+		return step_agent_boosted;
+	/* RESET_ON_FORK: nothing the agent forks (a step's child, a monitor's
+	 * command) inherits it by accident */
+	struct sched_param p = { .sched_priority = on ? step_start_priority : 0 };
+	if (sched_setscheduler(0, (on ? SCHED_FIFO : SCHED_OTHER) | SCHED_RESET_ON_FORK, &p) == 0)
+		step_agent_boosted = on;
+	return step_agent_boosted;
+}
+
 static void step_child_sleep_until(int64_t at_ns)
 {
 	int64_t mono = aclock_to_mono(at_ns);
@@ -135,32 +150,70 @@ static void step_child_sleep_until(int64_t at_ns)
 		;
 }
 
+/* The time this process has spent runnable but not running, from
+ * /proc/self/schedstat (its second field, in ns); -1 when there is none
+ * (no schedstats in the kernel, no /proc). */
+static int64_t step_child_runq(int fd)
+{
+	char b[96];
+	long long run, wait;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = pread(fd, b, sizeof(b) - 1, 0);
+	if (n <= 0)
+		return -1;
+	b[n] = '\0';
+	if (sscanf(b, "%lld %lld", &run, &wait) != 2 || wait < 0)
+		return -1;
+	return wait;
+}
+
 /*
  * The prepared child: blocks (no CPU) until the go, sleeps until its
  * instant, stamps the start first thing on waking, then works.  Nothing
- * between the wake-up and the stamp but the clock read.
+ * between the wake-up and the stamp but the clock read; the timing of the
+ * start (when the go reached us, how long we queued for a CPU) is read
+ * after the stamp.
  */
 static void __attribute__((noreturn)) step_child(const struct step_run *r, pid_t agent,
 						 int go_fd, int report_fd, int out_fd,
 						 int workdir_fd)
 {
-	int64_t at, reached = 0, stamp[2];
+	int64_t at, reached, stamp[STEP_STAMP_WORDS];
+	/* opened now: an open between the go and the stamp would delay it */
+	int sched_fd = open("/proc/self/schedstat", O_RDONLY | O_CLOEXEC);
+	int64_t runq0;
 
 	/* The agent dying while we sleep towards the instant ends us too;
 	 * while we block in read its death is an end of file. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0UL, 0UL, 0UL);
 	if (step_setup_fd >= 0 && write(step_setup_fd, "s", 1) != 1)
 		_exit(1);
-	if (getppid() != agent || !step_child_wait_go(go_fd, &at))
+	if (getppid() != agent)
 		_exit(0);
+	/* Boosted from before the wait, not from the go: blocked, it costs
+	 * nothing, and on a busy machine an unboosted child woke from the
+	 * pipe milliseconds after the agent wrote the go, after the instant
+	 * (issue 21: the tail of the skew was this hand-off). */
 	struct sched_param fifo = { .sched_priority = step_start_priority };
-	bool boosted = at && step_start_priority > 0 &&
-		       sched_setscheduler(0, SCHED_FIFO, &fifo) == 0;
-	if (at) {
-		reached = aclock_now();
+	bool boosted = step_start_priority > 0 && sched_setscheduler(0, SCHED_FIFO, &fifo) == 0;
+	if (!step_child_wait_go(go_fd, &at))
+		_exit(0);
+	reached = aclock_now();
+	/* The queueing counted starts at the go: counted from before the
+	 * wait, a preemption on the way into it (a child just forked on a
+	 * busy machine) would be blamed on the start.  The wake-up from the
+	 * wait shows as child_go minus agent_go.  A pread, 2 us: before the
+	 * sleep of a scheduled start, so only an immediate one pays it. */
+	runq0 = step_child_runq(sched_fd);
+	if (at)
 		step_child_sleep_until(at);
-	}
 	stamp[0] = aclock_now();
+	/* at once, still boosted: a preemption after the stamp is not the
+	 * start's queueing */
+	int64_t runq1 = step_child_runq(sched_fd);
 	if (boosted) {
 		struct sched_param other = { .sched_priority = 0 };
 		/* never run a benchmark real-time by accident */
@@ -171,6 +224,10 @@ static void __attribute__((noreturn)) step_child(const struct step_run *r, pid_t
 	 * host should send it earlier); waking after it is skew, which the
 	 * stamp shows by itself. */
 	stamp[1] = at && reached > at && stamp[0] > at ? stamp[0] - at : 0;
+	stamp[2] = reached;
+	stamp[3] = runq0 >= 0 && runq1 >= runq0 ? runq1 - runq0 : -1;
+	if (sched_fd >= 0)
+		close(sched_fd);
 	if (write(report_fd, stamp, sizeof(stamp)) != (ssize_t)sizeof(stamp))
 		_exit(1);
 	/* PR_SET_PDEATHSIG stays: the step's leader dies with the agent (it
@@ -272,6 +329,15 @@ int step_prepare(struct step_run *r, const struct proto_step *st, int workdir_fd
 	}
 	/* Also here, so that a kill right after fork reaches the group. */
 	setpgid(pid, pid);
+	/* Boosted from birth: forked into the normal class (the agent's
+	 * boost resets on fork), a child on a busy machine first ran
+	 * milliseconds later, and a go that came meanwhile waited for its
+	 * set-up (issue 21).  It boosts itself too, and drops it at its
+	 * stamp; failing here only leaves that. */
+	if (step_start_priority > 0) {
+		struct sched_param fifo = { .sched_priority = step_start_priority };
+		sched_setscheduler(pid, SCHED_FIFO, &fifo);
+	}
 	close(fds[0]);
 	close(fds[3]);
 	if (fds[5] >= 0)
@@ -308,7 +374,7 @@ int step_go(struct step_run *r, int64_t at_ns)
 
 int step_read_stamp(struct step_run *r)
 {
-	int64_t stamp[2];
+	int64_t stamp[STEP_STAMP_WORDS];
 	ssize_t n;
 
 	if (r->stamped)
@@ -324,6 +390,9 @@ int step_read_stamp(struct step_run *r)
 		return -EIO;
 	r->start_ns = stamp[0];
 	r->late_ns = stamp[1] > 0 ? stamp[1] : 0;
+	/* the child's own word, but sanity costs nothing here */
+	r->child_go_ns = stamp[2] > 0 && stamp[2] <= stamp[0] ? stamp[2] : 0;
+	r->runq_ns = stamp[3];
 	r->stamped = true;
 	/* A command's report pipe closed at its exec: nothing more comes. */
 	if (r->kind != PROTO_STEP_CPU_PROBE) {

@@ -28,6 +28,10 @@
 /* How long a stopped step gets between SIGTERM and SIGKILL. */
 #define STEP_KILL_GRACE_NS (2 * 1000000000LL)
 
+/* The start stamp the child writes, one atomic write: start, late,
+ * child_go, runq (step_run's fields of those names). */
+#define STEP_STAMP_WORDS 4
+
 struct step_run {
 	pid_t pid;          /* > 0 while the child has not been reaped */
 	int go_fd;          /* prepared: write end of the pipe the child waits on; else -1 */
@@ -41,6 +45,9 @@ struct step_run {
 	bool stamped;       /* the start stamp has been read */
 	int64_t start_ns;   /* agent clock: the child's first instant after waking */
 	int64_t late_ns;    /* start - at when the go reached the child after at; else 0 */
+	int64_t child_go_ns; /* agent clock: the child read its go; 0: unknown */
+	int64_t runq_ns;    /* the child's time runnable but not running from reading
+			     * its go to its stamp; -1: unknown (no schedstats) */
 	int wstatus;        /* once reaped */
 };
 
@@ -52,10 +59,17 @@ void step_run_init(struct step_run *r);
  * once.  0, or -errno (pipe or fork failed; nothing is left running).
  */
 int step_prepare(struct step_run *r, const struct proto_step *st, int workdir_fd, int close_fd);
-/* SCHED_FIFO priority a prepared child holds from just before sleeping to
- * the instant until just after its start stamp; 0 (the default) for none.
- * Without the privilege the child runs unboosted. */
+/* SCHED_FIFO priority a prepared child holds from its wait for the go
+ * (blocked, so at no cost) until just after its start stamp; 0 (the
+ * default) for none.  Without the privilege the child runs unboosted. */
 void step_set_start_priority(int priority);
+
+/* The agent itself holds that priority (on) or normal scheduling (off):
+ * while it waits for a go, so that the go's read and its hand-off to the
+ * child do not queue behind the machine's other work; dropped as soon as
+ * the child has the go.  Whether it holds it now (false without the
+ * privilege or with priority 0). */
+bool step_hold_priority(bool on);
 
 /* Tests only: a child forked from now on first reads a byte from hold_fd
  * (before any set-up), and writes one to setup_fd once set up, just before

@@ -141,6 +141,12 @@ struct proto_msg {
 			uint32_t step;
 			int64_t mono_ns; /* agent CLOCK_MONOTONIC when work began */
 			int64_t late_ns; /* how late after go.at_ns, 0 if on time */
+			/* optional (0: not sent; older agents send none), on the
+			 * agent's clock: when the agent read the go, when the
+			 * step's child read it from the agent, and how long the
+			 * child was runnable but not running from then to its
+			 * start stamp (docs/protocol.md) */
+			int64_t agent_go_ns, child_go_ns, runq_ns;
 		} started;
 		struct {
 			uint32_t step;

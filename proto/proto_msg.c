@@ -71,6 +71,10 @@ static const struct proto__field started_fields[] = {
 	STEP(started.step),
 	NS("mono_ns", started.mono_ns),
 	NS("late_ns", started.late_ns),
+	/* the start's timing, added later: an older agent sends none */
+	{ "agent_go_ns", PROTO__OPT_I64, MSG_OFF(started.agent_go_ns), 0, 1, INT64_MAX, 0 },
+	{ "child_go_ns", PROTO__OPT_I64, MSG_OFF(started.child_go_ns), 0, 1, INT64_MAX, 0 },
+	{ "runq_ns", PROTO__OPT_I64, MSG_OFF(started.runq_ns), 0, 0, INT64_MAX, 0 },
 };
 
 static const struct proto__field result_fields[] = {

@@ -24,6 +24,8 @@
  *   reserved-result a result steal_pct in step 1
  *   stamp-zero, stamp-max   start stamps of 0 and INT64_MAX
  *   late-lie        a true start stamp, but 1000 s late after the go's instant
+ *   timing-lie      a true start stamp with a timing that cannot be true (its
+ *                   child read the go before the agent did)
  *   offset-jump     honest pongs with its clock 1 ms ahead until step 2, then
  *                   10 s ahead (hostd must run it with a clock of its own:
  *                   LOCAL_GUEST_CLOCK_OFFSET_NS)
@@ -211,6 +213,11 @@ static void run_step(uint32_t step)
 									 : now_ns() + hx.offset_ns;
 	if (mode("late-lie"))
 		m.u.started.late_ns = 1000 * 1000000000LL;
+	if (mode("timing-lie")) {
+		m.u.started.agent_go_ns = m.u.started.mono_ns - 1000;
+		m.u.started.child_go_ns = m.u.started.mono_ns - 2000;
+		m.u.started.runq_ns = 10;
+	}
 	send_msg(&m);
 	if (mode("skip-done")) {
 		send_ready(step + 1);

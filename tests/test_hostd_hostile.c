@@ -346,6 +346,43 @@ START_TEST(test_late_lie)
 }
 END_TEST
 
+/* The start timing of started (issue 21): the real agent's (guest-1) is in
+ * every record, in an order that can be true; guest-2's is not, whether
+ * it sent none (an agent from before the timing: honest) or one that
+ * cannot be true (timing-lie, said once in hostd's log). */
+START_TEST(test_start_timing)
+{
+	const char *mode = _i ? "timing-lie" : "honest";
+	ck_assert_int_eq(run_hostile(mode, NULL, NULL), 0);
+	size_t n;
+	json_object **b = read_ndjson("barriers.ndjson", &n);
+	ck_assert_uint_eq(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		json_object *t = json_object_object_get(b[i], "timing"), *g1;
+		ck_assert_msg(t, "step %zu: no timing: %s", i + 1, json_object_to_json_string(b[i]));
+		ck_assert_ptr_null(json_object_object_get(t, "guest-2"));
+		ck_assert(json_object_object_get_ex(t, "guest-1", &g1));
+		int64_t start = jint(json_object_object_get(b[i], "started_ns"), "guest-1");
+		ck_assert_int_le(jint(b[i], "go_sent_ns"), jint(g1, "agent_go_ns"));
+		ck_assert_int_le(jint(g1, "agent_go_ns"), jint(g1, "child_go_ns"));
+		ck_assert_int_le(jint(g1, "child_go_ns"), start);
+		ck_assert_int_ge(jint(g1, "runq_ns"), 0);
+		ck_assert_int_le(jint(g1, "runq_ns"), start - jint(g1, "child_go_ns"));
+	}
+	free_ndjson(b, n);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+	const char *log = read_text(path); /* its own buffer */
+	const char *said = strstr(log, "guest-2: its start timing for step 1 cannot be true");
+	if (_i) {
+		ck_assert_msg(said, "%s", log);
+		ck_assert_ptr_null(strstr(said + strlen("guest-2: its"), "its start timing for step"));
+	} else {
+		ck_assert_ptr_null(said);
+	}
+}
+END_TEST
+
 /* Clocks of their own (a ping/pong offset): guest-2's jumps by 10 s after
  * step 1; guest-1's, honest, is never flagged. */
 START_TEST(test_offset_jump)
@@ -393,6 +430,7 @@ int main(void)
 	tcase_add_test(tc, test_stamp_zero);
 	tcase_add_test(tc, test_stamp_max);
 	tcase_add_test(tc, test_late_lie);
+	tcase_add_loop_test(tc, test_start_timing, 0, 2);
 	tcase_add_test(tc, test_offset_jump);
 	tcase_add_test(tc, test_offset_huge);
 	suite_add_tcase(s, tc);

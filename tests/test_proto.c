@@ -625,6 +625,61 @@ START_TEST(test_pong_ptp_reading)
 }
 END_TEST
 
+/* started's timing: optional, so that an older agent's started decodes
+ * (all zero) and a newer one's round-trips; out of range is refused. */
+START_TEST(test_started_timing)
+{
+	struct proto_buf b = { 0 };
+	struct proto_msg m;
+	struct rec r;
+
+	sample(PROTO_STARTED, &m);
+	ck_assert_int_eq(proto_encode(&m, &b), 0);
+	ck_assert_ptr_null(strstr(text(&b), "_go_ns"));
+	ck_assert_ptr_null(strstr(text(&b), "runq_ns"));
+	proto_buf_free(&b);
+	r = decode_line("{\"v\":1,\"type\":\"started\",\"step\":2,\"mono_ns\":900,"
+			"\"late_ns\":0}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_MSG);
+	ck_assert_int_eq(r.e[0].msg.u.started.mono_ns, 900);
+	ck_assert_int_eq(r.e[0].msg.u.started.agent_go_ns, 0);
+	ck_assert_int_eq(r.e[0].msg.u.started.child_go_ns, 0);
+	ck_assert_int_eq(r.e[0].msg.u.started.runq_ns, 0);
+	rec_free(&r);
+
+	m.u.started.agent_go_ns = 700;
+	m.u.started.child_go_ns = 750;
+	m.u.started.runq_ns = 42;
+	assert_roundtrip(&m);
+	ck_assert_int_eq(proto_encode(&m, &b), 0);
+	ck_assert_ptr_nonnull(strstr(text(&b), "\"agent_go_ns\":700,\"child_go_ns\":750,"
+				     "\"runq_ns\":42}"));
+	proto_buf_free(&b);
+
+	r = decode_line("{\"v\":1,\"type\":\"started\",\"step\":2,\"mono_ns\":900,"
+			"\"late_ns\":0,\"agent_go_ns\":800,\"child_go_ns\":850,\"runq_ns\":0}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_MSG);
+	ck_assert_int_eq(r.e[0].msg.u.started.agent_go_ns, 800);
+	ck_assert_int_eq(r.e[0].msg.u.started.child_go_ns, 850);
+	rec_free(&r);
+	r = decode_line("{\"v\":1,\"type\":\"started\",\"step\":2,\"mono_ns\":900,"
+			"\"late_ns\":0,\"runq_ns\":-1}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
+	ck_assert_ptr_nonnull(strstr(r.e[0].detail, "\"runq_ns\" is -1"));
+	rec_free(&r);
+	r = decode_line("{\"v\":1,\"type\":\"started\",\"step\":2,\"mono_ns\":900,"
+			"\"late_ns\":0,\"agent_go_ns\":\"soon\"}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
+	ck_assert_ptr_nonnull(strstr(r.e[0].detail, "agent_go_ns"));
+	rec_free(&r);
+	r = decode_line("{\"v\":1,\"type\":\"started\",\"step\":2,\"mono_ns\":900,"
+			"\"late_ns\":0,\"child_go_ns\":1e30}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
+	rec_free(&r);
+	proto_msg_clear(&m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("proto");
@@ -644,6 +699,7 @@ int main(void)
 	tcase_add_test(tc, test_take_ownership);
 	tcase_add_test(tc, test_monitor_messages);
 	tcase_add_test(tc, test_pong_ptp_reading);
+	tcase_add_test(tc, test_started_timing);
 	tcase_add_test(tc, test_name_valid);
 	tcase_add_test(tc, test_buf);
 	suite_add_tcase(s, tc);

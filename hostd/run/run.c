@@ -212,14 +212,9 @@ static int64_t release_lead(struct run *r)
 	return r->lead_ns;
 }
 
-void run_lead_learn(struct run *r, int64_t max_late_ns)
+void run_lead_learn(struct run *r, int64_t max_late_ns, int64_t need_ns)
 {
-	if (max_late_ns > 0)
-		r->lead_ns += max_late_ns + RUN_LEAD_MARGIN_NS;
-	else
-		r->lead_ns -= r->lead_ns / RUN_LEAD_SHRINK;
-	if (r->lead_ns > RUN_LEAD_MAX_NS)
-		r->lead_ns = RUN_LEAD_MAX_NS;
+	r->lead_ns = release_lead_learn(r->lead_ns, max_late_ns, need_ns);
 }
 
 /* The common instant of a scheduled release on the host's clock, or 0 to
@@ -785,6 +780,7 @@ static int setup(struct run *r)
 	r->rec.ready_ns = xcalloc(r->n, sizeof(int64_t));
 	r->rec.started_ns = xcalloc(r->n, sizeof(int64_t));
 	r->rec.late_ns = xcalloc(r->n, sizeof(int64_t));
+	r->rec.timing = xcalloc(r->n, sizeof(*r->rec.timing));
 	r->rtprio.priority = e->release_rt_priority;
 	r->barrier = barrier_new(r->n, e->nsteps, s_to_ns(e->barrier_timeout_s),
 				 s_to_ns(e->step_timeout_s), clock_mono_ns());
@@ -813,6 +809,7 @@ static int teardown(struct run *r)
 	free(r->rec.ready_ns);
 	free(r->rec.started_ns);
 	free(r->rec.late_ns);
+	free(r->rec.timing);
 	barrier_free(r->barrier);
 	go_watch_free(r->go_watch);
 	json_object_put(r->failures);

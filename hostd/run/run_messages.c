@@ -335,6 +335,22 @@ void run_agents_finish(struct run *r)
 	}
 }
 
+/* started's optional timing, its agent instants put on the host's clock
+ * (0 stays 0: not sent). */
+static void started_timing(struct run *r, struct participant *p, const struct proto_msg *m)
+{
+	const struct clock_offset *c = part_clock(p);
+	struct start_timing t = {
+		.agent_go_ns = m->u.started.agent_go_ns ?
+				       clock_offset_to_host(c, m->u.started.agent_go_ns) : 0,
+		.child_go_ns = m->u.started.child_go_ns ?
+				       clock_offset_to_host(c, m->u.started.child_go_ns) : 0,
+		.start_ns = clock_offset_to_host(c, m->u.started.mono_ns),
+		.runq_ns = m->u.started.runq_ns,
+	};
+	run_record_timing(r, p, &t);
+}
+
 static void on_message(struct node *n, struct proto_msg *m)
 {
 	struct participant *p = n->owner;
@@ -367,6 +383,8 @@ static void on_message(struct node *n, struct proto_msg *m)
 			break;
 		}
 		p->started = true;
+		/* the timing first: the start may complete the record */
+		started_timing(r, p, m);
 		run_record_started(r, p, clock_offset_to_host(part_clock(p), m->u.started.mono_ns),
 				   m->u.started.late_ns);
 		run_go_started(r, p, clock_offset_to_host(part_clock(p), m->u.started.mono_ns));

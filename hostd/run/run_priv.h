@@ -21,9 +21,11 @@
 #include "monitor_ext.h"
 #include "monitor_store.h"
 #include "node.h"
+#include "release_lead.h"
 #include "results.h"
 #include "rtprio.h"
 #include "run.h"
+#include "start_timing.h"
 #include "sysfacts.h"
 #include "virt_conn.h"
 #include "virt_guest.h"
@@ -59,9 +61,7 @@
 #define RUN_LEAD_PER_NODE_NS (10 * 1000LL)
 #define RUN_LEAD_RTTS 3
 #define RUN_LEAD_MAX_NS (100 * 1000 * 1000LL)
-/* learning the lead: grow by the lateness seen plus this, shrink by 1/N */
-#define RUN_LEAD_MARGIN_NS (50 * 1000LL)
-#define RUN_LEAD_SHRINK 32
+/* learning it: release_lead.h */
 
 enum run_status { RUN_RUNNING, RUN_COMPLETE, RUN_DEGRADED, RUN_ABORTED, RUN_INTERRUPTED };
 
@@ -112,6 +112,7 @@ struct participant {
 	bool failed;
 	uint32_t running_step;  /* released into it (0: none yet) */
 	bool started;           /* sent started for running_step */
+	bool timing_warned;     /* said once that its start timing is not believed */
 	bool done;              /* sent done for running_step */
 	uint32_t results_in_step;
 	uint64_t result_names[RUN_RESULTS_PER_STEP_MAX]; /* hashes of the step's metrics */
@@ -144,6 +145,7 @@ struct step_record {
 	int64_t *ready_ns;   /* per participant, 0: not released */
 	int64_t *started_ns; /* per participant, 0: not yet */
 	int64_t *late_ns;
+	struct start_timing *timing; /* per participant, start_ns 0: none or not believed */
 };
 
 struct run {
@@ -213,7 +215,7 @@ void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 /* Every participant was started (or failed to): the barriers' clocks run. */
 void run_launched(struct run *r);
 /* The latest lateness of a scheduled release, to learn the lead from. */
-void run_lead_learn(struct run *r, int64_t max_late_ns);
+void run_lead_learn(struct run *r, int64_t max_late_ns, int64_t need_ns);
 /* While finishing: ends the loop once everything is down. */
 void run_gone_check(struct run *r);
 
@@ -270,6 +272,9 @@ void run_record_reset(struct run *r, uint32_t step);
  * against the go's send and the receipt (p->node.rx_ns), widened by its
  * clock's bound; outside, it is flagged implausible and left out of skew. */
 void run_record_started(struct run *r, struct participant *p, int64_t host_ns, int64_t late_ns);
+/* p's start timing (start_timing.h), its instants on the host's clock: kept
+ * for the record when believable, else said once per node and dropped. */
+void run_record_timing(struct run *r, struct participant *p, const struct start_timing *t);
 /* Writes the pending barrier record when nobody released into it is still
  * to start (force: write it anyway, with who is missing). */
 void run_record_flush(struct run *r, bool force);

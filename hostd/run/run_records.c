@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What a run writes as it goes: one samples.ndjson line per result, one
  * barriers.ndjson line per released step. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@ void run_record_reset(struct run *r, uint32_t step)
 	memset(rec->ready_ns, 0, r->n * sizeof(int64_t));
 	memset(rec->started_ns, 0, r->n * sizeof(int64_t));
 	memset(rec->late_ns, 0, r->n * sizeof(int64_t));
+	memset(rec->timing, 0, r->n * sizeof(*rec->timing));
 	/* a jump seen while waiting at this barrier belongs to this step */
 	for (size_t i = 0; i < r->n; i++) {
 		struct participant *p = &r->p[i];
@@ -58,6 +60,45 @@ void run_record_started(struct run *r, struct participant *p, int64_t host_ns, i
 		r->rec.late_ns[p->node.index] = late_ns;
 	}
 	run_record_flush(r, false);
+}
+
+void run_record_timing(struct run *r, struct participant *p, const struct start_timing *t)
+{
+	if (r->rec.step != p->running_step)
+		return;
+	int64_t bound = p->clock_shared ? 0 : clock_offset_bound_at(part_clock(p), p->node.rx_ns);
+	int e = start_timing_check(t, r->rec.go_first_ns, bound);
+	if (e == -ERANGE && !p->timing_warned) {
+		p->timing_warned = true;
+		run_progress_clear(r);
+		log_warn("%s: its start timing for step %u cannot be true (agent read the go at %lld, "
+			 "its child at %lld, started at %lld, %lld ns queued; the go left at %lld, "
+			 "clock bound %lld ns): left out of barriers.ndjson (said once)",
+			 p->node.name, p->running_step, (long long)t->agent_go_ns,
+			 (long long)t->child_go_ns, (long long)t->start_ns, (long long)t->runq_ns,
+			 (long long)r->rec.go_first_ns, (long long)bound);
+	}
+	r->rec.timing[p->node.index] = e == 0 ? *t : (struct start_timing){ 0 };
+}
+
+/* {node: {agent_go_ns, child_go_ns, runq_ns}} for the nodes whose start
+ * counts and whose agent said how it came about; NULL when none did. */
+static json_object *timing_json(struct run *r)
+{
+	json_object *o = NULL;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct start_timing *t = &r->rec.timing[i];
+		if (!r->rec.ready_ns[i] || !r->rec.started_ns[i] || !t->start_ns)
+			continue;
+		json_object *n = json_object_new_object();
+		json_object_object_add(n, "agent_go_ns", json_object_new_int64(t->agent_go_ns));
+		json_object_object_add(n, "child_go_ns", json_object_new_int64(t->child_go_ns));
+		json_object_object_add(n, "runq_ns", json_object_new_int64(t->runq_ns));
+		if (!o)
+			o = json_object_new_object();
+		json_object_object_add(o, r->p[i].node.name, n);
+	}
+	return o;
 }
 
 /* {node: value} for the participants released into the step that have a
@@ -141,13 +182,18 @@ void run_record_flush(struct run *r, bool force)
 	json_object_object_add(o, "started_ns", node_map(r, rec->started_ns));
 	json_object_object_add(o, "late_ns", node_map(r, rec->late_ns));
 	if (rec->release_at_ns) {
-		int64_t max_late = 0;
-		for (size_t i = 0; i < r->n; i++)
+		int64_t max_late = 0, need = 0;
+		for (size_t i = 0; i < r->n; i++) {
 			if (rec->ready_ns[i] && rec->late_ns[i] > max_late)
 				max_late = rec->late_ns[i];
+			/* the start timing that made it into the record */
+			if (rec->ready_ns[i] && rec->started_ns[i] && rec->timing[i].start_ns &&
+			    rec->timing[i].child_go_ns - rec->go_first_ns > need)
+				need = rec->timing[i].child_go_ns - rec->go_first_ns;
+		}
 		json_object_object_add(o, "lead_ns",
 				       json_object_new_int64(rec->release_at_ns - rec->go_first_ns));
-		run_lead_learn(r, max_late);
+		run_lead_learn(r, max_late, need);
 	}
 	json_object *offsets = json_object_new_object();
 	for (size_t i = 0; i < r->n; i++) {
@@ -188,6 +234,9 @@ void run_record_flush(struct run *r, bool force)
 	json_object_object_add(o, "go_resent", resent);
 	json_object_object_add(o, "flags", flags_json(r, false));
 	json_object_object_add(o, "claimed_started_ns", flags_json(r, true));
+	json_object *timing = timing_json(r);
+	if (timing)
+		json_object_object_add(o, "timing", timing);
 
 	results_append_barrier(r->results, o);
 	json_object_put(o);
