@@ -47,8 +47,14 @@ static void print_plan(FILE *out, const struct node_plan *p, const char *nodes)
 	fprintf(out, "plan of %s (%s; %d CPUs, %d nodes, %" PRIu64 " MiB):\n", nodes,
 		p->gconf_path, p->facts.num_logical_cpus, p->facts.num_nodes,
 		p->facts.memtotal_bytes >> 20);
-	fprintf(out, "  %" PRIu32 " steps, MMTEST_ITERATIONS=%" PRIu32 "\n", p->nsteps,
-		p->iterations);
+	if (p->auto_iter)
+		fprintf(out, "  at most %" PRIu32 " steps, MMTEST_ITERATIONS=auto: %" PRIu32 " to %"
+			PRIu32 " rounds, until every series' 95%% interval of the mean is within "
+			"%g%%\n", p->nsteps, p->auto_rule.min, p->auto_rule.max,
+			p->auto_rule.target_ci_pct);
+	else
+		fprintf(out, "  %" PRIu32 " steps, MMTEST_ITERATIONS=%" PRIu32 "\n", p->nsteps,
+			p->iterations);
 	for (uint32_t k = 0; k < p->nsteps; k++) {
 		const struct proto_step *st = &p->steps[k];
 		char variant[64];

@@ -241,6 +241,17 @@ static int load_plans(struct experiment *e, const struct config *h, const char *
 				first->gconf_path, first->nsteps);
 			return -EINVAL;
 		}
+		/* the rounds of adaptive iterations end on every node together */
+		if (mine->auto_iter != first->auto_iter ||
+		    (mine->auto_iter && (mine->iterations != first->iterations ||
+					 mine->auto_rule.min != first->auto_rule.min ||
+					 mine->auto_rule.target_ci_pct != first->auto_rule.target_ci_pct))) {
+			config_diag_at(d, mine->gconf, "MMTEST_ITERATIONS", mine->gconf_path,
+				"the plan of %s differs from that of the first node (%s) in "
+				"MMTEST_ITERATIONS=auto or its AUTO_* keys: adaptive iterations stop "
+				"every node at once, by one rule", name, first->gconf_path);
+			return -EINVAL;
+		}
 	}
 	e->nsteps = e->plans[0].nsteps;
 	e->steps = e->plans[0].steps;

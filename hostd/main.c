@@ -43,6 +43,7 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  --host-config FILE   the host's config: guests, barrier timeout, failure policy\n"
 		"  --guest-config FILE  the guests' config: MMTESTS (steps), MMTEST_ITERATIONS\n"
+		"                       (a number, or auto: rounds until the numbers are steady)\n"
 		"  --run-name NAME      name of the run's folder (default: a timestamp)\n"
 		"  --results DIR        where run folders go (default: ./results)\n"
 		"  --agent PATH         the guestagent binary (default: found beside hostd)\n"

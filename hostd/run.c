@@ -392,14 +392,44 @@ static void arm_go_resend(struct run *r)
 	uv_timer_start(&r->go_timer, go_resend_cb, ms, 0);
 }
 
+/* Adaptive iterations: at the first step of a round, the rounds before it
+ * are judged; true when the run ends there (as complete as a run that ran
+ * every step of its plan). */
+static bool auto_stop(struct run *r, uint32_t k)
+{
+	uint32_t rounds = run_auto_rounds(r->autoit);
+	bool *in_run = xcalloc(r->n, sizeof(*in_run));
+	for (size_t i = 0; i < r->n; i++)
+		in_run[i] = barrier_in_run(r->barrier, i) && !r->p[i].failed;
+	bool stop = run_auto_stop_before(r->autoit, k, in_run);
+	free(in_run);
+	if (run_auto_rounds(r->autoit) == rounds)
+		return false; /* not a round's end */
+	progress_clear(r);
+	if (!stop) {
+		log_info("adaptive iterations: %s: one more round", run_auto_summary(r->autoit));
+		return false;
+	}
+	log_info("adaptive iterations: %s: the run ends after step %u of %u",
+		 run_auto_summary(r->autoit), k - 1, barrier_nsteps(r->barrier));
+	r->last_step = k - 1;
+	run_finish_status(r);
+	return true;
+}
+
 static void release(struct run *r)
 {
 	uint32_t k = barrier_step(r->barrier), n = barrier_nsteps(r->barrier);
 	if (k > n) {
 		barrier_released(r->barrier, clock_mono_ns());
-		run_finish_status(r);
+		if (r->autoit)
+			auto_stop(r, k); /* the last round is judged too, for the manifest */
+		if (!r->finishing)
+			run_finish_status(r);
 		return;
 	}
+	if (r->autoit && auto_stop(r, k))
+		return;
 	/* The previous step's record is complete by now unless someone never
 	 * said started: write it with the gap rather than hold it. */
 	run_record_flush(r, true);
@@ -788,6 +818,9 @@ static int setup(struct run *r)
 	r->rtprio.priority = e->release_rt_priority;
 	r->barrier = barrier_new(r->n, e->nsteps, s_to_ns(e->barrier_timeout_s),
 				 s_to_ns(e->step_timeout_s), clock_mono_ns());
+	r->last_step = e->nsteps;
+	if (e->plans[0].auto_iter)
+		r->autoit = run_auto_new(&e->plans[0].auto_rule, e->nsteps / e->iterations, r->n);
 	run_manifest_write(r);
 	return 0;
 }
@@ -813,6 +846,7 @@ static int teardown(struct run *r)
 	free(r->rec.started_ns);
 	free(r->rec.late_ns);
 	barrier_free(r->barrier);
+	run_auto_free(r->autoit);
 	json_object_put(r->failures);
 	json_object_put(r->events);
 	proto_buf_free(&r->go_buf);

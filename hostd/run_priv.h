@@ -23,6 +23,7 @@
 #include "results.h"
 #include "rtprio.h"
 #include "run.h"
+#include "run_auto.h"
 #include "sysfacts.h"
 #include "virt_conn.h"
 #include "virt_guest.h"
@@ -201,6 +202,10 @@ struct run {
 	unsigned go_resends;    /* for that step, so far */
 	bool go_confirm;        /* the bound passed: look once more after pending input */
 	int64_t *go_resent_ns;  /* per participant: when its go was last sent again */
+	/* MMTEST_ITERATIONS=auto: the series and the stopping rule; NULL
+	 * otherwise */
+	struct run_auto *autoit;
+	uint32_t last_step;     /* the plan's last, or where adaptive iterations stopped */
 };
 
 /* The clock offset in use for a participant, and its method's name. */
