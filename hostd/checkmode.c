@@ -275,7 +275,7 @@ int check_main(const struct check_options *o, FILE *out)
 	struct config *h = NULL, *g = NULL;
 	struct config_diag d;
 	int r = experiment_load_set(o->host_config, o->guest_config, o->default_template,
-				    o->sets, &exp, &h, &g, &d);
+				    o->sets, o->load_flags, &exp, &h, &g, &d);
 
 	if (r < 0) {
 		char line[1024];

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "hostd_testlib.h"
 
@@ -118,6 +119,33 @@ START_TEST(test_check_errors_exit_1)
 }
 END_TEST
 
+/* A name in h.conf that is no key stops hostd, run or --check, before
+ * anything starts; --lenient makes it a warning. */
+START_TEST(test_unknown_host_names)
+{
+	static char out[65536];
+	write_file("h.conf", "GUEST_KIND=local\nGEUST_COUNT=2\nMY_HELPER=1\n", 0644);
+	ck_assert_int_eq(check("", out, sizeof(out)), 1);
+	has(out, "h.conf:2:1: unknown name GEUST_COUNT, did you mean GUEST_COUNT?; 1 more unknown "
+	    "name in the file (h.conf takes lockstep's keys only, docs/config.md; hostd --lenient "
+	    "makes unknown names warnings)");
+	/* a real run: exit 1, and no run folder made */
+	const char *extra[] = { "--set", "MMTEST_ITERATIONS=1", NULL };
+	ck_assert_int_eq(hostd_test_run(NULL, extra), 1);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+	char *err = read_text(path);
+	ck_assert_msg(err && strstr(err, "unknown name GEUST_COUNT, did you mean GUEST_COUNT?"),
+		      "%s", err ? err : "(no stderr)");
+	snprintf(path, sizeof(path), "%s/results/t", tmpdir);
+	ck_assert_msg(access(path, F_OK) != 0, "%s was made", path);
+	/* --lenient: warnings, and the run goes (GUEST_COUNT's default: 1) */
+	ck_assert_int_eq(check("--lenient", out, sizeof(out)), 0);
+	has(out, "h.conf:2:1: unknown name GEUST_COUNT, did you mean GUEST_COUNT?\n");
+	has(out, "h.conf:3:1: unknown name MY_HELPER\n");
+}
+END_TEST
+
 /* libvirt guests from a template (libvirt's test driver: no daemon): the
  * template's size is the nodes' facts, the binaries pushed are listed with
  * their sizes, and libvirt is reached or not. */
@@ -191,6 +219,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_check_prints_plan_and_starts_nothing);
 	tcase_add_test(tc, test_check_errors_exit_1);
+	tcase_add_test(tc, test_unknown_host_names);
 	tcase_add_test(tc, test_check_libvirt_guests);
 	tcase_add_test(tc, test_shipped_file_reaches_the_step);
 	tcase_set_timeout(tc, 300);
