@@ -247,6 +247,10 @@ void run_send_ping(struct run *r, struct participant *p);
 void run_agents_finish(struct run *r);
 
 /* run_launch.c */
+/* What can fail before any guest starts (hostd's SSH key, GUEST_SSH_KEY's
+ * public key, the known-hosts folder), checked before the run folder is
+ * made: 0, or -errno, said in the log.  r->p[].kind must be set. */
+int run_launch_preflight(struct run *r);
 int run_launch_all(struct run *r);
 void run_launch_stop_all(struct run *r);
 bool run_launch_gone(const struct run *r);

@@ -219,3 +219,19 @@ int hostd_test_main(Suite *s)
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
+
+const char *hostd_stderr(void)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+	const char *t = read_text(path);
+	return t ? t : "";
+}
+
+void assert_no_run_folder(void)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/results/t", tmpdir);
+	ck_assert_msg(access(path, F_OK) != 0, "%s is left behind; hostd said:\n%s", path,
+		      hostd_stderr());
+}
