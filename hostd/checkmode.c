@@ -117,9 +117,15 @@ static void print_samples(FILE *out, const struct node_plan *p)
 			n += !p->info[j].warmup && p->info[j].sweep_value == p->info[k].sweep_value &&
 			     !strcmp(p->steps[j].benchmark, p->steps[k].benchmark);
 		plan_step_variant(p, k + 1, variant, sizeof(variant));
-		fprintf(out, "    %s%s%s: %u%s\n", p->steps[k].benchmark, variant[0] ? " " : "",
-			variant, n, n >= need ? "" : ": too few to tell a change from noise; raise "
-			"MMTEST_ITERATIONS or the benchmark's iterations");
+		/* adaptive: AUTO_MIN rounds at least, AUTO_MAX at most */
+		uint32_t least = p->auto_iter ? n / p->iterations * p->auto_rule.min : n;
+		char range[32] = "";
+		if (p->auto_iter)
+			snprintf(range, sizeof(range), "%u to ", least);
+		fprintf(out, "    %s%s%s: %s%u%s%s\n", p->steps[k].benchmark, variant[0] ? " " : "",
+			variant, range, n, least >= need ? "" : ": too few to tell a change from noise; "
+			"raise ", least >= need ? "" : p->auto_iter ? "AUTO_MIN or the benchmark's "
+			"iterations" : "MMTEST_ITERATIONS or the benchmark's iterations");
 	}
 }
 

@@ -81,6 +81,25 @@ START_TEST(test_quiet_stops_at_min)
 }
 END_TEST
 
+/* hostd --check says the rule and the range of samples per series. */
+START_TEST(test_check_says_the_rule)
+{
+	static char out[65536];
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\n", 0644);
+	write_file("g.conf", "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=auto\nAUTO_MIN=3\n", 0644);
+	ck_assert_int_eq(hostd_test_check("", out, sizeof(out)), 0);
+	ck_assert_msg(strstr(out, "  at most 30 steps, MMTEST_ITERATIONS=auto: 3 to 30 rounds, until "
+			     "every series' 95% interval of the mean is within 3%\n"), "%s", out);
+	ck_assert_msg(strstr(out, "    cpu-probe: 3 to 30: too few to tell a change from noise; "
+			     "raise AUTO_MIN or the benchmark's iterations\n"), "%s", out);
+	/* AUTO_MAX below AUTO_MIN: refused, named */
+	write_file("g.conf", "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=auto\nAUTO_MIN=8\nAUTO_MAX=7\n",
+		   0644);
+	ck_assert_int_eq(hostd_test_check("", out, sizeof(out)), 1);
+	ck_assert_msg(strstr(out, "g.conf:4: AUTO_MAX=7 is below AUTO_MIN=8"), "%s", out);
+}
+END_TEST
+
 START_TEST(test_noisy_runs_to_the_cap)
 {
 	/* 0.4, 0.1, 0.4, 0.1: far from 2% */
@@ -125,6 +144,7 @@ int main(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_quiet_stops_at_min);
 	tcase_add_test(tc, test_noisy_runs_to_the_cap);
+	tcase_add_test(tc, test_check_says_the_rule);
 	tcase_add_test(tc, test_failed_steps_are_not_values);
 	suite_add_tcase(s, tc);
 	return hostd_test_main(s);
