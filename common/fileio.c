@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -234,6 +235,34 @@ int fileio_append_sync(int fd, const void *data, size_t len)
 	if ((size_t)n < len)
 		r = fileio_write_all(fd, (const char *)data + n, len - (size_t)n);
 	if (r == 0 && fdatasync(fd) < 0)
+		r = -errno;
+	return r;
+}
+
+int fileio_remove_tree_at(int at, const char *name, unsigned depth)
+{
+	if (unlinkat(at, name, 0) == 0)
+		return 0;
+	if (errno != EISDIR && errno != EPERM) /* Linux says EISDIR, POSIX EPERM */
+		return errno == ENOENT ? 0 : -errno;
+	if (depth == 0)
+		return -ELOOP;
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	int r = 0;
+	struct dirent *de;
+	while (r == 0 && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			r = fileio_remove_tree_at(dirfd(d), de->d_name, depth - 1);
+	closedir(d);
+	if (r == 0 && unlinkat(at, name, AT_REMOVEDIR) < 0)
 		r = -errno;
 	return r;
 }

@@ -27,5 +27,8 @@ int fileio_write_atomic_at(int dirfd, const char *name, const void *data, size_t
 /* Appends one record with a single write(2), then fdatasync, so that a
  * record that was acknowledged survives a crash of the writer. */
 int fileio_append_sync(int fd, const void *data, size_t len);
+/* rm -r of name below the folder at, never following a link (a link is removed,
+ * not what it points to); at most depth folders deep (-ELOOP beyond). */
+int fileio_remove_tree_at(int at, const char *name, unsigned depth);
 
 #endif

@@ -43,6 +43,7 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  --host-config FILE   the host's config: guests, barrier timeout, failure policy\n"
 		"  --guest-config FILE  the guests' config: MMTESTS (steps), MMTEST_ITERATIONS\n"
+		"                       (a number, or auto: rounds until the numbers are steady)\n"
 		"  --run-name NAME      name of the run's folder (default: a timestamp)\n"
 		"  --results DIR        where run folders go (default: ./results)\n"
 		"  --agent PATH         the guestagent binary (default: found beside hostd)\n"
@@ -62,6 +63,8 @@ static void usage(FILE *f)
 		"                       plan and samples per series, shipped files, host state, what\n"
 		"                       is ignored, binaries pushed and pre-flight checks; exit 0,\n"
 		"                       or 1 on any error\n"
+		"  --lenient            names in H.CONF that are no key are warnings, not errors\n"
+		"                       (by default a typo such as GEUST_COUNT stops hostd: exit 1)\n"
 		"  -v, --verbose        debug messages\n"
 		"  -h, --help           this text\n"
 		"  --version            the version\n"
@@ -149,7 +152,7 @@ int main(int argc, char **argv)
 {
 	enum { OPT_HOST = 256, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_AGENT, OPT_GUEST_AGENT, OPT_STATE, OPT_SYSFS, OPT_NOPROG,
 	       OPT_PUBKEY, OPT_VERSION, OPT_SERVICE, OPT_SOCKET, OPT_SETTINGS, OPT_GROUP,
-	       OPT_STATUS_FILE, OPT_SET, OPT_CHECK, OPT_RUN_AS, OPT_CONFIG_FILES };
+	       OPT_STATUS_FILE, OPT_SET, OPT_CHECK, OPT_RUN_AS, OPT_CONFIG_FILES, OPT_LENIENT };
 	static const struct option opts[] = {
 		{ "host-config", required_argument, NULL, OPT_HOST },
 		{ "guest-config", required_argument, NULL, OPT_GUEST },
@@ -168,6 +171,7 @@ int main(int argc, char **argv)
 		{ "status-file", required_argument, NULL, OPT_STATUS_FILE },
 		{ "set", required_argument, NULL, OPT_SET },
 		{ "check", no_argument, NULL, OPT_CHECK },
+		{ "lenient", no_argument, NULL, OPT_LENIENT },
 		{ "run-as", required_argument, NULL, OPT_RUN_AS },             /* the service's */
 		{ "config-files", required_argument, NULL, OPT_CONFIG_FILES }, /* the service's */
 		{ "verbose", no_argument, NULL, 'v' },
@@ -180,6 +184,7 @@ int main(int argc, char **argv)
 				 .progress = isatty(STDERR_FILENO) };
 	enum log_level level = LOG_LVL_INFO;
 	bool print_key = false, service = false, sysfs_set = false, check = false;
+	unsigned load_flags = 0; /* EXPERIMENT_LENIENT */
 	/* --set NAME=VALUE, NULL-terminated; at most one per argument */
 	const char *sets[argc + 1];
 	size_t nsets = 0;
@@ -214,6 +219,7 @@ int main(int argc, char **argv)
 		case OPT_STATUS_FILE: o.status_file = optarg; break;
 		case OPT_SET: sets[nsets++] = optarg; break;
 		case OPT_CHECK: check = true; break;
+		case OPT_LENIENT: load_flags |= EXPERIMENT_LENIENT; break;
 		case OPT_RUN_AS: run_as = optarg; break;
 		case OPT_CONFIG_FILES: config_files = optarg; break;
 		case 'v': level = LOG_LVL_DEBUG; break;
@@ -241,7 +247,7 @@ int main(int argc, char **argv)
 		struct check_options co = {
 			.host_config = o.host_config, .guest_config = o.guest_config,
 			.default_template = template, .sets = sets, .state_dir = o.state_dir,
-			.results_dir = o.results_dir,
+			.results_dir = o.results_dir, .load_flags = load_flags,
 			.guest_agent = o.guest_agent_path ? o.guest_agent_path : agent ? agent : found,
 		};
 		int code = check_main(&co, stdout);
@@ -295,8 +301,8 @@ int main(int argc, char **argv)
 	struct config *h = NULL, *g = NULL;
 	struct config_diag d;
 	char *template = find_demo_template();
-	int loaded = experiment_load_set(o.host_config, o.guest_config, template, sets, &exp, &h,
-					 &g, &d);
+	int loaded = experiment_load_set(o.host_config, o.guest_config, template, sets, load_flags,
+					 &exp, &h, &g, &d);
 	free(template);
 	if (loaded < 0) {
 		char line[1024];

@@ -219,3 +219,34 @@ int hostd_test_main(Suite *s)
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
+
+const char *hostd_stderr(void)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+	const char *t = read_text(path);
+	return t ? t : "";
+}
+
+void assert_no_run_folder(void)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/results/t", tmpdir);
+	ck_assert_msg(access(path, F_OK) != 0, "%s is left behind; hostd said:\n%s", path,
+		      hostd_stderr());
+}
+
+int hostd_test_check(const char *extra, char *out, size_t size)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd), "'%s' --check --host-config '%s/h.conf' --guest-config "
+		 "'%s/g.conf' --state-dir '%s/state' --results '%s/results' %s 2>&1", hostd_path,
+		 tmpdir, tmpdir, tmpdir, tmpdir, extra);
+	FILE *p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	size_t n = fread(out, 1, size - 1, p);
+	out[n] = '\0';
+	int st = pclose(p);
+	ck_assert(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}

@@ -32,6 +32,13 @@ void hostd_test_wait_signal(pid_t pid);
 void hostd_test_wait_first_barrier(int seconds);
 /* Runs the suite; the exit status of a test program. */
 int hostd_test_main(Suite *s);
+/* hostd --check on tmpdir's configs with extra (a shell-quoted string):
+ * its exit status, its stdout and stderr in out. */
+int hostd_test_check(const char *extra, char *out, size_t size);
+/* hostd's stderr of the last run ("" when none), in read_text's buffer. */
+const char *hostd_stderr(void);
+/* results/t must not exist: the run left no folder (the test fails else). */
+void assert_no_run_folder(void);
 /* Removes tmpdir/results, so that the next run may be called t again. */
 void hostd_test_teardown_results(void);
 

@@ -271,6 +271,31 @@ END_TEST
 
 /* Configs by content: a map in use answers every read and nothing else is
  * opened; recording keeps what was read from the disk. */
+/* rm -r below a folder fd: the tree goes, what a link in it points to
+ * stays, a missing name is no error, and the depth limit holds. */
+START_TEST(test_remove_tree)
+{
+	put("run/nodes/g1/work/deep/file", "x");
+	put("run/manifest.json", "{}");
+	put("outside/keep", "keep");
+	char *target = at("outside"), *link = at("run/nodes/g1/work/link");
+	ck_assert_int_eq(symlink(target, link), 0);
+	int dfd = open(tmp, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(fileio_remove_tree_at(dfd, "run", 2), -ELOOP);
+	ck_assert_int_eq(fileio_remove_tree_at(dfd, "run", 16), 0);
+	char *run = at("run"), *keep = at("outside/keep");
+	ck_assert_int_eq(access(run, F_OK), -1);
+	ck_assert_int_eq(access(keep, F_OK), 0);
+	ck_assert_int_eq(fileio_remove_tree_at(dfd, "run", 16), 0);
+	close(dfd);
+	free(target);
+	free(link);
+	free(run);
+	free(keep);
+}
+END_TEST
+
 START_TEST(test_config_files)
 {
 	struct config_files *f = config_files_new(), *rec = config_files_new();
@@ -640,6 +665,7 @@ static Suite *common_suite(void)
 	tcase_add_test(io, test_read_all_large);
 	tcase_add_test(io, test_mkdir_p);
 	tcase_add_test(io, test_copy);
+	tcase_add_test(io, test_remove_tree);
 	tcase_add_test(io, test_write_all_pipe);
 	tcase_add_test(log, test_log_terminal);
 	tcase_add_test(log, test_log_journal);

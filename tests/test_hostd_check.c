@@ -41,20 +41,9 @@ static void teardown(void)
 	hostd_test_teardown();
 }
 
-/* hostd --check ... extra: its exit status, stdout in out. */
 static int check(const char *extra, char *out, size_t size)
 {
-	char cmd[2048];
-	snprintf(cmd, sizeof(cmd), "'%s' --check --host-config '%s/h.conf' --guest-config "
-		 "'%s/g.conf' --state-dir '%s/state' --results '%s/results' %s 2>&1", hostd_path,
-		 tmpdir, tmpdir, tmpdir, tmpdir, extra);
-	FILE *p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
-	size_t n = fread(out, 1, size - 1, p);
-	out[n] = '\0';
-	int st = pclose(p);
-	ck_assert(WIFEXITED(st));
-	return WEXITSTATUS(st);
+	return hostd_test_check(extra, out, size);
 }
 
 static void has(const char *out, const char *what)
@@ -115,6 +104,29 @@ START_TEST(test_check_errors_exit_1)
 	ck_assert_int_eq(check(extra, out, sizeof(out)), 1);
 	has(out, "not writable: Not a directory");
 	has(out, "check failed\n");
+}
+END_TEST
+
+/* A name in h.conf that is no key stops hostd, run or --check, before
+ * anything starts; --lenient makes it a warning. */
+START_TEST(test_unknown_host_names)
+{
+	static char out[65536];
+	write_file("h.conf", "GUEST_KIND=local\nGEUST_COUNT=2\nMY_HELPER=1\n", 0644);
+	ck_assert_int_eq(check("", out, sizeof(out)), 1);
+	has(out, "h.conf:2:1: unknown name GEUST_COUNT, did you mean GUEST_COUNT?; 1 more unknown "
+	    "name in the file (h.conf takes lockstep's keys only, docs/config.md; hostd --lenient "
+	    "makes unknown names warnings)");
+	/* a real run: exit 1, and no run folder made */
+	const char *extra[] = { "--set", "MMTEST_ITERATIONS=1", NULL };
+	ck_assert_int_eq(hostd_test_run(NULL, extra), 1);
+	ck_assert_msg(strstr(hostd_stderr(), "unknown name GEUST_COUNT, did you mean GUEST_COUNT?"),
+		      "%s", hostd_stderr());
+	assert_no_run_folder();
+	/* --lenient: warnings, and the run goes (GUEST_COUNT's default: 1) */
+	ck_assert_int_eq(check("--lenient", out, sizeof(out)), 0);
+	has(out, "h.conf:2:1: unknown name GEUST_COUNT, did you mean GUEST_COUNT?\n");
+	has(out, "h.conf:3:1: unknown name MY_HELPER\n");
 }
 END_TEST
 
@@ -191,6 +203,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_check_prints_plan_and_starts_nothing);
 	tcase_add_test(tc, test_check_errors_exit_1);
+	tcase_add_test(tc, test_unknown_host_names);
 	tcase_add_test(tc, test_check_libvirt_guests);
 	tcase_add_test(tc, test_shipped_file_reaches_the_step);
 	tcase_set_timeout(tc, 300);

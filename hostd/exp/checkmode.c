@@ -47,8 +47,14 @@ static void print_plan(FILE *out, const struct node_plan *p, const char *nodes)
 	fprintf(out, "plan of %s (%s; %d CPUs, %d nodes, %" PRIu64 " MiB):\n", nodes,
 		p->gconf_path, p->facts.num_logical_cpus, p->facts.num_nodes,
 		p->facts.memtotal_bytes >> 20);
-	fprintf(out, "  %" PRIu32 " steps, MMTEST_ITERATIONS=%" PRIu32 "\n", p->nsteps,
-		p->iterations);
+	if (p->auto_iter)
+		fprintf(out, "  at most %" PRIu32 " steps, MMTEST_ITERATIONS=auto: %" PRIu32 " to %"
+			PRIu32 " rounds, until every series' 95%% interval of the mean is within "
+			"%g%%\n", p->nsteps, p->auto_rule.min, p->auto_rule.max,
+			p->auto_rule.target_ci_pct);
+	else
+		fprintf(out, "  %" PRIu32 " steps, MMTEST_ITERATIONS=%" PRIu32 "\n", p->nsteps,
+			p->iterations);
 	for (uint32_t k = 0; k < p->nsteps; k++) {
 		const struct proto_step *st = &p->steps[k];
 		char variant[64];
@@ -111,9 +117,15 @@ static void print_samples(FILE *out, const struct node_plan *p)
 			n += !p->info[j].warmup && p->info[j].sweep_value == p->info[k].sweep_value &&
 			     !strcmp(p->steps[j].benchmark, p->steps[k].benchmark);
 		plan_step_variant(p, k + 1, variant, sizeof(variant));
-		fprintf(out, "    %s%s%s: %u%s\n", p->steps[k].benchmark, variant[0] ? " " : "",
-			variant, n, n >= need ? "" : ": too few to tell a change from noise; raise "
-			"MMTEST_ITERATIONS or the benchmark's iterations");
+		/* adaptive: AUTO_MIN rounds at least, AUTO_MAX at most */
+		uint32_t least = p->auto_iter ? n / p->iterations * p->auto_rule.min : n;
+		char range[32] = "";
+		if (p->auto_iter)
+			snprintf(range, sizeof(range), "%u to ", least);
+		fprintf(out, "    %s%s%s: %s%u%s%s\n", p->steps[k].benchmark, variant[0] ? " " : "",
+			variant, range, n, least >= need ? "" : ": too few to tell a change from noise; "
+			"raise ", least >= need ? "" : p->auto_iter ? "AUTO_MIN or the benchmark's "
+			"iterations" : "MMTEST_ITERATIONS or the benchmark's iterations");
 	}
 }
 
@@ -269,7 +281,7 @@ int check_main(const struct check_options *o, FILE *out)
 	struct config *h = NULL, *g = NULL;
 	struct config_diag d;
 	int r = experiment_load_set(o->host_config, o->guest_config, o->default_template,
-				    o->sets, &exp, &h, &g, &d);
+				    o->sets, o->load_flags, &exp, &h, &g, &d);
 
 	if (r < 0) {
 		char line[1024];

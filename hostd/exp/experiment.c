@@ -241,6 +241,17 @@ static int load_plans(struct experiment *e, const struct config *h, const char *
 				first->gconf_path, first->nsteps);
 			return -EINVAL;
 		}
+		/* the rounds of adaptive iterations end on every node together */
+		if (mine->auto_iter != first->auto_iter ||
+		    (mine->auto_iter && (mine->iterations != first->iterations ||
+					 mine->auto_rule.min != first->auto_rule.min ||
+					 mine->auto_rule.target_ci_pct != first->auto_rule.target_ci_pct))) {
+			config_diag_at(d, mine->gconf, "MMTEST_ITERATIONS", mine->gconf_path,
+				"the plan of %s differs from that of the first node (%s) in "
+				"MMTEST_ITERATIONS=auto or its AUTO_* keys: adaptive iterations stop "
+				"every node at once, by one rule", name, first->gconf_path);
+			return -EINVAL;
+		}
 	}
 	e->nsteps = e->plans[0].nsteps;
 	e->steps = e->plans[0].steps;
@@ -282,7 +293,7 @@ int experiment_load(const char *host_config, const char *guest_config,
 		    const char *default_template, struct experiment *exp, struct config **hconf_out,
 		    struct config **gconf_out, struct config_diag *diag)
 {
-	return experiment_load_set(host_config, guest_config, default_template, NULL, exp,
+	return experiment_load_set(host_config, guest_config, default_template, NULL, 0, exp,
 				   hconf_out, gconf_out, diag);
 }
 
@@ -310,8 +321,47 @@ static int load_hoststate(const struct config *h, const struct config *g,
 	return 0;
 }
 
+/* h.conf is lockstep's own file, read by nothing else: a name no key is
+ * is a typo that would silently leave a default in force.  The first is the
+ * error (config_check_known_ex warns of each unknown name in order, before
+ * the ignored ones); --lenient leaves them warnings. */
+static int check_host_names(const struct experiment *exp, const struct config *h,
+			    const char *path, unsigned flags, struct config_diag *d)
+{
+	const struct config_diag *w;
+	size_t before = config_warnings(h, &w), unknown;
+	if (exp->guest_kind == GUEST_KIND_LIBVIRT) {
+		/* both lists count as known: merge them for one check */
+		const char *known[64];
+		size_t k = 0;
+		for (size_t i = 0; host_keys[i] && k < 63; i++)
+			known[k++] = host_keys[i];
+		for (size_t i = 0; virt_settings_keys[i] && k < 63; i++)
+			known[k++] = virt_settings_keys[i];
+		known[k] = NULL;
+		const char *prefixes[] = { virt_settings_prefixes[0], host_prefixes[0], NULL };
+		unknown = config_check_known_ex(h, known, prefixes, config_mmtests_ignored);
+	} else {
+		unknown = config_check_known_ex(h, host_keys, host_prefixes, config_mmtests_ignored);
+	}
+	if (!unknown || (flags & EXPERIMENT_LENIENT))
+		return 0;
+	if (config_warnings(h, &w) <= before) /* the warnings were full */
+		return config_diag_at(d, NULL, NULL, path, "%zu unknown name%s (hostd --lenient "
+				      "to run anyway)", unknown, unknown == 1 ? "" : "s");
+	*d = w[before];
+	size_t len = strlen(d->text);
+	char more[64] = "";
+	if (unknown > 1)
+		snprintf(more, sizeof(more), "; %zu more unknown name%s in the file", unknown - 1,
+			 unknown == 2 ? "" : "s");
+	snprintf(d->text + len, sizeof(d->text) - len, "%s (h.conf takes lockstep's keys only, "
+		 "docs/config.md; hostd --lenient makes unknown names warnings)", more);
+	return -EINVAL;
+}
+
 int experiment_load_set(const char *host_config, const char *guest_config,
-			const char *default_template, const char *const *sets,
+			const char *default_template, const char *const *sets, unsigned flags,
 			struct experiment *exp, struct config **hconf_out,
 			struct config **gconf_out, struct config_diag *diag)
 {
@@ -356,25 +406,13 @@ int experiment_load_set(const char *host_config, const char *guest_config,
 			r = monitor_settings_push(&exp->guest_mon, exp->harness_dir,
 						  &exp->bundles, g, guest_config, diag);
 	}
+	if (r == 0)
+		r = check_host_names(exp, h, host_config, flags, diag);
 	if (r < 0) {
 		experiment_fini(exp);
 		config_free(h);
 		config_free(g);
 		return r;
-	}
-	if (exp->guest_kind == GUEST_KIND_LIBVIRT) {
-		/* both lists count as known: merge them for one check */
-		const char *known[64];
-		size_t k = 0;
-		for (size_t i = 0; host_keys[i] && k < 63; i++)
-			known[k++] = host_keys[i];
-		for (size_t i = 0; virt_settings_keys[i] && k < 63; i++)
-			known[k++] = virt_settings_keys[i];
-		known[k] = NULL;
-		const char *prefixes[] = { virt_settings_prefixes[0], host_prefixes[0], NULL };
-		config_check_known_ex(h, known, prefixes, config_mmtests_ignored);
-	} else {
-		config_check_known_ex(h, host_keys, host_prefixes, config_mmtests_ignored);
 	}
 	*hconf_out = h;
 	*gconf_out = g;

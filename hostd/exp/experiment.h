@@ -103,10 +103,16 @@ const char *experiment_guest_name(const struct experiment *exp, unsigned i, char
 int experiment_load(const char *host_config, const char *guest_config,
 		    const char *default_template, struct experiment *exp, struct config **hconf_out,
 		    struct config **gconf_out, struct config_diag *diag);
+/* Unknown names in h.conf are warnings, not errors (hostd --lenient). */
+#define EXPERIMENT_LENIENT 1u
+
 /* The same, with hostd --set's assignments (NULL-terminated "NAME=VALUE",
- * may be NULL) applied to g.conf after it is read; exp keeps the pointer. */
+ * may be NULL) applied to g.conf after it is read; exp keeps the pointer.
+ * A name h.conf sets that no key is (a typo of GUEST_COUNT) is an error
+ * naming file, line, the name and the key it is close to, unless flags
+ * has EXPERIMENT_LENIENT: then it is a warning left in h.conf. */
 int experiment_load_set(const char *host_config, const char *guest_config,
-			const char *default_template, const char *const *sets,
+			const char *default_template, const char *const *sets, unsigned flags,
 			struct experiment *exp, struct config **hconf_out,
 			struct config **gconf_out, struct config_diag *diag);
 void experiment_fini(struct experiment *exp);

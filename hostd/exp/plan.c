@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auto_settings.h"
 #include "config_files.h"
 #include "mmtests_names.h"
 #include "xalloc.h"
@@ -17,7 +18,8 @@
 #define CPU_PROBE_UNITS_DEFAULT 2000000
 
 const char *const plan_keys[] = {
-	"MMTESTS", "BENCHMARKS", "MMTEST_ITERATIONS", "ITERATIONS", "CPU_PROBE_UNITS", NULL,
+	"MMTESTS", "BENCHMARKS", "MMTEST_ITERATIONS", "ITERATIONS", "CPU_PROBE_UNITS",
+	AUTO_SETTINGS_KEYS, NULL,
 };
 const char *const plan_prefixes[] = { "COMMAND_", NULL };
 static const char *const benchmark_names[] = { "MMTESTS", "BENCHMARKS", NULL };
@@ -242,8 +244,18 @@ static int build(struct node_plan *p, struct config_diag *d)
 	const struct config *c = p->gconf;
 	int64_t iterations = 1, units = CPU_PROBE_UNITS_DEFAULT;
 	const char *iter_name = config_first_set(c, iteration_names);
-	if (iter_name && config_get_int(c, iter_name, 1, ITERATIONS_MAX, &iterations, d) < 0)
+	const char *iter_value = iter_name ? config_get(c, iter_name) : NULL;
+	if (iter_value && strcmp(iter_value, "auto") == 0) {
+		/* adaptive: a plan of AUTO_MAX rounds, cut short when the rule
+		 * says (run_auto.c) */
+		if (auto_settings_load(c, p->gconf_path, ITERATIONS_MAX, &p->auto_rule, d) < 0)
+			return -EINVAL;
+		p->auto_iter = true;
+		iterations = p->auto_rule.max;
+	} else if (iter_name &&
+		   config_get_int(c, iter_name, 1, ITERATIONS_MAX, &iterations, d) < 0) {
 		return -EINVAL;
+	}
 	if (config_get_int(c, "CPU_PROBE_UNITS", 1, INT64_MAX / 2, &units, d) < 0)
 		return -EINVAL;
 	p->iterations = (uint32_t)iterations;

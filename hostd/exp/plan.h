@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "auto_iter.h"
 #include "bench_spec.h"
 #include "config.h"
 #include "proto.h"
@@ -28,6 +29,10 @@ struct node_plan {
 	struct sysfacts facts;   /* the node's, as the plan was read with them */
 	struct config *gconf;    /* the g.conf read with those facts */
 	uint32_t iterations;     /* MMTEST_ITERATIONS: how often the list runs */
+	/* MMTEST_ITERATIONS=auto: iterations is auto_rule.max, and the run
+	 * stops after a round once the rule says (run_auto.c) */
+	bool auto_iter;
+	struct auto_iter_rule auto_rule;
 	uint32_t nsteps;
 	struct proto_step *steps; /* owns their commands; plan_fini frees */
 	struct plan_step *info;  /* nsteps entries */

@@ -384,14 +384,44 @@ static void arm_go_resend(struct run *r, int64_t due_ns)
 	uv_timer_start(&r->go_timer, go_resend_cb, ms, 0);
 }
 
+/* Adaptive iterations: at the first step of a round, the rounds before it
+ * are judged; true when the run ends there (as complete as a run that ran
+ * every step of its plan). */
+static bool auto_stop(struct run *r, uint32_t k)
+{
+	uint32_t rounds = run_auto_rounds(r->autoit);
+	bool *in_run = xcalloc(r->n, sizeof(*in_run));
+	for (size_t i = 0; i < r->n; i++)
+		in_run[i] = barrier_in_run(r->barrier, i) && !r->p[i].failed;
+	bool stop = run_auto_stop_before(r->autoit, k, in_run);
+	free(in_run);
+	if (run_auto_rounds(r->autoit) == rounds)
+		return false; /* not a round's end */
+	progress_clear(r);
+	if (!stop) {
+		log_info("adaptive iterations: %s: one more round", run_auto_summary(r->autoit));
+		return false;
+	}
+	log_info("adaptive iterations: %s: the run ends after step %u of %u",
+		 run_auto_summary(r->autoit), k - 1, barrier_nsteps(r->barrier));
+	r->last_step = k - 1;
+	run_finish_status(r);
+	return true;
+}
+
 static void release(struct run *r)
 {
 	uint32_t k = barrier_step(r->barrier), n = barrier_nsteps(r->barrier);
 	if (k > n) {
 		barrier_released(r->barrier, clock_mono_ns());
-		run_finish_status(r);
+		if (r->autoit)
+			auto_stop(r, k); /* the last round is judged too, for the manifest */
+		if (!r->finishing)
+			run_finish_status(r);
 		return;
 	}
+	if (r->autoit && auto_stop(r, k))
+		return;
 	/* The previous step's record is complete by now unless someone never
 	 * said started: write it with the gap rather than hold it. */
 	run_record_flush(r, true);
@@ -709,35 +739,10 @@ static int save_config(struct run *r, const char *path, const char *as)
 	return err;
 }
 
-static int setup(struct run *r)
+/* The participants, in order: the guests, then the host when it takes part. */
+static void make_participants(struct run *r)
 {
 	const struct experiment *e = r->exp;
-	int err;
-
-	if (r->opt->run_name)
-		snprintf(r->name, sizeof(r->name), "%s", r->opt->run_name);
-	else
-		default_run_name(r->name, sizeof(r->name));
-	err = results_open_as(r->opt->results_dir, r->name,
-			      r->opt->runas ? r->opt->runas->gid : (gid_t)-1, &r->results);
-	if (err < 0) {
-		log_error("cannot create the results folder %s/%s: %s%s", r->opt->results_dir,
-			  r->name, strerror(-err),
-			  err == -EEXIST ? " (choose another --run-name)" : "");
-		return err;
-	}
-	if ((err = save_config(r, r->opt->host_config, "h.conf")) < 0 ||
-	    (err = save_config(r, r->opt->guest_config, "g.conf")) < 0) {
-		log_error("cannot copy the configs into %s/config: %s", results_path(r->results),
-			  strerror(-err));
-		return err;
-	}
-	sysfacts_read(&r->facts, "/");
-	clock_format_utc(clock_real_ns(), r->started_utc, sizeof(r->started_utc));
-	r->started_mono_ns = clock_mono_ns();
-	r->failures = json_object_new_array();
-	r->events = json_object_new_array();
-
 	r->n = e->guest_count + (e->host_runs_benchmarks ? 1 : 0);
 	r->p = xcalloc(r->n, sizeof(*r->p));
 	for (size_t i = 0; i < r->n; i++) {
@@ -758,6 +763,44 @@ static int setup(struct run *r)
 		p->clock_shared = p->kind == PART_HOST ||
 				  (p->kind == PART_LOCAL && !e->local_clock_offset_ns &&
 				   !e->local_clock_drift_ppm && !e->local_clock_jitter_ns);
+	}
+}
+
+static int setup(struct run *r)
+{
+	const struct experiment *e = r->exp;
+	int err;
+
+	if (r->opt->run_name)
+		snprintf(r->name, sizeof(r->name), "%s", r->opt->run_name);
+	else
+		default_run_name(r->name, sizeof(r->name));
+	make_participants(r);
+	/* what can fail before a guest starts fails before the run folder */
+	if ((err = run_launch_preflight(r)) < 0)
+		return err;
+	err = results_open_as(r->opt->results_dir, r->name,
+			      r->opt->runas ? r->opt->runas->gid : (gid_t)-1, &r->results);
+	if (err < 0) {
+		log_error("cannot create the results folder %s/%s: %s%s", r->opt->results_dir,
+			  r->name, strerror(-err),
+			  err == -EEXIST ? " (choose another --run-name)" : "");
+		return err;
+	}
+	if ((err = save_config(r, r->opt->host_config, "h.conf")) < 0 ||
+	    (err = save_config(r, r->opt->guest_config, "g.conf")) < 0) {
+		log_error("cannot copy the configs into %s/config: %s", results_path(r->results),
+			  strerror(-err));
+		return err;
+	}
+	sysfacts_read(&r->facts, "/");
+	clock_format_utc(clock_real_ns(), r->started_utc, sizeof(r->started_utc));
+	r->started_mono_ns = clock_mono_ns();
+	r->failures = json_object_new_array();
+	r->events = json_object_new_array();
+
+	for (size_t i = 0; i < r->n; i++) {
+		const char *name = r->p[i].node.name;
 		if ((err = results_node_dir(r->results, name, NULL)) < 0) {
 			log_error("cannot create %s/nodes/%s: %s", results_path(r->results), name,
 				  strerror(-err));
@@ -785,12 +828,16 @@ static int setup(struct run *r)
 	r->barrier = barrier_new(r->n, e->nsteps, s_to_ns(e->barrier_timeout_s),
 				 s_to_ns(e->step_timeout_s), clock_mono_ns());
 	r->go_watch = go_watch_new(r->n);
+	r->last_step = e->nsteps;
+	if (e->plans[0].auto_iter)
+		r->autoit = run_auto_new(&e->plans[0].auto_rule, e->nsteps / e->iterations, r->n);
 	run_manifest_write(r);
 	return 0;
 }
 
-/* Returns the first error the results writer met. */
-static int teardown(struct run *r)
+/* Returns the first error the results writer met; discard: the run folder
+ * goes too (nothing ran). */
+static int teardown(struct run *r, bool discard)
 {
 	int e = monitor_store_close(r->mon);
 	if (e < 0)
@@ -812,10 +859,20 @@ static int teardown(struct run *r)
 	free(r->rec.timing);
 	barrier_free(r->barrier);
 	go_watch_free(r->go_watch);
+	run_auto_free(r->autoit);
 	json_object_put(r->failures);
 	json_object_put(r->events);
 	proto_buf_free(&r->go_buf);
-	return results_close(r->results);
+	if (!discard)
+		return results_close(r->results);
+	char *where = r->results ? xstrdup(results_path(r->results)) : NULL;
+	e = results_discard(r->results);
+	if (e < 0)
+		log_error("cannot remove the run folder %s: %s", where, strerror(-e));
+	else if (where)
+		log_info("nothing ran: the run folder %s was removed", where);
+	free(where);
+	return 0;
 }
 
 int run_experiment(const struct experiment *exp, const struct run_options *opt)
@@ -823,8 +880,9 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 	struct run r = { .exp = exp, .opt = opt, .status = RUN_RUNNING };
 	r.loop = uv_default_loop();
 	if (setup(&r) < 0) {
-		teardown(&r);
-		return RUN_EXIT_FAILED;
+		/* nothing started: a usage or config error, no folder left */
+		teardown(&r, true);
+		return RUN_EXIT_USAGE;
 	}
 	log_info("run %s: %zu participants, %u steps, results in %s", r.name, r.n, exp->nsteps,
 		 results_path(r.results));
@@ -852,6 +910,15 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 	uv_run(r.loop, UV_RUN_DEFAULT);
 
 	progress_clear(&r);
+	if (!r.first_release_ns) {
+		/* ended before its first step: no results to keep, and the name
+		 * free for the next try; exit 1 unless a signal ended it */
+		log_error("run %s %s before its first step%s%s", r.name, run_status_name(r.status),
+			  r.reason[0] ? ": " : "", r.reason);
+		teardown(&r, true);
+		uv_loop_close(r.loop);
+		return r.status == RUN_INTERRUPTED ? RUN_EXIT_FAILED : RUN_EXIT_USAGE;
+	}
 	int code = r.status == RUN_COMPLETE ? RUN_EXIT_COMPLETE : RUN_EXIT_FAILED;
 	char *where = xstrdup(results_path(r.results));
 	const char *what;
@@ -878,7 +945,7 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 			 " answered go-again (the first got there), %" PRIu64 " lost (manifest: gos)",
 			 gc.resent, gc.resent == 1 ? "" : "s", gc.again, gc.lost);
 	free(where);
-	teardown(&r);
+	teardown(&r, false);
 	uv_loop_close(r.loop);
 	return code;
 }

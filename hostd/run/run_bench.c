@@ -83,6 +83,23 @@ void run_write_failure(struct run *r, struct participant *p, uint32_t step, int 
 	json_object_put(o);
 	r->samples_written++;
 	r->step_failures++;
+	if (r->autoit)
+		run_auto_failed(r->autoit, p->node.index, step);
+}
+
+/* A value for adaptive iterations' series: benchmark and sweep point. */
+static void auto_value(struct run *r, struct participant *p, const struct proto_msg *m)
+{
+	const struct node_plan *plan = r->exp->node_plan[p->guest_index];
+	uint32_t step = m->u.result.step;
+	char variant[96], series[PROTO_NAME_MAX + 100];
+	if (!r->autoit || plan->info[step - 1].warmup)
+		return;
+	plan_step_variant(plan, step, variant, sizeof(variant));
+	snprintf(series, sizeof(series), "%s%s%s", plan->steps[step - 1].benchmark,
+		 variant[0] ? " " : "", variant);
+	run_auto_value(r->autoit, p->node.index, step, series, m->u.result.metric,
+		       m->u.result.value);
 }
 
 static void write_metric(struct run *r, struct participant *p, uint32_t step,
@@ -188,4 +205,5 @@ void run_write_sample(struct run *r, struct participant *p, const struct proto_m
 	results_append_sample(r->results, o);
 	json_object_put(o);
 	r->samples_written++;
+	auto_value(r, p, m);
 }

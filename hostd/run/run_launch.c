@@ -468,17 +468,25 @@ static const struct virt_conn_ops conn_ops = {
 	.reconnect = conn_reconnect,
 };
 
-static int open_libvirt(struct run *r)
+int run_launch_preflight(struct run *r)
 {
 	const struct experiment *x = r->exp;
 	char err[1024];
 	int e;
-
-	virt_accel_decide(NULL, x->virt.accel, &r->accel);
-	log_info("accelerator: %s (%s)", r->accel.name, r->accel.reason);
+	bool guests = false;
+	for (size_t i = 0; i < r->n; i++)
+		guests |= r->p[i].kind == PART_LIBVIRT;
+	if (!guests || r->pubkey)
+		return 0;
 
 	char *pub = NULL;
 	if (x->ssh_key) {
+		if (access(x->ssh_key, R_OK) < 0) {
+			e = -errno;
+			log_error("GUEST_SSH_KEY=%s: cannot read the private key: %s", x->ssh_key,
+				  strerror(-e));
+			return e;
+		}
 		r->key_path = xstrdup(x->ssh_key);
 		char *pub_path = xasprintf("%s.pub", x->ssh_key);
 		size_t len;
@@ -504,6 +512,20 @@ static int open_libvirt(struct run *r)
 		log_error("cannot create %s/known_hosts.d: %s", r->opt->state_dir, strerror(-e));
 		return e;
 	}
+	return 0;
+}
+
+static int open_libvirt(struct run *r)
+{
+	const struct experiment *x = r->exp;
+	char err[1024];
+	int e = run_launch_preflight(r); /* done already by setup(), unless a test skipped it */
+	if (e < 0)
+		return e;
+
+	virt_accel_decide(NULL, x->virt.accel, &r->accel);
+	log_info("accelerator: %s (%s)", r->accel.name, r->accel.reason);
+
 	e = virt_conn_open(r->loop, x->virt.uri, &conn_ops, r, &r->conn, err, sizeof(err));
 	if (e < 0) {
 		log_error("%s", err);

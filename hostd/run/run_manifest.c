@@ -211,9 +211,8 @@ static json_object *participants(struct run *r)
 		json_object_object_add(o, "node", json_object_new_string(p->node.name));
 		json_object_object_add(o, "kind", json_object_new_string(run_part_kind_name(p->kind)));
 		/* ok: every step of its plan done */
-		uint32_t nsteps = r->exp->node_plan[p->guest_index]->nsteps;
 		const char *status = p->failed		      ? "failed"
-				     : p->steps_done == nsteps	      ? "ok"
+				     : p->steps_done == r->last_step ? "ok"
 				     : r->status == RUN_RUNNING ? "running"
 								: "incomplete";
 		json_object_object_add(o, "status", json_object_new_string(status));
@@ -272,6 +271,13 @@ void run_manifest_write(struct run *r)
 	json_object_object_add(m, "plan", plan(r->exp->node_plan[0]));
 	if (r->exp->nplans > 1)
 		json_object_object_add(m, "node_plans", node_plans(r));
+	if (r->autoit) {
+		const char **names = xcalloc(r->n ? r->n : 1, sizeof(*names));
+		for (size_t i = 0; i < r->n; i++)
+			names[i] = r->p[i].node.name;
+		json_object_object_add(m, "auto_iterations", run_auto_json(r->autoit, names));
+		free(names);
+	}
 	json_object_object_add(m, "steps_released",
 			       json_object_new_int64(barrier_step(r->barrier) > r->exp->nsteps
 							     ? r->exp->nsteps

@@ -214,6 +214,9 @@ static void on_done(struct run *r, struct participant *p, const struct proto_msg
 		char what[128];
 		snprintf(what, sizeof(what), "step exited with status %d", m->u.done.exit_status);
 		run_add_event(r, p, m->u.done.step, what);
+		/* a COMMAND_ step's elapsed of a failed run judges nothing */
+		if (r->autoit)
+			run_auto_failed(r->autoit, p->node.index, m->u.done.step);
 	}
 	if (m->u.done.step == barrier_nsteps(r->barrier))
 		run_on_ready(r, p, m->u.done.step + 1); /* the end barrier */

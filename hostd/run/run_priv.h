@@ -26,6 +26,7 @@
 #include "rtprio.h"
 #include "run.h"
 #include "start_timing.h"
+#include "run_auto.h"
 #include "sysfacts.h"
 #include "virt_conn.h"
 #include "virt_guest.h"
@@ -196,6 +197,10 @@ struct run {
 	uv_timer_t go_timer;    /* the go re-send of the step released last */
 	bool go_confirm;        /* the bound passed: look once more after pending input */
 	struct go_watch *go_watch; /* who got a go and has not started (go_watch.h) */
+	/* MMTEST_ITERATIONS=auto: the series and the stopping rule; NULL
+	 * otherwise */
+	struct run_auto *autoit;
+	uint32_t last_step;     /* the plan's last, or where adaptive iterations stopped */
 };
 
 /* The clock offset in use for a participant, and its method's name. */
@@ -237,6 +242,10 @@ void run_send_ping(struct run *r, struct participant *p);
 void run_agents_finish(struct run *r);
 
 /* run_launch.c */
+/* What can fail before any guest starts (hostd's SSH key, GUEST_SSH_KEY's
+ * public key, the known-hosts folder), checked before the run folder is
+ * made: 0, or -errno, said in the log.  r->p[].kind must be set. */
+int run_launch_preflight(struct run *r);
 int run_launch_all(struct run *r);
 void run_launch_stop_all(struct run *r);
 bool run_launch_gone(const struct run *r);

@@ -462,6 +462,31 @@ int results_close(struct results *r)
 	return err;
 }
 
+/* Deep enough for nodes/<node>/work/ and what a step makes in it. */
+#define RESULTS_DISCARD_DEPTH 32
+
+int results_discard(struct results *r)
+{
+	if (!r)
+		return 0;
+	int parent = dup(r->parentfd), e = 0;
+	char *name = xstrdup(r->name);
+	struct stat st;
+	if (parent < 0)
+		e = -errno;
+	else if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		e = -errno;
+	else if (st.st_dev != r->dev || st.st_ino != r->ino)
+		e = -ESTALE;
+	results_close(r);
+	if (e == 0)
+		e = fileio_remove_tree_at(parent, name, RESULTS_DISCARD_DEPTH);
+	if (parent >= 0)
+		close(parent);
+	free(name);
+	return e;
+}
+
 int results_error(struct results *r, const char **what)
 {
 	pthread_mutex_lock(&r->lock);

@@ -36,6 +36,11 @@ int results_open_as(const char *dir, const char *run, gid_t group, struct result
 /* Drains the queue, stops the writer; returns the first write error the
  * writer met (0 if none).  Accepts NULL. */
 int results_close(struct results *r);
+/* As results_close, and the run folder is removed with all in it: a run
+ * that ended before its first step keeps no folder holding its name.
+ * Removes it only while it is the folder results_open made (-ESTALE else,
+ * and it stays).  0 or -errno of the removal.  Accepts NULL. */
+int results_discard(struct results *r);
 /* The first write error so far (0 if none), and the file it concerned. */
 int results_error(struct results *r, const char **what);
 /* Blocks until everything queued so far is on disk. */
