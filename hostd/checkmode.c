@@ -149,6 +149,8 @@ static void print_hoststate(FILE *out, const struct hoststate_settings *s)
 		fprintf(out, "  intel_pstate no_turbo: %d\n", s->no_turbo);
 	if (s->thp[0])
 		fprintf(out, "  transparent huge pages: %s\n", s->thp);
+	if (s->thp_defrag[0])
+		fprintf(out, "  transparent huge pages' defrag: %s\n", s->thp_defrag);
 }
 
 static void print_binaries(FILE *out, const struct experiment *e, const char *guest_agent)

@@ -288,7 +288,8 @@ int experiment_load(const char *host_config, const char *guest_config,
 
 /* Host state a g.conf asks for (MMTests' cpupower frequency-set and
  * disable_transhuge lines become CPUFREQ_GOVERNOR and
- * TRANSPARENT_HUGEPAGES): the host's to set, since only hostd can; what
+ * TRANSPARENT_HUGEPAGES, echo never > .../transparent_hugepage/defrag
+ * TRANSPARENT_HUGEPAGES_DEFRAG): the host's to set, since only hostd can; what
  * h.conf says wins. */
 static int load_hoststate(const struct config *h, const struct config *g,
 			  struct hoststate_settings *s, struct config_diag *d)
@@ -307,6 +308,8 @@ static int load_hoststate(const struct config *h, const struct config *g,
 		s->no_turbo = from_g.no_turbo;
 	if (!s->thp[0])
 		memcpy(s->thp, from_g.thp, sizeof(s->thp));
+	if (!s->thp_defrag[0])
+		memcpy(s->thp_defrag, from_g.thp_defrag, sizeof(s->thp_defrag));
 	return 0;
 }
 

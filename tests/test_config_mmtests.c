@@ -239,6 +239,56 @@ START_TEST(test_other_substitutions)
 }
 END_TEST
 
+/* limit_memory and echo > THP's files: what they mean, and every wrong
+ * use refused at its line and column. */
+START_TEST(test_limit_memory_and_thp_echo)
+{
+	static const char *const refused[][2] = {
+		{ "A=1\nlimit_memory\n", "t.conf:2:13: expected one number of bytes after "
+		  "limit_memory, found 0 words" },
+		{ "limit_memory 1 2\n", "t.conf:1:16: expected one number of bytes after "
+		  "limit_memory, found 2 words" },
+		{ "limit_memory lots\n", "t.conf:1:14: expected a number of bytes above 0 after "
+		  "limit_memory, found \"lots\"" },
+		{ "limit_memory $((8-8))\n", "t.conf:1:14: expected a number of bytes above 0 "
+		  "after limit_memory, found \"0\"" },
+		{ "echo sometimes > /sys/kernel/mm/transparent_hugepage/enabled\n", "t.conf:1:6: "
+		  "expected one of always madvise never to write to "
+		  "/sys/kernel/mm/transparent_hugepage/enabled, found \"sometimes\"" },
+		{ "echo defer madvise > /sys/kernel/mm/transparent_hugepage/defrag\n", "t.conf:1:1: "
+		  "expected one value to write to /sys/kernel/mm/transparent_hugepage/defrag, found "
+		  "2 words" },
+		{ "  echo never > /sys/kernel/mm/transparent_hugepage/enabled > x\n", "t.conf:1:60: "
+		  "expected one '>' after echo, found another" },
+		{ "echo 3 >/proc/sys/vm/drop_caches\n", "t.conf:1:9: expected echo VALUE > "
+		  "/sys/kernel/mm/transparent_hugepage/enabled or .../defrag, found a write to "
+		  "\"/proc/sys/vm/drop_caches\": writing a file would change the node; lockstep "
+		  "sets only CPUFREQ_* and TRANSPARENT_HUGEPAGES*" },
+	};
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		load_err(refused[i][0], refused[i][1]);
+	/* MEMTOTAL_BYTES of the facts is 25144741888 */
+	load_ok("A=$MEMTOTAL_BYTES\nlimit_memory $((1024*1024*1024))\nB=$MEMTOTAL_BYTES\n"
+		"echo defer+madvise >> /sys/kernel/mm/transparent_hugepage/defrag\n"
+		"if [ 1 = 2 ]; then limit_memory x; echo x > /etc/passwd; fi\n"
+		"echo madvise > /sys/kernel/mm/transparent_hugepage/enabled; C=1\n");
+	value_is("A", "25144741888");
+	value_is("B", "1073741824");
+	value_is("TRANSPARENT_HUGEPAGES_DEFRAG", "defer+madvise");
+	value_is("TRANSPARENT_HUGEPAGES", "madvise");
+	value_is("C", "1");
+	ck_assert_uint_eq(nwarnings(), 1);
+	ck_assert_str_eq(warning(0), "t.conf:2:1: limit_memory 1073741824: MEMTOTAL_BYTES is "
+			 "1073741824 for the rest of the config; lockstep offlines no memory, so "
+			 "the node keeps all of its own: give the guest that much in its template "
+			 "for the benchmark to see only that");
+	/* a MEMTOTAL_BYTES the config set is the one limited */
+	load_ok("MEMTOTAL_BYTES=4096\nlimit_memory 1024\n");
+	value_is("MEMTOTAL_BYTES", "1024");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config-mmtests");
@@ -255,6 +305,7 @@ int main(void)
 	tc = tcase_create("substitutions");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_other_substitutions);
+	tcase_add_test(tc, test_limit_memory_and_thp_echo);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
