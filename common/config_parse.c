@@ -233,11 +233,16 @@ static int expand_text(struct config_lexer *lx, size_t dollar, size_t name, size
 static int substitution(struct config_lexer *lx, bool quoted)
 {
 	size_t at = lx->pos, p = at + (lx->s[at] == '`' ? 1 : 2), end, n = 0;
-	char close = lx->s[at] == '`' ? '`' : ')', cmd[256], *answer = NULL;
+	char close = lx->s[at] == '`' ? '`' : ')', cmd[256], *answer = NULL, q = 0;
 	int r;
 
-	for (end = p; end < lx->len && lx->s[end] != close; end++)
-		;
+	/* the close outside quotes: $(echo $X | sed 's/(a)//') */
+	for (end = p; end < lx->len && (q || lx->s[end] != close); end++) {
+		if (lx->s[end] == '\\' && q != '\'' && end + 1 < lx->len)
+			end++;
+		else if (q ? lx->s[end] == q : lx->s[end] == '\'' || lx->s[end] == '"')
+			q = q ? 0 : lx->s[end];
+	}
 	if (end == lx->len)
 		return config__error(lx, at, "expected a closing '%c' for the command substitution "
 				     "opened here", close);
@@ -247,7 +252,9 @@ static int substitution(struct config_lexer *lx, bool quoted)
 			cmd[n++] = config__is_blank(lx->s[i]) ? ' ' : lx->s[i];
 	while (n > 0 && cmd[n - 1] == ' ')
 		n--;
-	r = config__answer(lx, at, cmd, n, &answer);
+	r = config__echo_sed(lx, at, p, end, &answer);
+	if (r == 1)
+		r = config__answer(lx, at, cmd, n, &answer);
 	if (r < 0)
 		return r;
 	lx->pos = end + 1;

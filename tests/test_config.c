@@ -11,8 +11,6 @@
 #include "config.h"
 #include "config_testlib.h"
 
-#define KNOWN "lockstep never runs commands; it answers only uname -m|-r|-s, whoami, id -u, " \
-	"nproc, getconf PAGESIZE and cat of a file under /proc/sys or /sys"
 
 START_TEST(test_assignments)
 {

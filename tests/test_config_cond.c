@@ -16,7 +16,6 @@
 #include "config.h"
 #include "config_testlib.h"
 
-#define KNOWN "lockstep never runs commands; it answers only uname -m|-r|-s, whoami, id -u, nproc, getconf PAGESIZE and cat of a file under /proc/sys or /sys"
 
 /* TEST (what follows "if") picks the branch: R is "yes" or "no". */
 static void cond_is(const char *test, bool expect)

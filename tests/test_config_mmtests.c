@@ -25,8 +25,6 @@
 #include "fileio.h"
 #include "plan.h"
 
-#define KNOWN "lockstep never runs commands; it answers only uname -m|-r|-s, whoami, id -u, " \
-	"nproc, getconf PAGESIZE and cat of a file under /proc/sys or /sys"
 
 static char corpus[512], specs[512];
 
@@ -289,6 +287,108 @@ START_TEST(test_limit_memory_and_thp_echo)
 }
 END_TEST
 
+/* $(echo ... | sed s/A/B/): sed's s command on the words, and every
+ * other pipeline or script refused at its line and column. */
+START_TEST(test_echo_sed)
+{
+#define SED_WANT "expected sed 's/PATTERN/REPLACEMENT/' with a plain pattern, found "
+	static const char *const refused[][2] = {
+		{ "A=1\nB=$(echo a | sed \"s/a*/b/\")\n", "t.conf:2:18: " SED_WANT "'*' at "
+		  "character 4 of 's/a*/b/': a regular expression; lockstep's sed reads plain text, "
+		  "'.', '^' and '$' (a backslash before the character means the character)" },
+		{ "B=$(echo a | sed 's/\\(a\\)/b/')\n", "t.conf:1:18: " SED_WANT "'(' at character "
+		  "4 of 's/\\(a\\)/b/': a regular expression; lockstep's sed reads plain text, '.', "
+		  "'^' and '$'" },
+		{ "B=$(echo a | sed s/a/\\\\1/)\n", "t.conf:1:18: " SED_WANT "'1' at character 6 of "
+		  "'s/a/\\1/': a back-reference; the pattern has no groups" },
+		{ "B=$(echo a | sed s/a/b/x)\n", "t.conf:1:18: " SED_WANT "'x' at character 7 of "
+		  "'s/a/b/x': after s/// only the flag g is read" },
+		{ "B=$(echo a | sed s/a/b)\n", "t.conf:1:18: " SED_WANT "the end at character 6 of "
+		  "'s/a/b': the replacement's closing delimiter is missing" },
+		{ "B=$(echo a | sed s//b/)\n", "t.conf:1:18: " SED_WANT "'/' at character 3 of "
+		  "'s//b/': an empty pattern (sed's \"the last one\") means nothing here" },
+		{ "B=$(echo a | sed y/a/b/)\n", "t.conf:1:18: " SED_WANT "'y' at character 1 of "
+		  "'y/a/b/': sed's s command is the one lockstep reads" },
+		{ "B=$(echo a | grep x)\n", "t.conf:1:14: expected sed after 'echo ... |': lockstep "
+		  "answers no other pipeline" },
+		{ "B=$(echo a | sed s/a/b/ | sed s/b/c/)\n", "t.conf:1:25: expected echo ... | sed "
+		  "'s/A/B/' with one '|', found another" },
+		{ "B=$(echo a | sed -e)\n", "t.conf:1:20: expected sed [-e] "
+		  "'s/PATTERN/REPLACEMENT/' and nothing more" },
+		{ "B=$(echo a | sed s/a/b/ c)\n", "t.conf:1:25: expected sed [-e] "
+		  "'s/PATTERN/REPLACEMENT/' and nothing more" },
+		{ "B=$(echo a; ls)\n", "t.conf:1:11: expected a word or '|' after echo, found ';': "
+		  "a config holds one assignment per line and lockstep never runs commands (quote "
+		  "it if it belongs to the value)" },
+		{ "B=$(echo a | sed s/a/b/\n", "t.conf:1:3: expected a closing ')' for the command "
+		  "substitution opened here" },
+	};
+#undef SED_WANT
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		load_err(refused[i][0], refused[i][1]);
+	load_ok("L=\"a parsec-x  b\"\n"
+		"A=`echo $L | sed -e 's/parsec-x//'`\n"  /* unquoted: split, joined by one blank */
+		"B=$(echo \"$L\" | sed 's/ b$/ c/')\n"   /* quoted: kept */
+		"C=$(echo -n a.b.c | sed s/\\\\./-/g)\n"
+		"D=$(echo xax | sed 's/^x/&&/')\n"
+		"E=$(echo abab | sed 's/a./<&>/g')\n"
+		"F=$(echo $L)\n"
+		"G=$(echo a/b | sed 's|/|\\n|')\n"
+		"H=$(echo aaa | sed s/a/b/)\n"
+		"if [ 1 = 2 ]; then I=$(echo a | sed s/$X/b/); fi\n");
+	value_is("A", "a  b");
+	value_is("B", "a parsec-x  c");
+	value_is("C", "a-b-c");
+	value_is("D", "xxax");
+	value_is("E", "<ab><ab>");
+	value_is("F", "a parsec-x b");
+	value_is("G", "a\nb");
+	value_is("H", "baa");
+	ck_assert_ptr_null(config_get(cfg, "I"));
+}
+END_TEST
+
+/* nas-class.sh from the node's memory and CPUs, with a warning that says
+ * which and why. */
+START_TEST(test_nas_class)
+{
+	static const struct {
+		const char *mem, *cpus, *cls, *note;
+	} cases[] = {
+		{ "1073741824", "64", "B", "from the node's 1 GiB and 64 CPUs" },
+		{ "17179869184", "8", "C", "from the node's 16 GiB and 8 CPUs" },
+		{ "8589934592", "64", "C", "from the node's 8 GiB and 64 CPUs" },
+		{ "68719476736", "16", "D", "from the node's 64 GiB and 16 CPUs" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char want[512];
+
+		teardown();
+		setup();
+		config_set_fact(cfg, "MEMTOTAL_BYTES", cases[i].mem);
+		config_set_fact(cfg, "NUM_LOGICAL_CPUS", cases[i].cpus);
+		load_ok("A=1\nexport NAS_CLASS=`nas-class.sh`\n");
+		value_is("NAS_CLASS", cases[i].cls);
+		snprintf(want, sizeof(want), "t.conf:2:18: nas-class.sh answered %s %s (B under 2 "
+			 "GiB, C under 16 GiB or 16 CPUs, else D)%s", cases[i].cls, cases[i].note,
+			 cases[i].cls[0] == 'C' ? "" : "; MMTests' own copy of the script answers C "
+			 "whatever the machine (an early exit skips its rules), so MMTests would run "
+			 "class C here");
+		ck_assert_uint_eq(nwarnings(), 1);
+		ck_assert_str_eq(warning(0), want);
+	}
+	/* by a path ending so; with arguments it is another command */
+	load_ok("B=$($SHELLPACK_TOPLEVEL/bin/nas-class.sh)\n");
+	value_is("B", "D");
+	load_err("C=`nas-class.sh D`\n", "t.conf:1:3: expected a value, found the command "
+		 "substitution of 'nas-class.sh D': " KNOWN);
+	load_err("C=`my-nas-class.sh`\n", "t.conf:1:3: expected a value, found the command "
+		 "substitution of 'my-nas-class.sh': " KNOWN);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config-mmtests");
@@ -306,6 +406,8 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_other_substitutions);
 	tcase_add_test(tc, test_limit_memory_and_thp_echo);
+	tcase_add_test(tc, test_echo_sed);
+	tcase_add_test(tc, test_nas_class);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
