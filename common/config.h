@@ -149,7 +149,9 @@ size_t config_check_known(const struct config *c, const char *const *known,
 /* As config_check_known, and the names in ignored (NULL-terminated, may be
  * NULL; an entry ending in '*' is a prefix) are not unknown: those a file
  * sets are listed in one warning per file, "ignored MMTests settings
- * (lockstep does not act on them): RUN_MONITOR, MONITORS_ALWAYS".  A name
+ * (lockstep does not act on them): RUN_MONITOR, MONITORS_ALWAYS"; an entry
+ * "NAME: why" gets a warning of its own where NAME is set, "NAME ignored:
+ * why".  A name
  * in known or prefixes is never listed as ignored.  Returns how many names
  * were unknown (the ignored ones are not counted). */
 size_t config_check_known_ex(const struct config *c, const char *const *known,

@@ -373,9 +373,41 @@ int experiment_load_set(const char *host_config, const char *guest_config,
 	} else {
 		config_check_known_ex(h, host_keys, host_prefixes, config_mmtests_ignored);
 	}
+	exp->hconf = h;
 	*hconf_out = h;
 	*gconf_out = g;
 	return 0;
+}
+
+static void config_warnings_each(const struct config *c, void (*fn)(void *, const char *),
+				 void *ctx)
+{
+	const struct config_diag *d;
+	size_t n = config_warnings(c, &d);
+
+	for (size_t i = 0; i < n; i++) {
+		char line[1024];
+
+		config_diag_format(&d[i], line, sizeof(line));
+		fn(ctx, line);
+	}
+}
+
+void experiment_warnings(const struct experiment *exp, void (*fn)(void *ctx, const char *line),
+			 void *ctx)
+{
+	if (exp->hconf)
+		config_warnings_each(exp->hconf, fn, ctx);
+	/* the g.conf a run reads with the host's facts is the same file as
+	 * the plans': its warnings are theirs */
+	for (size_t k = 0; k < exp->nplans; k++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = strcmp(exp->plans[j].gconf_path, exp->plans[k].gconf_path) == 0;
+		if (!seen)
+			config_warnings_each(exp->plans[k].gconf, fn, ctx);
+	}
 }
 
 void experiment_fini(struct experiment *exp)
