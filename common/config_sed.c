@@ -268,7 +268,7 @@ static int echo_words(struct config_lexer *lx, struct growbuf *words)
 		if (r != 0)
 			return r < 0 ? r : 0;
 		/* -n: no newline, which $(...) drops anyway */
-		if (first && lx->out_len == 2 && !memcmp(lx->out, "-n", 2) && at == lx->pos - 2) {
+		if (first && lx->pos - at == 2 && !memcmp(lx->s + at, "-n", 2)) {
 			first = false;
 			continue;
 		}
@@ -300,7 +300,9 @@ static int sed_args(struct config_lexer *lx, char **script, size_t *script_pos)
 			return r;
 		if (r == 1)
 			break;
-		if (k == 0 && lx->out_len == 2 && !memcmp(lx->out, "-e", 2))
+		/* the source, not the value: a dry read (a branch not taken)
+		 * builds none */
+		if (k == 0 && lx->pos - at == 2 && !memcmp(lx->s + at, "-e", 2))
 			continue;
 		*script = xstrndup(lx->out ? lx->out : "", lx->out_len);
 		*script_pos = at;

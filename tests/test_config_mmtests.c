@@ -336,7 +336,9 @@ START_TEST(test_echo_sed)
 		"F=$(echo $L)\n"
 		"G=$(echo a/b | sed 's|/|\\n|')\n"
 		"H=$(echo aaa | sed s/a/b/)\n"
-		"if [ 1 = 2 ]; then I=$(echo a | sed s/$X/b/); fi\n");
+		"if [ 1 = 2 ]; then I=$(echo a | sed s/$X/b/); fi\n"
+		/* config-hpc-parsec-pthreads-full's line, in a branch not taken */
+		"if [ 1 = 2 ]; then\n\tJ=`echo $L | sed -e 's/parsec-x//'`\nfi\n");
 	value_is("A", "a  b");
 	value_is("B", "a parsec-x  c");
 	value_is("C", "a-b-c");
@@ -346,6 +348,7 @@ START_TEST(test_echo_sed)
 	value_is("G", "a\nb");
 	value_is("H", "baa");
 	ck_assert_ptr_null(config_get(cfg, "I"));
+	ck_assert_ptr_null(config_get(cfg, "J"));
 }
 END_TEST
 
