@@ -23,6 +23,7 @@
  * (CPUFREQ_GOVERNOR), disable_transhuge and echo V >
  * /sys/kernel/mm/transparent_hugepage/enabled|defrag
  * (TRANSPARENT_HUGEPAGES[_DEFRAG]), limit_memory (MEMTOTAL_BYTES capped),
+ * grep -q TEXT /proc/cpuinfo ($? on the next line, from hostd's machine),
  * echo (a warning), die/exit (the config is refused), and the command
  * substitutions `uname -m|-r|-s`, `whoami`, `id -u`, `nproc`, `getconf
  * PAGESIZE`, `cat` of a /proc/sys or /sys file, `nas-class.sh` and `echo

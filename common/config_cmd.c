@@ -15,6 +15,7 @@
  *   echo ...                                ignored, with a warning
  *   limit_memory BYTES                      MEMTOTAL_BYTES is at most BYTES for
  *                                           the rest of the config, with a warning
+ *   grep -q TEXT /proc/cpuinfo              $? on the next line: 0 when found
  *   die MSG, exit N                         the config is refused (when read)
  *
  * Anything else stays an error naming its place.
@@ -324,6 +325,32 @@ static int echo_to(struct config_lexer *lx, size_t at, const struct args *a)
 	config__show(a->v[0], shown, sizeof(shown));
 	return config__error(lx, a->pos[0], "expected one of %s to write to %s, found %s", values,
 			     k->path, shown);
+}
+
+/* grep -q TEXT FILE: the status $? holds on the next line (0: found). */
+static int grep(struct config_lexer *lx, size_t at, const struct args *a)
+{
+	bool found;
+	int r;
+
+	if (a->n != 3 || (!lx->dry && strcmp(a->v[0], "-q")))
+		return config__error(lx, at, "expected grep -q TEXT FILE (read as a status for $? "
+				     "on the next line): lockstep runs no other grep");
+	if (lx->dry) /* a dry read builds no words to check */
+		return 0;
+	for (const char *p = a->v[1]; *p; p++)
+		if (strchr(".[]*^$\\", *p))
+			return config__error(lx, a->pos[1], "expected plain text after grep -q, found "
+					     "'%c': lockstep's grep reads no regular expression", *p);
+	r = config__grep_file(lx, a->pos[2], a->v[2], a->v[1], &found);
+	if (r < 0)
+		return r;
+	lx->status = found ? 0 : 1;
+	lx->status_pending = true;
+	config__warn(lx->c, lx->file, lx->line, config__column(lx, at), "grep -q \"%.40s\" %s: "
+		     "%s on hostd's machine, so $? is %d (a guest's own file is not known before "
+		     "it runs)", a->v[1], a->v[2], found ? "found" : "not found", lx->status);
+	return 0;
 }
 
 static int echo(struct config_lexer *lx, size_t at, const struct args *a)
@@ -677,7 +704,8 @@ int config__command(struct config_lexer *lx)
 {
 	static const char *const commands[] = { ".", "source", "echo", "cpupower",
 						"disable_transhuge", "enable_transhuge", "die",
-						"exit", "true", ":", "unset", "limit_memory", NULL };
+						"exit", "true", ":", "unset", "limit_memory", "grep",
+						NULL };
 	size_t at = lx->pos, n = 0;
 	const char *w = lx->s + at;
 	struct args a = { 0 };
@@ -728,6 +756,8 @@ int config__command(struct config_lexer *lx)
 		r = unset(lx, &a);
 	else if (!strcmp(cmd, "limit_memory"))
 		r = limit_memory(lx, at, &a);
+	else if (!strcmp(cmd, "grep"))
+		r = grep(lx, at, &a);
 	else if (a.n > 0 && listed(w, n, size_functions))
 		r = config__error(lx, a.pos[0], "expected nothing after %s", cmd);
 	args_free(&a);

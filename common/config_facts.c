@@ -22,6 +22,7 @@
 
 #define HUGE_PAGESIZE_DEFAULT (2u << 20) /* x86-64's, when the node says nothing */
 #define SYS_FILE_MAX 4096		 /* bytes read of a /proc/sys or /sys file */
+#define CPUINFO_MAX (8 << 20)		 /* bytes read of /proc/cpuinfo */
 
 static void fact_u64(struct config *c, const char *name, uint64_t v)
 {
@@ -145,23 +146,45 @@ const char *config__read_why(int r)
 	return strerror(-r);
 }
 
-static int read_sys(struct config_lexer *lx, size_t at, const char *p, size_t n, char **out)
+static int read_sys(struct config_lexer *lx, size_t at, const char *cmd, const char *p, size_t n,
+		    char **out)
 {
 	const char *root = lx->c->root ? lx->c->root : "";
 	char *path = xasprintf("%s%.*s", root, (int)n, p), *text = NULL;
 	size_t len = 0;
 	int r = config__readable_by_all(path);
+	/* /proc/cpuinfo: some 1.5 KiB per CPU */
+	bool cpuinfo = n == 13 && !memcmp(p, "/proc/cpuinfo", 13);
 
 	if (r == 0)
-		r = fileio_read_all(path, SYS_FILE_MAX, &text, &len);
+		r = fileio_read_all(path, cpuinfo ? CPUINFO_MAX : SYS_FILE_MAX, &text, &len);
 
 	free(path);
 	if (r < 0)
-		return config__error(lx, at, "expected a file that can be read after cat, found "
-				     "%.*s: %s", (int)n, p, config__read_why(r));
+		return config__error(lx, at, "expected a file that can be read after %s, found "
+				     "%.*s: %s", cmd, (int)n, p, config__read_why(r));
 	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
 		text[--len] = '\0';
 	*out = text;
+	return 0;
+}
+
+int config__grep_file(struct config_lexer *lx, size_t pos, const char *path, const char *text,
+		      bool *found)
+{
+	size_t n = strlen(path);
+	char *body = NULL;
+	int r;
+
+	*found = false;
+	if (!(n == 13 && !memcmp(path, "/proc/cpuinfo", 13)) && !sys_path_ok(path, n))
+		return config__error(lx, pos, "expected /proc/cpuinfo or a file under /proc/sys or "
+				     "/sys after grep -q TEXT, found \"%.60s\"", path);
+	r = read_sys(lx, pos, "grep -q", path, n, &body);
+	if (r < 0)
+		return r;
+	*found = strstr(body, text) != NULL;
+	free(body);
 	return 0;
 }
 
@@ -250,7 +273,7 @@ int config__answer(struct config_lexer *lx, size_t at, const char *cmd, size_t n
 		while (pn > 0 && config__is_blank(*p))
 			p++, pn--;
 		if (sys_path_ok(p, pn))
-			return lx->dry ? (*out = xstrdup(""), 0) : read_sys(lx, at, p, pn, out);
+			return lx->dry ? (*out = xstrdup(""), 0) : read_sys(lx, at, "cat", p, pn, out);
 	}
 	return config__error(lx, at, "expected a value, found the command substitution of "
 			     "'%.*s': lockstep never runs commands; it answers only " CONFIG_ANSWERS,

@@ -292,7 +292,17 @@ static int parse_dollar(struct config_lexer *lx, bool quoted)
 		lx->pos += 2;
 		return v ? (quoted ? out_lit : out_put)(lx, at, v->value, strlen(v->value)) : 0;
 	}
-	if ((next >= '0' && next <= '9') || (next > 0 && strchr("@*#?-!", next)))
+	if (next == '?' && (lx->status_ready || lx->dry)) { /* dry: nothing is expanded */
+		char st[4];
+
+		snprintf(st, sizeof(st), "%d", lx->status);
+		lx->pos += 2;
+		return out_put(lx, at, st, strlen(st));
+	}
+	if (next == '?')
+		return config__error(lx, at, "expected a variable name after '$', found '$?': a "
+				     "config has a status only on the line after a grep -q");
+	if ((next >= '0' && next <= '9') || (next > 0 && strchr("@*#-!", next)))
 		return config__error(lx, at, "expected a variable name after '$', found the shell "
 				     "parameter '$%c': configs have no positional or special "
 				     "parameters", next);
@@ -698,6 +708,15 @@ static size_t statement_end(const char *text, size_t len, size_t start, int *lin
 	}
 }
 
+static bool blank_or_comment(const struct config_lexer *lx)
+{
+	size_t i = 0;
+
+	while (i < lx->len && (config__is_blank(lx->s[i]) || lx->s[i] == '\r'))
+		i++;
+	return i == lx->len || lx->s[i] == '#';
+}
+
 int config__parse(struct config *c, const char *file, const char *text, size_t len,
 		  struct config_diag *err)
 {
@@ -724,6 +743,11 @@ int config__parse(struct config *c, const char *file, const char *text, size_t l
 			r = config__error(&lx, CONFIG_LINE_MAX, "expected a line of at most %d bytes",
 					  CONFIG_LINE_MAX);
 		} else if ((r = check_bytes(&lx)) == 0) {
+			/* $? is grep's on the next line that holds a statement */
+			if (!blank_or_comment(&lx)) {
+				lx.status_ready = lx.status_pending;
+				lx.status_pending = false;
+			}
 			r = config__statements(&lx);
 		}
 		lx.line += lines - 1;

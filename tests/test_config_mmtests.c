@@ -175,6 +175,22 @@ END_TEST
 
 /* The side-effect-free forms are answered from facts, never run; every
  * other substitution stays an error naming it. */
+/* A fake root for the config to read below (dir, a mkdtemp template):
+ * proc/sys/vm/ and the file rel holding text; path is the file's. */
+static void fake_root(char *dir, const char *rel, const char *text, char *path, size_t size)
+{
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, size, "%s/proc/sys/vm", dir);
+	ck_assert_int_eq(fileio_mkdir_p(path, 0755), 0);
+	snprintf(path, size, "%s/%s", dir, rel);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs(text, f);
+	fclose(f);
+	config_set_root(cfg, dir);
+}
+
 START_TEST(test_other_substitutions)
 {
 	static const char *const refused[][2] = {
@@ -198,19 +214,11 @@ START_TEST(test_other_substitutions)
 		  "after cat, found /proc/sys/vm/absent: No such file or directory" },
 	};
 	char dir[] = "/tmp/lockstep-cfg-XXXXXX", path[128];
-	FILE *f;
 
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		load_err(refused[i][0], refused[i][1]);
 	/* answered from facts and from a fake /proc/sys */
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/proc/sys/vm", dir);
-	ck_assert_int_eq(fileio_mkdir_p(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/proc/sys/vm/dirty_ratio", dir);
-	ck_assert_ptr_nonnull(f = fopen(path, "w"));
-	fputs("20\n", f);
-	fclose(f);
-	config_set_root(cfg, dir);
+	fake_root(dir, "proc/sys/vm/dirty_ratio", "20\n", path, sizeof(path));
 	config_set_fact(cfg, "KERNEL_RELEASE", "6.1.0-test");
 	config_set_fact(cfg, "WHOAMI", "lab");
 	config_set_fact(cfg, "UID", "1000");
@@ -392,6 +400,54 @@ START_TEST(test_nas_class)
 }
 END_TEST
 
+/* grep -q TEXT /proc/cpuinfo and $? on the next line (MMTests' HT test
+ * in its NAS and HPCC configs), against a fake /proc. */
+START_TEST(test_grep_status)
+{
+	static const char *const refused[][2] = {
+		{ "A=$?\n", "t.conf:1:3: expected a variable name after '$', found '$?': a config "
+		  "has a status only on the line after a grep -q" },
+		{ "grep -q ht /proc/cpuinfo\nB=1\nC=$?\n", "t.conf:3:3: expected a variable name "
+		  "after '$', found '$?': a config has a status only on the line after a grep -q" },
+		{ "grep ht /proc/cpuinfo\n", "t.conf:1:1: expected grep -q TEXT FILE (read as a "
+		  "status for $? on the next line): lockstep runs no other grep" },
+		{ "grep -q ht\n", "t.conf:1:1: expected grep -q TEXT FILE (read as a status for $? "
+		  "on the next line): lockstep runs no other grep" },
+		{ "grep -q x /etc/passwd\n", "t.conf:1:11: expected /proc/cpuinfo or a file under "
+		  "/proc/sys or /sys after grep -q TEXT, found \"/etc/passwd\"" },
+		{ "grep -q 'a.b' /proc/cpuinfo\n", "t.conf:1:9: expected plain text after grep -q, "
+		  "found '.': lockstep's grep reads no regular expression" },
+		{ "grep -q x /proc/sys/vm/absent\n", "t.conf:1:11: expected a file that can be read "
+		  "after grep -q, found /proc/sys/vm/absent: No such file or directory" },
+	};
+	char dir[] = "/tmp/lockstep-cfg-XXXXXX", path[128];
+
+	fake_root(dir, "proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu vme ht syscall\n", path,
+		  sizeof(path));
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		load_err(refused[i][0], refused[i][1]);
+	load_ok("grep -q \" ht \" /proc/cpuinfo\n"
+		"if [ $? -eq 0 ]; then\n\tA=ht\nfi\n"
+		"grep -q \" smt \" /proc/cpuinfo\n"
+		"\n# a comment between\n"
+		"B=$?\n"
+		"if [ 1 = 2 ]; then\n\tgrep -q x /proc/cpuinfo\n\tif [ $? -eq 0 ]; then C=1; fi\nfi\n");
+	value_is("A", "ht");
+	value_is("B", "1");
+	ck_assert_ptr_null(config_get(cfg, "C"));
+	/* one from the refused case 2 (its grep was read), then these two */
+	ck_assert_uint_eq(nwarnings(), 3);
+	ck_assert_str_eq(warning(1), "t.conf:1:1: grep -q \" ht \" /proc/cpuinfo: found on "
+			 "hostd's machine, so $? is 0 (a guest's own file is not known before it "
+			 "runs)");
+	ck_assert_str_eq(warning(2), "t.conf:5:1: grep -q \" smt \" /proc/cpuinfo: not found on "
+			 "hostd's machine, so $? is 1 (a guest's own file is not known before it "
+			 "runs)");
+	snprintf(path, sizeof(path), "rm -r %s", dir);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config-mmtests");
@@ -411,6 +467,7 @@ int main(void)
 	tcase_add_test(tc, test_limit_memory_and_thp_echo);
 	tcase_add_test(tc, test_echo_sed);
 	tcase_add_test(tc, test_nas_class);
+	tcase_add_test(tc, test_grep_status);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
