@@ -616,7 +616,8 @@ int config__read_heredoc(struct config_lexer *lx, const char *text, size_t len, 
 		lx->line++;
 		while (p < end && config__is_blank(text[p]))
 			p++;
-		if (p == end || text[p] != ')') {
+		/* p is past the text when END was its last line, without a '\n' */
+		if (p >= end || text[p] != ')') {
 			config__diag(lx->err, lx->file, lx->line, 1, "expected ')' to close the $(cat "
 				     "<<%s opened at line %d", h->delim, h->line);
 			return -EINVAL;

@@ -242,6 +242,10 @@ START_TEST(test_errors_commands)
 		 "\"d/\"");
 	load_err("A=$(cat <<END\nx\nEND\n", "t.conf:4:1: expected ')' to close the $(cat <<END "
 		 "opened at line 1");
+	/* END the last line, with no newline: nothing is read past the text
+	 * (ASan, found by the config fuzzer) */
+	load_err("A=$(cat <<END\nx\nEND", "t.conf:4:1: expected ')' to close the $(cat <<END "
+		 "opened at line 1");
 	load_err("A=$(cat <<END extra\n", "t.conf:1:15: expected the end of the line after $(cat "
 		 "<<END: the text follows on the next lines, then END and ')'");
 	load_err("disable_transhuge now\n", "t.conf:1:19: expected nothing after "
