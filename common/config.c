@@ -393,16 +393,18 @@ static bool has_prefix(const char *name, const char *const *prefixes)
 	return false;
 }
 
-static bool listed(const char *name, const char *const *list)
+/* The entry of list that name is (an entry may end in '*', a prefix, and
+ * carry ": why" after the name), or NULL. */
+static const char *listed(const char *name, const char *const *list)
 {
 	for (; list && *list; list++) {
-		size_t n = strlen(*list);
+		size_t n = strcspn(*list, ":");
 
 		if (n > 0 && (*list)[n - 1] == '*' ? strncmp(name, *list, n - 1) == 0
-						   : strcmp(name, *list) == 0)
-			return true;
+						   : strlen(name) == n && !strncmp(name, *list, n))
+			return *list;
 	}
-	return false;
+	return NULL;
 }
 
 static void warn_unknown(struct config *w, const struct config_var *v, const char *const *known)
@@ -461,7 +463,15 @@ size_t config_check_known_ex(const struct config *c, const char *const *known,
 
 		if (listed(v->name, known) || has_prefix(v->name, prefixes))
 			continue;
-		if (listed(v->name, ignored)) {
+		const char *entry = listed(v->name, ignored);
+
+		if (entry && strchr(entry, ':')) {
+			/* a reason worth its own line, at the name's place */
+			config__warn(w, v->file, v->line, v->column, "%s ignored%s", v->name,
+				     strchr(entry, ':'));
+			continue;
+		}
+		if (entry) {
 			if (!idx)
 				idx = xmalloc(c->vars.n * sizeof(*idx));
 			idx[nignored++] = i;

@@ -20,11 +20,15 @@
  * config, include-sizes.sh and its functions (facts), cat >FILE <<END (a
  * file shipped with the steps, config_shipped), $(cat <<END), $$,
  * [ TEST ] && STATEMENT, case ... esac, cpupower frequency-set -g G
- * (CPUFREQ_GOVERNOR), disable_transhuge (TRANSPARENT_HUGEPAGES), echo (a
- * warning), die/exit (the config is refused), and the command
+ * (CPUFREQ_GOVERNOR), disable_transhuge and echo V >
+ * /sys/kernel/mm/transparent_hugepage/enabled|defrag
+ * (TRANSPARENT_HUGEPAGES[_DEFRAG]), limit_memory (MEMTOTAL_BYTES capped),
+ * grep -q TEXT /proc/cpuinfo ($? on the next line, from hostd's machine),
+ * echo (a warning), die/exit (the config is refused), and the command
  * substitutions `uname -m|-r|-s`, `whoami`, `id -u`, `nproc`, `getconf
- * PAGESIZE` and `cat` of a /proc/sys or /sys file, answered from facts or
- * that file.  The environment is not consulted: a config means the same
+ * PAGESIZE`, `cat` of a /proc/sys or /sys file, `nas-class.sh` and `echo
+ * WORDS | sed s/A/B/`, answered from facts, that file or sed's s command
+ * read here.  The environment is not consulted: a config means the same
  * thing wherever it runs.  An unset variable expands to "" (0 in
  * arithmetic) and is reported as a warning.
  *
@@ -146,7 +150,9 @@ size_t config_check_known(const struct config *c, const char *const *known,
 /* As config_check_known, and the names in ignored (NULL-terminated, may be
  * NULL; an entry ending in '*' is a prefix) are not unknown: those a file
  * sets are listed in one warning per file, "ignored MMTests settings
- * (lockstep does not act on them): RUN_MONITOR, MONITORS_ALWAYS".  A name
+ * (lockstep does not act on them): RUN_MONITOR, MONITORS_ALWAYS"; an entry
+ * "NAME: why" gets a warning of its own where NAME is set, "NAME ignored:
+ * why".  A name
  * in known or prefixes is never listed as ignored.  Returns how many names
  * were unknown (the ignored ones are not counted). */
 size_t config_check_known_ex(const struct config *c, const char *const *known,

@@ -10,12 +10,18 @@
  *   cat >FILE <<END ... END                 FILE is shipped with the steps
  *   cpupower frequency-set -g G             CPUFREQ_GOVERNOR=G
  *   disable_transhuge, enable_transhuge     TRANSPARENT_HUGEPAGES=never|always
+ *   echo V > /sys/kernel/mm/transparent_hugepage/enabled|defrag
+ *                                           TRANSPARENT_HUGEPAGES[_DEFRAG]=V
  *   echo ...                                ignored, with a warning
+ *   limit_memory BYTES                      MEMTOTAL_BYTES is at most BYTES for
+ *                                           the rest of the config, with a warning
+ *   grep -q TEXT /proc/cpuinfo              $? on the next line: 0 when found
  *   die MSG, exit N                         the config is refused (when read)
  *
  * Anything else stays an error naming its place.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +44,9 @@ struct args {
 	char *v[ARGS_MAX];
 	size_t pos[ARGS_MAX];
 	size_t n;
+	char *target;	   /* echo ... > TARGET: expanded */
+	size_t redirect;   /* the '>' */
+	size_t target_pos;
 };
 
 static void args_free(struct args *a)
@@ -45,6 +54,29 @@ static void args_free(struct args *a)
 	for (size_t i = 0; i < a->n; i++)
 		free(a->v[i]);
 	a->n = 0;
+	free(a->target);
+	a->target = NULL;
+}
+
+/* echo's "> FILE" at lx->pos (a '>'): the file, expanded, into a->target. */
+static int redirect(struct config_lexer *lx, struct args *a)
+{
+	int r;
+
+	if (a->target)
+		return config__error(lx, lx->pos, "expected one '>' after echo, found another");
+	a->redirect = lx->pos++;
+	if (lx->pos < lx->len && lx->s[lx->pos] == '>')
+		lx->pos++; /* >>: the same to a sysfs file */
+	config__skip_blanks(lx);
+	lx->out_len = 0;
+	a->target_pos = lx->pos;
+	lx->in_command = true;
+	r = config__parse_word(lx, "expected a file name after '>'");
+	lx->in_command = false;
+	if (r == 0)
+		a->target = xstrndup(lx->out ? lx->out : "", lx->out_len);
+	return r;
 }
 
 /* The words up to the end of the line, a comment, or a ';' (then *more). */
@@ -59,10 +91,13 @@ static int read_args(struct config_lexer *lx, struct args *a, const char *cmd, b
 		if (lx->pos == lx->len || lx->s[lx->pos] == '#')
 			return 0;
 		if (lx->s[lx->pos] == '>' && !strcmp(cmd, "echo")) {
-			args_free(a);
-			return config__error(lx, lx->pos, "expected echo without '>': writing a file "
-					     "(/sys, /proc) would change the node; lockstep sets only "
-					     "CPUFREQ_* and TRANSPARENT_HUGEPAGES");
+			int r = redirect(lx, a);
+
+			if (r < 0) {
+				args_free(a);
+				return r;
+			}
+			continue;
 		}
 		if (lx->s[lx->pos] == ';') {
 			/* ";;" ends a case branch: left for the caller */
@@ -247,10 +282,83 @@ static int refuse(struct config_lexer *lx, size_t at, const char *cmd, const str
 	return r;
 }
 
+/* The sysfs files an echo in MMTests' configs writes that lockstep knows
+ * as host state it saves, sets for the run and puts back (hoststate.c). */
+static const struct sysfs_knob {
+	const char *path, *setting, *values[6];
+} sysfs_knobs[] = {
+	{ "/sys/kernel/mm/transparent_hugepage/enabled", "TRANSPARENT_HUGEPAGES",
+	  { "always", "madvise", "never" } },
+	{ "/sys/kernel/mm/transparent_hugepage/defrag", "TRANSPARENT_HUGEPAGES_DEFRAG",
+	  { "always", "defer", "defer+madvise", "madvise", "never" } },
+};
+
+/* echo VALUE > FILE: a setting when FILE is a knob above, else an error. */
+static int echo_to(struct config_lexer *lx, size_t at, const struct args *a)
+{
+	const struct sysfs_knob *k = NULL;
+	char shown[CONFIG_SHOW_SIZE], values[96] = "";
+
+	for (size_t i = 0; i < sizeof(sysfs_knobs) / sizeof(sysfs_knobs[0]) && !k; i++)
+		if (!strcmp(a->target, sysfs_knobs[i].path))
+			k = &sysfs_knobs[i];
+	if (!k && lx->dry)
+		return 0; /* the target may be made of values a dry read leaves empty */
+	if (!k) {
+		config__show(a->target, shown, sizeof(shown));
+		return config__error(lx, a->target_pos, "expected echo VALUE > "
+				     "/sys/kernel/mm/transparent_hugepage/enabled or .../defrag, "
+				     "found a write to %s: writing a file would change the node; "
+				     "lockstep sets only CPUFREQ_* and TRANSPARENT_HUGEPAGES*", shown);
+	}
+	if (a->n != 1)
+		return config__error(lx, at, "expected one value to write to %s, found %zu words",
+				     k->path, a->n);
+	for (size_t i = 0; k->values[i]; i++) {
+		if (!lx->dry && !strcmp(a->v[0], k->values[i]))
+			return set_var(lx, k->setting, a->v[0], at);
+		snprintf(values + strlen(values), sizeof(values) - strlen(values), "%s%s",
+			 i ? " " : "", k->values[i]);
+	}
+	if (lx->dry)
+		return 0;
+	config__show(a->v[0], shown, sizeof(shown));
+	return config__error(lx, a->pos[0], "expected one of %s to write to %s, found %s", values,
+			     k->path, shown);
+}
+
+/* grep -q TEXT FILE: the status $? holds on the next line (0: found). */
+static int grep(struct config_lexer *lx, size_t at, const struct args *a)
+{
+	bool found;
+	int r;
+
+	if (a->n != 3 || (!lx->dry && strcmp(a->v[0], "-q")))
+		return config__error(lx, at, "expected grep -q TEXT FILE (read as a status for $? "
+				     "on the next line): lockstep runs no other grep");
+	if (lx->dry) /* a dry read builds no words to check */
+		return 0;
+	for (const char *p = a->v[1]; *p; p++)
+		if (strchr(".[]*^$\\", *p))
+			return config__error(lx, a->pos[1], "expected plain text after grep -q, found "
+					     "'%c': lockstep's grep reads no regular expression", *p);
+	r = config__grep_file(lx, a->pos[2], a->v[2], a->v[1], &found);
+	if (r < 0)
+		return r;
+	lx->status = found ? 0 : 1;
+	lx->status_pending = true;
+	config__warn(lx->c, lx->file, lx->line, config__column(lx, at), "grep -q \"%.40s\" %s: "
+		     "%s on hostd's machine, so $? is %d (a guest's own file is not known before "
+		     "it runs)", a->v[1], a->v[2], found ? "found" : "not found", lx->status);
+	return 0;
+}
+
 static int echo(struct config_lexer *lx, size_t at, const struct args *a)
 {
 	char *text, shown[CONFIG_SHOW_SIZE];
 
+	if (a->target)
+		return echo_to(lx, at, a);
 	if (lx->dry)
 		return 0;
 	text = joined(a, 0);
@@ -259,6 +367,53 @@ static int echo(struct config_lexer *lx, size_t at, const struct args *a)
 		     "echo %s ignored: a config prints nothing in lockstep", shown);
 	free(lx->last_echo);
 	lx->last_echo = text;
+	return 0;
+}
+
+/*
+ * limit_memory BYTES: MMTests offlines memory until the node has BYTES and
+ * reads MEMTOTAL_BYTES again.  lockstep changes no node's memory: the
+ * config's later sizes are computed from the smaller of the two, as
+ * MMTests' would be, and a warning says the node itself keeps its memory.
+ */
+static int limit_memory(struct config_lexer *lx, size_t at, const struct args *a)
+{
+	const struct config_var *mem;
+	char shown[CONFIG_SHOW_SIZE], buf[24];
+	int64_t limit, total = 0;
+
+	if (a->n != 1)
+		return config__error(lx, a->n ? a->pos[1] : lx->pos, "expected one number of "
+				     "bytes after limit_memory, found %zu words", a->n);
+	if (lx->dry)
+		return 0;
+	if (!config__parse_int(a->v[0], &limit) || limit <= 0) {
+		config__show(a->v[0], shown, sizeof(shown));
+		return config__error(lx, a->pos[0], "expected a number of bytes above 0 after "
+				     "limit_memory, found %s", shown);
+	}
+	mem = config__lookup(lx->c, "MEMTOTAL_BYTES", 14);
+	if (mem && config__parse_int(mem->value, &total) && total > 0 && total <= limit) {
+		config__warn(lx->c, lx->file, lx->line, config__column(lx, at),
+			     "limit_memory %" PRId64 " ignored: MEMTOTAL_BYTES is %" PRId64
+			     ", no more than that already", limit, total);
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%" PRId64, limit);
+	/* a value the config set itself is replaced where it is, else the fact */
+	if (config__find(&lx->c->vars, "MEMTOTAL_BYTES", 14)) {
+		int r = set_var(lx, "MEMTOTAL_BYTES", buf, at);
+
+		if (r < 0)
+			return r;
+	} else {
+		config_set_fact(lx->c, "MEMTOTAL_BYTES", buf);
+	}
+	config__warn(lx->c, lx->file, lx->line, config__column(lx, at),
+		     "limit_memory %" PRId64 ": MEMTOTAL_BYTES is %" PRId64 " for the rest of the "
+		     "config; lockstep offlines no memory, so the node keeps all of its own: give "
+		     "the guest that much in its template for the benchmark to see only that",
+		     limit, limit);
 	return 0;
 }
 
@@ -461,7 +616,8 @@ int config__read_heredoc(struct config_lexer *lx, const char *text, size_t len, 
 		lx->line++;
 		while (p < end && config__is_blank(text[p]))
 			p++;
-		if (p == end || text[p] != ')') {
+		/* p is past the text when END was its last line, without a '\n' */
+		if (p >= end || text[p] != ')') {
 			config__diag(lx->err, lx->file, lx->line, 1, "expected ')' to close the $(cat "
 				     "<<%s opened at line %d", h->delim, h->line);
 			return -EINVAL;
@@ -549,7 +705,8 @@ int config__command(struct config_lexer *lx)
 {
 	static const char *const commands[] = { ".", "source", "echo", "cpupower",
 						"disable_transhuge", "enable_transhuge", "die",
-						"exit", "true", ":", "unset", "limit_memory", NULL };
+						"exit", "true", ":", "unset", "limit_memory", "grep",
+						NULL };
 	size_t at = lx->pos, n = 0;
 	const char *w = lx->s + at;
 	struct args a = { 0 };
@@ -599,9 +756,9 @@ int config__command(struct config_lexer *lx)
 	else if (!strcmp(cmd, "unset"))
 		r = unset(lx, &a);
 	else if (!strcmp(cmd, "limit_memory"))
-		r = config__error(lx, at, "expected a setting, found limit_memory: MMTests offlines "
-				  "memory with it, and lockstep does not change a node's memory; "
-				  "give the guest less memory in its template instead");
+		r = limit_memory(lx, at, &a);
+	else if (!strcmp(cmd, "grep"))
+		r = grep(lx, at, &a);
 	else if (a.n > 0 && listed(w, n, size_functions))
 		r = config__error(lx, a.pos[0], "expected nothing after %s", cmd);
 	args_free(&a);

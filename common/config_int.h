@@ -115,6 +115,10 @@ struct config_lexer {
 	bool in_command; /* a ';' ends a word: the arguments of a command */
 	struct config_heredoc heredoc;
 	char *last_echo; /* the text of the last echo, what an exit after it says */
+	/* $?: the status of a grep -q, read on the statement line after it */
+	int status;
+	bool status_pending; /* this line held the grep */
+	bool status_ready;   /* the line before this one held it */
 };
 
 struct config_var *config__find(const struct config_table *t, const char *name, size_t len);
@@ -185,12 +189,25 @@ int config__not_a_name(struct config_lexer *lx);
 /* The fact $$ reads: hostd's pid, the same in every file of the run. */
 #define CONFIG_PID_FACT "$"
 
+/* The command substitutions a config may hold, for "it answers only ...". */
+#define CONFIG_ANSWERS "uname -m|-r|-s, whoami, id -u, nproc, getconf PAGESIZE, cat of a " \
+	"file under /proc/sys or /sys, nas-class.sh and echo ... | sed s/A/B/"
+
 /* Facts of this process: MACHINE, KERNEL_RELEASE, KERNEL_NAME, USER, UID,
  * $$, PAGESIZE, WORDSIZE, DOUBLESIZE (config_facts.c). */
 void config__process_facts(struct config *c);
 /* The answer to the command substitution cmd[0..n) (blanks collapsed), at
  * pos at for errors: a new string in *out, or -EINVAL naming it. */
 int config__answer(struct config_lexer *lx, size_t at, const char *cmd, size_t n, char **out);
+/* $(echo WORDS | sed 's/A/B/') or $(echo WORDS) in lx->s[p..end), the
+ * substitution opened at at (config_sed.c): 0 with the answer in *out, 1
+ * when the command is no echo, -EINVAL. */
+int config__echo_sed(struct config_lexer *lx, size_t at, size_t p, size_t end, char **out);
+/* grep -q TEXT FILE (config_facts.c): 0 with *found, for FILE
+ * /proc/cpuinfo or a file under /proc/sys or /sys, read on hostd's
+ * machine; -EINVAL naming it at pos. */
+int config__grep_file(struct config_lexer *lx, size_t pos, const char *path, const char *text,
+		      bool *found);
 /* 0 when path is a regular file everybody may read; -EINVAL when it is
  * no regular file, -EACCES when not readable by all, -errno (config_facts.c). */
 int config__readable_by_all(const char *path);

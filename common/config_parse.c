@@ -233,11 +233,16 @@ static int expand_text(struct config_lexer *lx, size_t dollar, size_t name, size
 static int substitution(struct config_lexer *lx, bool quoted)
 {
 	size_t at = lx->pos, p = at + (lx->s[at] == '`' ? 1 : 2), end, n = 0;
-	char close = lx->s[at] == '`' ? '`' : ')', cmd[256], *answer = NULL;
+	char close = lx->s[at] == '`' ? '`' : ')', cmd[256], *answer = NULL, q = 0;
 	int r;
 
-	for (end = p; end < lx->len && lx->s[end] != close; end++)
-		;
+	/* the close outside quotes: $(echo $X | sed 's/(a)//') */
+	for (end = p; end < lx->len && (q || lx->s[end] != close); end++) {
+		if (lx->s[end] == '\\' && q != '\'' && end + 1 < lx->len)
+			end++;
+		else if (q ? lx->s[end] == q : lx->s[end] == '\'' || lx->s[end] == '"')
+			q = q ? 0 : lx->s[end];
+	}
 	if (end == lx->len)
 		return config__error(lx, at, "expected a closing '%c' for the command substitution "
 				     "opened here", close);
@@ -247,7 +252,9 @@ static int substitution(struct config_lexer *lx, bool quoted)
 			cmd[n++] = config__is_blank(lx->s[i]) ? ' ' : lx->s[i];
 	while (n > 0 && cmd[n - 1] == ' ')
 		n--;
-	r = config__answer(lx, at, cmd, n, &answer);
+	r = config__echo_sed(lx, at, p, end, &answer);
+	if (r == 1)
+		r = config__answer(lx, at, cmd, n, &answer);
 	if (r < 0)
 		return r;
 	lx->pos = end + 1;
@@ -285,7 +292,17 @@ static int parse_dollar(struct config_lexer *lx, bool quoted)
 		lx->pos += 2;
 		return v ? (quoted ? out_lit : out_put)(lx, at, v->value, strlen(v->value)) : 0;
 	}
-	if ((next >= '0' && next <= '9') || (next > 0 && strchr("@*#?-!", next)))
+	if (next == '?' && (lx->status_ready || lx->dry)) { /* dry: nothing is expanded */
+		char st[4];
+
+		snprintf(st, sizeof(st), "%d", lx->status);
+		lx->pos += 2;
+		return out_put(lx, at, st, strlen(st));
+	}
+	if (next == '?')
+		return config__error(lx, at, "expected a variable name after '$', found '$?': a "
+				     "config has a status only on the line after a grep -q");
+	if ((next >= '0' && next <= '9') || (next > 0 && strchr("@*#-!", next)))
 		return config__error(lx, at, "expected a variable name after '$', found the shell "
 				     "parameter '$%c': configs have no positional or special "
 				     "parameters", next);
@@ -691,6 +708,15 @@ static size_t statement_end(const char *text, size_t len, size_t start, int *lin
 	}
 }
 
+static bool blank_or_comment(const struct config_lexer *lx)
+{
+	size_t i = 0;
+
+	while (i < lx->len && (config__is_blank(lx->s[i]) || lx->s[i] == '\r'))
+		i++;
+	return i == lx->len || lx->s[i] == '#';
+}
+
 int config__parse(struct config *c, const char *file, const char *text, size_t len,
 		  struct config_diag *err)
 {
@@ -717,6 +743,11 @@ int config__parse(struct config *c, const char *file, const char *text, size_t l
 			r = config__error(&lx, CONFIG_LINE_MAX, "expected a line of at most %d bytes",
 					  CONFIG_LINE_MAX);
 		} else if ((r = check_bytes(&lx)) == 0) {
+			/* $? is grep's on the next line that holds a statement */
+			if (!blank_or_comment(&lx)) {
+				lx.status_ready = lx.status_pending;
+				lx.status_pending = false;
+			}
 			r = config__statements(&lx);
 		}
 		lx.line += lines - 1;

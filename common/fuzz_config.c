@@ -37,7 +37,7 @@ static void use_values(struct config *c)
 		config_get_bool(c, names[i], &b, &err);
 		config_get_choice(c, names[i], choices, &k, &err);
 	}
-	config_check_known(c, known, prefixes);
+	config_check_known_ex(c, known, prefixes, config_mmtests_ignored);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

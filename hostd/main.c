@@ -124,15 +124,10 @@ static char *find_demo_template(void)
 	return find_beside_hostd(rel, LOCKSTEP_DATADIR "/demo-guest.xml.in");
 }
 
-static void print_warnings(const struct config *c)
+static void log_warning(void *ctx, const char *line)
 {
-	const struct config_diag *d;
-	size_t n = config_warnings(c, &d);
-	for (size_t i = 0; i < n; i++) {
-		char line[1024];
-		config_diag_format(&d[i], line, sizeof(line));
-		log_warn("%s", line);
-	}
+	(void)ctx;
+	log_warn("%s", line);
 }
 
 static int print_public_key(const char *state_dir)
@@ -318,16 +313,7 @@ int main(int argc, char **argv)
 		free(agent);
 		return RUN_EXIT_USAGE;
 	}
-	print_warnings(h);
-	/* each g.conf's warnings once, as read for the first node that uses it
-	 * (g itself is the same file read with the host's facts) */
-	for (size_t k = 0; k < exp.nplans; k++) {
-		bool seen = false;
-		for (size_t j = 0; j < k && !seen; j++)
-			seen = strcmp(exp.plans[j].gconf_path, exp.plans[k].gconf_path) == 0;
-		if (!seen)
-			print_warnings(exp.plans[k].gconf);
-	}
+	experiment_warnings(&exp, log_warning, NULL);
 	int st = exp.guest_kind == GUEST_KIND_LIBVIRT ? harness_elf_is_static(o.guest_agent_path) : 1;
 	if (st <= 0) {
 		log_error("the agent for guests %s %s: a guest may have no libc of ours; use a "

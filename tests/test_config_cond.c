@@ -17,7 +17,6 @@
 #include "config_testlib.h"
 #include "testlib.h"
 
-#define KNOWN "lockstep never runs commands; it answers only uname -m|-r|-s, whoami, id -u, nproc, getconf PAGESIZE and cat of a file under /proc/sys or /sys"
 
 /* TEST (what follows "if") picks the branch: R is "yes" or "no". */
 static void cond_is(const char *test, bool expect)
@@ -703,6 +702,30 @@ START_TEST(test_check_known_ex)
 }
 END_TEST
 
+/* An ignored entry with a reason ("NAME: why") warns on its own, at its
+ * line and column; MMTests' TUNING_SYSCTL is one. */
+START_TEST(test_ignored_with_why)
+{
+	static const char *const ign[] = { "RUN_MONITOR", "LAB_*: the lab's own", NULL };
+	static const char *const none[] = { NULL };
+
+	load_ok("RUN_MONITOR=yes\n  export TUNING_SYSCTL=\"vm.dirty_ratio=40\"\nLAB_X=1\n");
+	ck_assert_uint_eq(config_check_known_ex(cfg, none, NULL, config_mmtests_ignored), 1);
+	ck_assert_uint_eq(nwarnings(), 3);
+	ck_assert_str_eq(warning(0), "t.conf:2:10: TUNING_SYSCTL ignored: lockstep writes no "
+			 "sysctl on a node (it would stay changed for every later run, and a "
+			 "guest's is its own); set it in the guest's image or, on the host, by "
+			 "hand");
+	ck_assert_str_eq(warning(1), "t.conf:3:1: unknown name LAB_X");
+	ck_assert_str_eq(warning(2), "t.conf: ignored MMTests settings (lockstep does not act on "
+			 "them): RUN_MONITOR");
+	/* a prefix entry with a reason (TUNING_SYSCTL is unknown to this list) */
+	ck_assert_uint_eq(config_check_known_ex(cfg, none, NULL, ign), 1);
+	ck_assert_str_eq(warning(3), "t.conf:2:10: unknown name TUNING_SYSCTL");
+	ck_assert_str_eq(warning(4), "t.conf:3:1: LAB_X ignored: the lab's own");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config-cond");
@@ -737,6 +760,7 @@ int main(void)
 	tcase_add_test(mmtests, test_mmtests_sysbench_schbench);
 	tcase_add_test(mmtests, test_mmtests_ignored);
 	tcase_add_test(mmtests, test_check_known_ex);
+	tcase_add_test(mmtests, test_ignored_with_why);
 	suite_add_tcase(s, ops);
 	suite_add_tcase(s, blocks);
 	suite_add_tcase(s, errors);

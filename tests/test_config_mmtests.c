@@ -26,8 +26,6 @@
 #include "plan.h"
 #include "testlib.h"
 
-#define KNOWN "lockstep never runs commands; it answers only uname -m|-r|-s, whoami, id -u, " \
-	"nproc, getconf PAGESIZE and cat of a file under /proc/sys or /sys"
 
 static char corpus[512], specs[512];
 
@@ -178,6 +176,22 @@ END_TEST
 
 /* The side-effect-free forms are answered from facts, never run; every
  * other substitution stays an error naming it. */
+/* A fake root for the config to read below (dir, a mkdtemp template):
+ * proc/sys/vm/ and the file rel holding text; path is the file's. */
+static void fake_root(char *dir, const char *rel, const char *text, char *path, size_t size)
+{
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, size, "%s/proc/sys/vm", dir);
+	ck_assert_int_eq(fileio_mkdir_p(path, 0755), 0);
+	snprintf(path, size, "%s/%s", dir, rel);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs(text, f);
+	fclose(f);
+	config_set_root(cfg, dir);
+}
+
 START_TEST(test_other_substitutions)
 {
 	static const char *const refused[][2] = {
@@ -200,20 +214,12 @@ START_TEST(test_other_substitutions)
 		{ "A=`cat /proc/sys/vm/absent`\n", "t.conf:1:3: expected a file that can be read "
 		  "after cat, found /proc/sys/vm/absent: No such file or directory" },
 	};
-	char dir[128], path[256];
-	FILE *f;
+	char dir[] = "/tmp/lockstep-cfg-XXXXXX", path[128];
 
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		load_err(refused[i][0], refused[i][1]);
 	/* answered from facts and from a fake /proc/sys */
-	testlib_tmpdir(dir, sizeof(dir), "cfg");
-	snprintf(path, sizeof(path), "%s/proc/sys/vm", dir);
-	ck_assert_int_eq(fileio_mkdir_p(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/proc/sys/vm/dirty_ratio", dir);
-	ck_assert_ptr_nonnull(f = fopen(path, "w"));
-	fputs("20\n", f);
-	fclose(f);
-	config_set_root(cfg, dir);
+	fake_root(dir, "proc/sys/vm/dirty_ratio", "20\n", path, sizeof(path));
 	config_set_fact(cfg, "KERNEL_RELEASE", "6.1.0-test");
 	config_set_fact(cfg, "WHOAMI", "lab");
 	config_set_fact(cfg, "UID", "1000");
@@ -237,6 +243,209 @@ START_TEST(test_other_substitutions)
 }
 END_TEST
 
+/* limit_memory and echo > THP's files: what they mean, and every wrong
+ * use refused at its line and column. */
+START_TEST(test_limit_memory_and_thp_echo)
+{
+	static const char *const refused[][2] = {
+		{ "A=1\nlimit_memory\n", "t.conf:2:13: expected one number of bytes after "
+		  "limit_memory, found 0 words" },
+		{ "limit_memory 1 2\n", "t.conf:1:16: expected one number of bytes after "
+		  "limit_memory, found 2 words" },
+		{ "limit_memory lots\n", "t.conf:1:14: expected a number of bytes above 0 after "
+		  "limit_memory, found \"lots\"" },
+		{ "limit_memory $((8-8))\n", "t.conf:1:14: expected a number of bytes above 0 "
+		  "after limit_memory, found \"0\"" },
+		{ "echo sometimes > /sys/kernel/mm/transparent_hugepage/enabled\n", "t.conf:1:6: "
+		  "expected one of always madvise never to write to "
+		  "/sys/kernel/mm/transparent_hugepage/enabled, found \"sometimes\"" },
+		{ "echo defer madvise > /sys/kernel/mm/transparent_hugepage/defrag\n", "t.conf:1:1: "
+		  "expected one value to write to /sys/kernel/mm/transparent_hugepage/defrag, found "
+		  "2 words" },
+		{ "  echo never > /sys/kernel/mm/transparent_hugepage/enabled > x\n", "t.conf:1:60: "
+		  "expected one '>' after echo, found another" },
+		{ "echo 3 >/proc/sys/vm/drop_caches\n", "t.conf:1:9: expected echo VALUE > "
+		  "/sys/kernel/mm/transparent_hugepage/enabled or .../defrag, found a write to "
+		  "\"/proc/sys/vm/drop_caches\": writing a file would change the node; lockstep "
+		  "sets only CPUFREQ_* and TRANSPARENT_HUGEPAGES*" },
+	};
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		load_err(refused[i][0], refused[i][1]);
+	/* MEMTOTAL_BYTES of the facts is 25144741888 */
+	load_ok("A=$MEMTOTAL_BYTES\nlimit_memory $((1024*1024*1024))\nB=$MEMTOTAL_BYTES\n"
+		"echo defer+madvise >> /sys/kernel/mm/transparent_hugepage/defrag\n"
+		"if [ 1 = 2 ]; then limit_memory x; echo x > /etc/passwd; fi\n"
+		"echo madvise > /sys/kernel/mm/transparent_hugepage/enabled; C=1\n");
+	value_is("A", "25144741888");
+	value_is("B", "1073741824");
+	value_is("TRANSPARENT_HUGEPAGES_DEFRAG", "defer+madvise");
+	value_is("TRANSPARENT_HUGEPAGES", "madvise");
+	value_is("C", "1");
+	ck_assert_uint_eq(nwarnings(), 1);
+	ck_assert_str_eq(warning(0), "t.conf:2:1: limit_memory 1073741824: MEMTOTAL_BYTES is "
+			 "1073741824 for the rest of the config; lockstep offlines no memory, so "
+			 "the node keeps all of its own: give the guest that much in its template "
+			 "for the benchmark to see only that");
+	/* a MEMTOTAL_BYTES the config set is the one limited */
+	load_ok("MEMTOTAL_BYTES=4096\nlimit_memory 1024\n");
+	value_is("MEMTOTAL_BYTES", "1024");
+}
+END_TEST
+
+/* $(echo ... | sed s/A/B/): sed's s command on the words, and every
+ * other pipeline or script refused at its line and column. */
+START_TEST(test_echo_sed)
+{
+#define SED_WANT "expected sed 's/PATTERN/REPLACEMENT/' with a plain pattern, found "
+	static const char *const refused[][2] = {
+		{ "A=1\nB=$(echo a | sed \"s/a*/b/\")\n", "t.conf:2:18: " SED_WANT "'*' at "
+		  "character 4 of 's/a*/b/': a regular expression; lockstep's sed reads plain text, "
+		  "'.', '^' and '$' (a backslash before the character means the character)" },
+		{ "B=$(echo a | sed 's/\\(a\\)/b/')\n", "t.conf:1:18: " SED_WANT "'(' at character "
+		  "4 of 's/\\(a\\)/b/': a regular expression; lockstep's sed reads plain text, '.', "
+		  "'^' and '$'" },
+		{ "B=$(echo a | sed s/a/\\\\1/)\n", "t.conf:1:18: " SED_WANT "'1' at character 6 of "
+		  "'s/a/\\1/': a back-reference; the pattern has no groups" },
+		{ "B=$(echo a | sed s/a/b/x)\n", "t.conf:1:18: " SED_WANT "'x' at character 7 of "
+		  "'s/a/b/x': after s/// only the flag g is read" },
+		{ "B=$(echo a | sed s/a/b)\n", "t.conf:1:18: " SED_WANT "the end at character 6 of "
+		  "'s/a/b': the replacement's closing delimiter is missing" },
+		{ "B=$(echo a | sed s//b/)\n", "t.conf:1:18: " SED_WANT "'/' at character 3 of "
+		  "'s//b/': an empty pattern (sed's \"the last one\") means nothing here" },
+		{ "B=$(echo a | sed y/a/b/)\n", "t.conf:1:18: " SED_WANT "'y' at character 1 of "
+		  "'y/a/b/': sed's s command is the one lockstep reads" },
+		{ "B=$(echo a | grep x)\n", "t.conf:1:14: expected sed after 'echo ... |': lockstep "
+		  "answers no other pipeline" },
+		{ "B=$(echo a | sed s/a/b/ | sed s/b/c/)\n", "t.conf:1:25: expected echo ... | sed "
+		  "'s/A/B/' with one '|', found another" },
+		{ "B=$(echo a | sed -e)\n", "t.conf:1:20: expected sed [-e] "
+		  "'s/PATTERN/REPLACEMENT/' and nothing more" },
+		{ "B=$(echo a | sed s/a/b/ c)\n", "t.conf:1:25: expected sed [-e] "
+		  "'s/PATTERN/REPLACEMENT/' and nothing more" },
+		{ "B=$(echo a; ls)\n", "t.conf:1:11: expected a word or '|' after echo, found ';': "
+		  "a config holds one assignment per line and lockstep never runs commands (quote "
+		  "it if it belongs to the value)" },
+		{ "B=$(echo a | sed s/a/b/\n", "t.conf:1:3: expected a closing ')' for the command "
+		  "substitution opened here" },
+	};
+#undef SED_WANT
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		load_err(refused[i][0], refused[i][1]);
+	load_ok("L=\"a parsec-x  b\"\n"
+		"A=`echo $L | sed -e 's/parsec-x//'`\n"  /* unquoted: split, joined by one blank */
+		"B=$(echo \"$L\" | sed 's/ b$/ c/')\n"   /* quoted: kept */
+		"C=$(echo -n a.b.c | sed s/\\\\./-/g)\n"
+		"D=$(echo xax | sed 's/^x/&&/')\n"
+		"E=$(echo abab | sed 's/a./<&>/g')\n"
+		"F=$(echo $L)\n"
+		"G=$(echo a/b | sed 's|/|\\n|')\n"
+		"H=$(echo aaa | sed s/a/b/)\n"
+		"if [ 1 = 2 ]; then I=$(echo a | sed s/$X/b/); fi\n"
+		/* config-hpc-parsec-pthreads-full's line, in a branch not taken */
+		"if [ 1 = 2 ]; then\n\tJ=`echo $L | sed -e 's/parsec-x//'`\nfi\n");
+	value_is("A", "a  b");
+	value_is("B", "a parsec-x  c");
+	value_is("C", "a-b-c");
+	value_is("D", "xxax");
+	value_is("E", "<ab><ab>");
+	value_is("F", "a parsec-x b");
+	value_is("G", "a\nb");
+	value_is("H", "baa");
+	ck_assert_ptr_null(config_get(cfg, "I"));
+	ck_assert_ptr_null(config_get(cfg, "J"));
+}
+END_TEST
+
+/* nas-class.sh from the node's memory and CPUs, with a warning that says
+ * which and why. */
+START_TEST(test_nas_class)
+{
+	static const struct {
+		const char *mem, *cpus, *cls, *note;
+	} cases[] = {
+		{ "1073741824", "64", "B", "from the node's 1 GiB and 64 CPUs" },
+		{ "17179869184", "8", "C", "from the node's 16 GiB and 8 CPUs" },
+		{ "8589934592", "64", "C", "from the node's 8 GiB and 64 CPUs" },
+		{ "68719476736", "16", "D", "from the node's 64 GiB and 16 CPUs" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char want[512];
+
+		teardown();
+		setup();
+		config_set_fact(cfg, "MEMTOTAL_BYTES", cases[i].mem);
+		config_set_fact(cfg, "NUM_LOGICAL_CPUS", cases[i].cpus);
+		load_ok("A=1\nexport NAS_CLASS=`nas-class.sh`\n");
+		value_is("NAS_CLASS", cases[i].cls);
+		snprintf(want, sizeof(want), "t.conf:2:18: nas-class.sh answered %s %s (B under 2 "
+			 "GiB, C under 16 GiB or 16 CPUs, else D)%s", cases[i].cls, cases[i].note,
+			 cases[i].cls[0] == 'C' ? "" : "; MMTests' own copy of the script answers C "
+			 "whatever the machine (an early exit skips its rules), so MMTests would run "
+			 "class C here");
+		ck_assert_uint_eq(nwarnings(), 1);
+		ck_assert_str_eq(warning(0), want);
+	}
+	/* by a path ending so; with arguments it is another command */
+	load_ok("B=$($SHELLPACK_TOPLEVEL/bin/nas-class.sh)\n");
+	value_is("B", "D");
+	load_err("C=`nas-class.sh D`\n", "t.conf:1:3: expected a value, found the command "
+		 "substitution of 'nas-class.sh D': " KNOWN);
+	load_err("C=`my-nas-class.sh`\n", "t.conf:1:3: expected a value, found the command "
+		 "substitution of 'my-nas-class.sh': " KNOWN);
+}
+END_TEST
+
+/* grep -q TEXT /proc/cpuinfo and $? on the next line (MMTests' HT test
+ * in its NAS and HPCC configs), against a fake /proc. */
+START_TEST(test_grep_status)
+{
+	static const char *const refused[][2] = {
+		{ "A=$?\n", "t.conf:1:3: expected a variable name after '$', found '$?': a config "
+		  "has a status only on the line after a grep -q" },
+		{ "grep -q ht /proc/cpuinfo\nB=1\nC=$?\n", "t.conf:3:3: expected a variable name "
+		  "after '$', found '$?': a config has a status only on the line after a grep -q" },
+		{ "grep ht /proc/cpuinfo\n", "t.conf:1:1: expected grep -q TEXT FILE (read as a "
+		  "status for $? on the next line): lockstep runs no other grep" },
+		{ "grep -q ht\n", "t.conf:1:1: expected grep -q TEXT FILE (read as a status for $? "
+		  "on the next line): lockstep runs no other grep" },
+		{ "grep -q x /etc/passwd\n", "t.conf:1:11: expected /proc/cpuinfo or a file under "
+		  "/proc/sys or /sys after grep -q TEXT, found \"/etc/passwd\"" },
+		{ "grep -q 'a.b' /proc/cpuinfo\n", "t.conf:1:9: expected plain text after grep -q, "
+		  "found '.': lockstep's grep reads no regular expression" },
+		{ "grep -q x /proc/sys/vm/absent\n", "t.conf:1:11: expected a file that can be read "
+		  "after grep -q, found /proc/sys/vm/absent: No such file or directory" },
+	};
+	char dir[] = "/tmp/lockstep-cfg-XXXXXX", path[128];
+
+	fake_root(dir, "proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu vme ht syscall\n", path,
+		  sizeof(path));
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		load_err(refused[i][0], refused[i][1]);
+	load_ok("grep -q \" ht \" /proc/cpuinfo\n"
+		"if [ $? -eq 0 ]; then\n\tA=ht\nfi\n"
+		"grep -q \" smt \" /proc/cpuinfo\n"
+		"\n# a comment between\n"
+		"B=$?\n"
+		"if [ 1 = 2 ]; then\n\tgrep -q x /proc/cpuinfo\n\tif [ $? -eq 0 ]; then C=1; fi\nfi\n");
+	value_is("A", "ht");
+	value_is("B", "1");
+	ck_assert_ptr_null(config_get(cfg, "C"));
+	/* one from the refused case 2 (its grep was read), then these two */
+	ck_assert_uint_eq(nwarnings(), 3);
+	ck_assert_str_eq(warning(1), "t.conf:1:1: grep -q \" ht \" /proc/cpuinfo: found on "
+			 "hostd's machine, so $? is 0 (a guest's own file is not known before it "
+			 "runs)");
+	ck_assert_str_eq(warning(2), "t.conf:5:1: grep -q \" smt \" /proc/cpuinfo: not found on "
+			 "hostd's machine, so $? is 1 (a guest's own file is not known before it "
+			 "runs)");
+	snprintf(path, sizeof(path), "rm -r %s", dir);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config-mmtests");
@@ -251,6 +460,10 @@ int main(void)
 	tc = tcase_create("substitutions");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_other_substitutions);
+	tcase_add_test(tc, test_limit_memory_and_thp_echo);
+	tcase_add_test(tc, test_echo_sed);
+	tcase_add_test(tc, test_nas_class);
+	tcase_add_test(tc, test_grep_status);
 	suite_add_tcase(s, tc);
 	return testlib_main(s);
 }

@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +193,16 @@ START_TEST(test_shipped_file_reaches_the_step)
 	ck_assert_uint_eq(json_object_array_length(sets), 1);
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(sets, 0)),
 			 "MMTEST_ITERATIONS=1");
+	/* what the configs say is ignored, as --check prints it */
+	json_object *warnings;
+	ck_assert(json_object_object_get_ex(from, "warnings", &warnings));
+	bool turbostat = false, echo = false;
+	for (size_t i = 0; i < json_object_array_length(warnings); i++) {
+		const char *w = json_object_get_string(json_object_array_get_idx(warnings, i));
+		turbostat |= strstr(w, "g.conf:4:8: MONITORS_GZIP: monitor turbostat ignored: ") != 0;
+		echo |= strstr(w, "g.conf:8:1: echo \"Starting\" ignored: a config prints nothing") != 0;
+	}
+	ck_assert_msg(turbostat && echo, "%s", json_object_to_json_string(warnings));
 	json_object_put(m);
 }
 END_TEST

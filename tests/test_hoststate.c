@@ -455,6 +455,45 @@ START_TEST(test_transparent_hugepages)
 }
 END_TEST
 
+/* echo defer+madvise > .../transparent_hugepage/defrag in a config: the
+ * defrag mode set beside THP, its '+' kept in the state file, both put
+ * back in the order saved. */
+START_TEST(test_thp_defrag)
+{
+	static const char *const thp = "sys/kernel/mm/transparent_hugepage/enabled";
+	static const char *const defrag = "sys/kernel/mm/transparent_hugepage/defrag";
+	struct hoststate_settings s;
+	struct hoststate *h;
+	char *text;
+
+	make_tree();
+	put(thp, "always [madvise] never");
+	put(defrag, "always defer defer+madvise [madvise] never");
+	settings(&s, NULL, NULL, -1);
+	snprintf(s.thp_defrag, sizeof(s.thp_defrag), "defer+madvise");
+	ck_assert(!hoststate_settings_empty(&s));
+	ck_assert_int_eq(hoststate_apply(state, root, &s, &h), 0);
+	expect(defrag, "defer+madvise");
+	text = state_file_text();
+	ck_assert_msg(strstr(text, "thp_defrag sys/kernel/mm/transparent_hugepage/defrag "
+			     "madvise\n"), "%s", text);
+	/* THP itself was not asked for: neither saved nor touched */
+	ck_assert_msg(!strstr(text, "\nthp "), "%s", text);
+	expect(thp, "always [madvise] never");
+	free(text);
+	ck_assert_int_eq(hoststate_restore(h), 0);
+	expect(defrag, "madvise");
+	/* a state file naming another file for thp_defrag is not ours */
+	char path[256];
+	const char *bad = "lockstep-hoststate 1\nowner 1 x\n"
+			  "thp_defrag sys/kernel/mm/transparent_hugepage/enabled never\n";
+	snprintf(path, sizeof(path), "%s/%s", state, HOSTSTATE_FILE);
+	ck_assert_int_eq(fileio_write_atomic(path, bad, strlen(bad)), 0);
+	ck_assert_int_eq(hoststate_recover(state, root), -EINVAL);
+	expect(thp, "always [madvise] never");
+}
+END_TEST
+
 START_TEST(test_settings)
 {
 	static const struct {
@@ -471,6 +510,7 @@ START_TEST(test_settings)
 		{ "CPUFREQ_GOVERNOR=\"perf ormance\"\n", -EINVAL, NULL, NULL, 0 },
 		{ "CPUFREQ_GOVERNOR=../x\n", -EINVAL, NULL, NULL, 0 },
 		{ "CPUFREQ_NO_TURBO=maybe\n", -EINVAL, NULL, NULL, 0 },
+		{ "TRANSPARENT_HUGEPAGES_DEFRAG=sometimes\n", -EINVAL, NULL, NULL, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -515,6 +555,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_bad_state_file_kept);
 	tcase_add_test(tc, test_settings);
 	tcase_add_test(tc, test_transparent_hugepages);
+	tcase_add_test(tc, test_thp_defrag);
 	suite_add_tcase(s, tc);
 	return testlib_main(s);
 }

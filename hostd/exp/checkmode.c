@@ -29,17 +29,9 @@
 #include "plan.h"
 #include "xalloc.h"
 
-static void print_diags(FILE *out, const struct config *c)
+static void print_warning(void *out, const char *line)
 {
-	const struct config_diag *d;
-	size_t n = config_warnings(c, &d);
-
-	for (size_t i = 0; i < n; i++) {
-		char line[1024];
-
-		config_diag_format(&d[i], line, sizeof(line));
-		fprintf(out, "  %s\n", line);
-	}
+	fprintf(out, "  %s\n", line);
 }
 
 static void print_plan(FILE *out, const struct node_plan *p, const char *nodes)
@@ -161,6 +153,8 @@ static void print_hoststate(FILE *out, const struct hoststate_settings *s)
 		fprintf(out, "  intel_pstate no_turbo: %d\n", s->no_turbo);
 	if (s->thp[0])
 		fprintf(out, "  transparent huge pages: %s\n", s->thp);
+	if (s->thp_defrag[0])
+		fprintf(out, "  transparent huge pages' defrag: %s\n", s->thp_defrag);
 }
 
 static void print_binaries(FILE *out, const struct experiment *e, const char *guest_agent)
@@ -305,15 +299,7 @@ int check_main(const struct check_options *o, FILE *out)
 	}
 	print_hoststate(out, &exp.hoststate);
 	fprintf(out, "ignored, with why, and other warnings:\n");
-	print_diags(out, h);
-	for (size_t k = 0; k < exp.nplans; k++) {
-		bool seen = false;
-
-		for (size_t j = 0; j < k && !seen; j++)
-			seen = strcmp(exp.plans[j].gconf_path, exp.plans[k].gconf_path) == 0;
-		if (!seen)
-			print_diags(out, exp.plans[k].gconf);
-	}
+	experiment_warnings(&exp, print_warning, out);
 	print_binaries(out, &exp, o->guest_agent);
 	int failed = preflight(out, &exp, o);
 	fprintf(out, "%s\n", failed ? "check failed" : "check passed: nothing was started");

@@ -299,7 +299,8 @@ int experiment_load(const char *host_config, const char *guest_config,
 
 /* Host state a g.conf asks for (MMTests' cpupower frequency-set and
  * disable_transhuge lines become CPUFREQ_GOVERNOR and
- * TRANSPARENT_HUGEPAGES): the host's to set, since only hostd can; what
+ * TRANSPARENT_HUGEPAGES, echo never > .../transparent_hugepage/defrag
+ * TRANSPARENT_HUGEPAGES_DEFRAG): the host's to set, since only hostd can; what
  * h.conf says wins. */
 static int load_hoststate(const struct config *h, const struct config *g,
 			  struct hoststate_settings *s, struct config_diag *d)
@@ -318,6 +319,8 @@ static int load_hoststate(const struct config *h, const struct config *g,
 		s->no_turbo = from_g.no_turbo;
 	if (!s->thp[0])
 		memcpy(s->thp, from_g.thp, sizeof(s->thp));
+	if (!s->thp_defrag[0])
+		memcpy(s->thp_defrag, from_g.thp_defrag, sizeof(s->thp_defrag));
 	return 0;
 }
 
@@ -414,9 +417,41 @@ int experiment_load_set(const char *host_config, const char *guest_config,
 		config_free(g);
 		return r;
 	}
+	exp->hconf = h;
 	*hconf_out = h;
 	*gconf_out = g;
 	return 0;
+}
+
+static void config_warnings_each(const struct config *c, void (*fn)(void *, const char *),
+				 void *ctx)
+{
+	const struct config_diag *d;
+	size_t n = config_warnings(c, &d);
+
+	for (size_t i = 0; i < n; i++) {
+		char line[1024];
+
+		config_diag_format(&d[i], line, sizeof(line));
+		fn(ctx, line);
+	}
+}
+
+void experiment_warnings(const struct experiment *exp, void (*fn)(void *ctx, const char *line),
+			 void *ctx)
+{
+	if (exp->hconf)
+		config_warnings_each(exp->hconf, fn, ctx);
+	/* the g.conf a run reads with the host's facts is the same file as
+	 * the plans': its warnings are theirs */
+	for (size_t k = 0; k < exp->nplans; k++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = strcmp(exp->plans[j].gconf_path, exp->plans[k].gconf_path) == 0;
+		if (!seen)
+			config_warnings_each(exp->plans[k].gconf, fn, ctx);
+	}
 }
 
 void experiment_fini(struct experiment *exp)

@@ -82,6 +82,9 @@ struct experiment {
 	 * barrier is labelled with */
 	uint32_t iterations;
 	const struct proto_step *steps;
+	/* h.conf as read (borrowed: the caller's *hconf_out, which outlives
+	 * exp): its warnings go with the run's (experiment_warnings) */
+	const struct config *hconf;
 	/* hostd --set NAME=VALUE, applied to every g.conf after it is read
 	 * (borrowed from the caller; NULL-terminated, may be NULL) */
 	const char *const *overrides;
@@ -116,6 +119,12 @@ int experiment_load_set(const char *host_config, const char *guest_config,
 			struct experiment *exp, struct config **hconf_out,
 			struct config **gconf_out, struct config_diag *diag);
 void experiment_fini(struct experiment *exp);
+
+/* Every warning of the configs, formatted "file:line:column: text": h.conf's,
+ * then each g.conf's once (as read for the first node that uses it): what
+ * the configs say lockstep ignores, and why.  Calls fn for each. */
+void experiment_warnings(const struct experiment *exp, void (*fn)(void *ctx, const char *line),
+			 void *ctx);
 
 /* The files participant i's g.conf ships into its work folder, where its
  * steps run; *out points into exp. */

@@ -10,9 +10,11 @@
  *   governor sys/devices/system/cpu/cpu0/cpufreq/scaling_governor powersave
  *   epp sys/devices/system/cpu/cpu0/cpufreq/energy_performance_preference balance_power
  *   no_turbo sys/devices/system/cpu/intel_pstate/no_turbo 0
+ *   thp_defrag sys/kernel/mm/transparent_hugepage/defrag madvise
  *
  * It is read back by a later hostd, so it is checked like any input: paths
- * must lie under sys/devices/system/cpu/ and name the knob of their kind,
+ * must lie under sys/devices/system/cpu/ and name the knob of their kind
+ * (THP's are the two files of sys/kernel/mm/transparent_hugepage/),
  * values are plain words.
  */
 #include "hoststate.h"
@@ -35,18 +37,20 @@
 #define HS_MAGIC "lockstep-hoststate 1"
 #define HS_CPU_DIR "sys/devices/system/cpu"
 #define HS_THP_REL "sys/kernel/mm/transparent_hugepage/enabled"
+#define HS_THP_DEFRAG_REL "sys/kernel/mm/transparent_hugepage/defrag"
 #define HS_CPUS_MAX 8192
 #define HS_FILE_MAX (4 << 20)
 
 /* Restored in this order: switching the governor resets EPP in the active
  * pstate drivers, and they refuse an EPP write (EBUSY) while the governor
  * is performance, so EPP goes back last. */
-enum hs_kind { HS_GOVERNOR, HS_NO_TURBO, HS_EPP, HS_THP, HS_NKINDS };
+enum hs_kind { HS_GOVERNOR, HS_NO_TURBO, HS_EPP, HS_THP, HS_THP_DEFRAG, HS_NKINDS };
 
-static const char *const hs_kind_name[HS_NKINDS] = { "governor", "no_turbo", "epp", "thp" };
+static const char *const hs_kind_name[HS_NKINDS] = { "governor", "no_turbo", "epp", "thp",
+						     "thp_defrag" };
 /* The file each kind lives in (the last path component). */
 static const char *const hs_kind_file[HS_NKINDS] = {
-	"scaling_governor", "no_turbo", "energy_performance_preference", "enabled"
+	"scaling_governor", "no_turbo", "energy_performance_preference", "enabled", "defrag"
 };
 
 struct hs_knob {
@@ -63,12 +67,13 @@ struct hoststate {
 	unsigned n, cap;
 };
 
+/* '+': THP's defrag offers "defer+madvise" */
 static bool hs_word_valid(const char *s)
 {
 	if (!*s || strlen(s) >= HOSTSTATE_VALUE_MAX)
 		return false;
 	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '+')
 			return false;
 	return true;
 }
@@ -204,6 +209,13 @@ int hoststate_settings_load(const struct config *c, struct hoststate_settings *s
 		return r;
 	if (r == 0)
 		snprintf(s->thp, sizeof(s->thp), "%s", thp[choice]);
+	static const char *const defrag[] = { "always", "defer", "defer+madvise", "madvise",
+					      "never", NULL };
+	r = config_get_choice(c, "TRANSPARENT_HUGEPAGES_DEFRAG", defrag, &choice, err);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		snprintf(s->thp_defrag, sizeof(s->thp_defrag), "%s", defrag[choice]);
 	r = config_get_bool(c, "CPUFREQ_NO_TURBO", &no_turbo, err);
 	if (r < 0)
 		return r;
@@ -214,7 +226,8 @@ int hoststate_settings_load(const struct config *c, struct hoststate_settings *s
 
 bool hoststate_settings_empty(const struct hoststate_settings *s)
 {
-	return !s->governor[0] && !s->epp[0] && s->no_turbo < 0 && !s->thp[0];
+	return !s->governor[0] && !s->epp[0] && s->no_turbo < 0 && !s->thp[0] &&
+	       !s->thp_defrag[0];
 }
 
 /* ---- the state file ---------------------------------------------------- */
@@ -270,6 +283,8 @@ static bool hs_rel_valid(const char *rel, enum hs_kind kind)
 
 	if (kind == HS_THP)
 		return !strcmp(rel, HS_THP_REL);
+	if (kind == HS_THP_DEFRAG)
+		return !strcmp(rel, HS_THP_DEFRAG_REL);
 	if (strncmp(rel, HS_CPU_DIR "/", strlen(HS_CPU_DIR) + 1) || strstr(rel, "..") ||
 	    strstr(rel, "//") || !base || strcmp(base + 1, hs_kind_file[kind]))
 		return false;
@@ -498,11 +513,11 @@ static int hs_scan_no_turbo(struct hoststate *h, const struct hoststate_settings
 }
 
 /* Only when asked: a run that leaves THP alone does not save it. */
-static int hs_scan_thp(struct hoststate *h, const struct hoststate_settings *s)
+static int hs_scan_thp(struct hoststate *h, enum hs_kind kind, const char *rel, const char *want)
 {
-	if (!s->thp[0])
+	if (!want[0])
 		return 0;
-	struct hs_knob *k = hs_add(h, HS_THP, xstrdup(HS_THP_REL));
+	struct hs_knob *k = hs_add(h, kind, xstrdup(rel));
 	int r = hs_read(h, k->rel, k->old);
 
 	if (r == -ENOENT) {
@@ -513,7 +528,7 @@ static int hs_scan_thp(struct hoststate *h, const struct hoststate_settings *s)
 	if (r < 0)
 		log_error("cannot read %s/%s: %s", h->root, k->rel, strerror(-r));
 	else
-		snprintf(k->want, sizeof(k->want), "%s", s->thp);
+		snprintf(k->want, sizeof(k->want), "%s", want);
 	return r;
 }
 
@@ -531,6 +546,9 @@ static void hs_warn_absent(const struct hoststate *h, const struct hoststate_set
 	if (s->thp[0] && !seen[HS_THP])
 		log_warn("TRANSPARENT_HUGEPAGES=%s ignored: %s/%s does not exist", s->thp, h->root,
 			 HS_THP_REL);
+	if (s->thp_defrag[0] && !seen[HS_THP_DEFRAG])
+		log_warn("TRANSPARENT_HUGEPAGES_DEFRAG=%s ignored: %s/%s does not exist",
+			 s->thp_defrag, h->root, HS_THP_DEFRAG_REL);
 	if (s->no_turbo >= 0 && !seen[HS_NO_TURBO])
 		log_warn("CPUFREQ_NO_TURBO ignored: %s/%s/intel_pstate/no_turbo does not exist",
 			 h->root, HS_CPU_DIR);
@@ -550,7 +568,9 @@ int hoststate_save(const char *state_dir, const char *sysfs_root,
 	if (!r)
 		r = hs_scan_no_turbo(h, s);
 	if (!r)
-		r = hs_scan_thp(h, s);
+		r = hs_scan_thp(h, HS_THP, HS_THP_REL, s->thp);
+	if (!r)
+		r = hs_scan_thp(h, HS_THP_DEFRAG, HS_THP_DEFRAG_REL, s->thp_defrag);
 	if (!r) {
 		hs_warn_absent(h, s);
 		if (h->n == 0) {

@@ -3,8 +3,9 @@
  * Host state that a run changes and must always put back: the cpufreq
  * governor of every CPU, and where present intel_pstate's no_turbo and the
  * energy_performance_preference (EPP) of every CPU (intel_pstate and
- * amd_pstate in active mode), and transparent huge pages (MMTests'
- * disable_transhuge) when a config asks.
+ * amd_pstate in active mode), and transparent huge pages and their defrag
+ * mode (MMTests' disable_transhuge, echo never >
+ * /sys/kernel/mm/transparent_hugepage/...) when a config asks.
  *
  * Every value is saved to <state_dir>/hoststate (written atomically and
  * synced) BEFORE anything is changed.  hoststate_restore() puts every value
@@ -32,15 +33,17 @@ struct hoststate_settings {
 	char epp[HOSTSTATE_VALUE_MAX];      /* CPUFREQ_EPP; "" leaves it */
 	int no_turbo;                       /* CPUFREQ_NO_TURBO: -1 leaves it, 0, 1 */
 	char thp[HOSTSTATE_VALUE_MAX];      /* TRANSPARENT_HUGEPAGES; "" leaves it */
+	char thp_defrag[HOSTSTATE_VALUE_MAX]; /* TRANSPARENT_HUGEPAGES_DEFRAG; "" leaves it */
 };
 
 /* The config keys hoststate_settings_load reads. */
 #define HOSTSTATE_KEYS "CPUFREQ_GOVERNOR", "CPUFREQ_EPP", "CPUFREQ_NO_TURBO", \
-	"TRANSPARENT_HUGEPAGES"
+	"TRANSPARENT_HUGEPAGES", "TRANSPARENT_HUGEPAGES_DEFRAG"
 
 /* h.conf's keys into s: 0, or -EINVAL with err naming file:line and value.
  * Keys: CPUFREQ_GOVERNOR, CPUFREQ_EPP, CPUFREQ_NO_TURBO (yes/no),
- * TRANSPARENT_HUGEPAGES (always/madvise/never). */
+ * TRANSPARENT_HUGEPAGES (always/madvise/never), TRANSPARENT_HUGEPAGES_DEFRAG
+ * (always/defer/defer+madvise/madvise/never). */
 int hoststate_settings_load(const struct config *c, struct hoststate_settings *s,
 			    struct config_diag *err);
 /* Nothing to change: hoststate_apply would save nothing. */

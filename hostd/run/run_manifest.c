@@ -230,6 +230,11 @@ static json_object *participants(struct run *r)
 	return a;
 }
 
+static void add_warning(void *array, const char *line)
+{
+	json_object_array_add(array, json_object_new_string(line));
+}
+
 void run_manifest_write(struct run *r)
 {
 	json_object *m = json_object_new_object();
@@ -254,6 +259,10 @@ void run_manifest_write(struct run *r)
 	for (size_t i = 0; r->exp->overrides && r->exp->overrides[i]; i++)
 		json_object_array_add(sets, json_object_new_string(r->exp->overrides[i]));
 	json_object_object_add(cfg, "overrides", sets);
+	/* what the configs say lockstep ignores, and why, as --check prints it */
+	json_object *warnings = json_object_new_array();
+	experiment_warnings(r->exp, add_warning, warnings);
+	json_object_object_add(cfg, "warnings", warnings);
 	json_object_object_add(m, "config_from", cfg);
 	json_object_object_add(m, "settings", settings(r->exp));
 	/* what the kernel granted of RELEASE_RT_PRIORITY (0: never boosted) */
