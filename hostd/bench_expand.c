@@ -3,6 +3,7 @@
  * A spec's steps for one g.conf: parameters resolved (the user's value, else
  * the spec's default), ${NAME} templates filled, the sweep walked.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -18,7 +19,16 @@ struct expand_ctx {
 	const struct config *gconf;
 	uint32_t sweep_value; /* valid when has_sweep */
 	bool has_sweep;
+	const char *list_value[BENCH_SWEEP_LISTS_MAX]; /* this series' value of each list */
 	struct config_diag *d;
+};
+
+/* The values of one BENCH_SWEEP_LISTS parameter: its value split at blanks
+ * and commas (MMTests writes both). */
+struct list_values {
+	char *copy;                          /* owns the values */
+	const char *v[BENCH_SWEEP_POINTS_MAX];
+	size_t n;
 };
 
 static void fail(struct expand_ctx *x, const struct config *c, const char *name, const char *fmt,
@@ -120,7 +130,13 @@ static char *fill(struct expand_ctx *x, const char *what, const char *tmpl)
 				goto err;
 			}
 			snprintf(name, sizeof(name), "%.*s", (int)(end - p - 2), p + 2);
-			if (x->has_sweep && strcmp(name, x->s->sweep_var) == 0) {
+			const char *listed = NULL;
+			for (size_t i = 0; i < x->s->nsweep_lists && !listed; i++)
+				if (strcmp(name, x->s->sweep_lists[i].param) == 0)
+					listed = x->list_value[i];
+			if (listed) {
+				val = listed; /* checked plain when the list was split */
+			} else if (x->has_sweep && strcmp(name, x->s->sweep_var) == 0) {
 				snprintf(num, sizeof(num), "%" PRIu32, x->sweep_value);
 				val = num;
 			} else if (is_param(x->s, name) && is_words(x->s, name)) {
@@ -256,6 +272,92 @@ static size_t sweep_points(const struct bench_spec *s, int64_t min, int64_t max,
 	return n;
 }
 
+/* The command of the series x points at, with its server around it; NULL
+ * with x->d set. */
+static char *step_command(struct expand_ctx *x)
+{
+	const struct bench_spec *s = x->s;
+	char *cmd = fill(x, "BENCH_COMMAND", s->command);
+	if (cmd && s->server) {
+		char *server = fill(x, "BENCH_SERVER", s->server);
+		char *wrapped = server ? with_server(server, s->server_ready, cmd) : NULL;
+		free(server);
+		free(cmd);
+		cmd = wrapped;
+	}
+	if (cmd && strlen(cmd) >= PROTO_COMMAND_MAX) {
+		fail(x, s->cfg, "BENCH_COMMAND", "the command of %s is %zu bytes; at most %d", s->name,
+		     strlen(cmd), PROTO_COMMAND_MAX - 1);
+		free(cmd);
+		cmd = NULL;
+	}
+	return cmd;
+}
+
+/* Splits each list parameter's value; every value must be plain.  0, or
+ * -EINVAL with x->d naming the parameter, where it was set, and the value. */
+static int split_lists(struct expand_ctx *x, struct list_values *lv, size_t *combos)
+{
+	*combos = 1;
+	for (size_t i = 0; i < x->s->nsweep_lists; i++) {
+		const char *name = x->s->sweep_lists[i].param, *bad = NULL;
+		const struct config *from;
+		const char *v = param_value(x, name, &from);
+		char *save;
+		lv[i].copy = xstrdup(v ? v : "");
+		for (char *w = strtok_r(lv[i].copy, " \t,", &save); w && !bad;
+		     w = strtok_r(NULL, " \t,", &save)) {
+			if (!value_is_plain(w) || lv[i].n == BENCH_SWEEP_POINTS_MAX)
+				bad = w;
+			else
+				lv[i].v[lv[i].n++] = w;
+		}
+		if (bad || lv[i].n == 0) {
+			fail(x, from, name, "%s=\"%.48s\" is not a list of at most %d values of "
+			     "letters, digits and . _ : = / + - %% @, separated by blanks or commas%s%.32s",
+			     name, v ? v : "", BENCH_SWEEP_POINTS_MAX, bad ? ": " : "", bad ? bad : "");
+			return -EINVAL;
+		}
+		*combos *= lv[i].n;
+		if (*combos > PROTO_STEPS_MAX) {
+			fail(x, from, name, "%s sweeps more than %d combinations of its lists",
+			     x->s->name, PROTO_STEPS_MAX);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Picks combination c of the lists (the first outermost) into x, and
+ * names the series: "size=200,bitrate=0" and the sweep point. */
+static int pick_series(struct expand_ctx *x, const struct list_values *lv, size_t c,
+		       char *variant)
+{
+	size_t len = 0;
+	for (size_t i = x->s->nsweep_lists; i-- > 0;) {
+		x->list_value[i] = lv[i].v[c % lv[i].n];
+		c /= lv[i].n;
+	}
+	variant[0] = '\0';
+	for (size_t i = 0; i < x->s->nsweep_lists; i++)
+		len += (size_t)snprintf(variant + len, len < BENCH_VARIANT_MAX ? BENCH_VARIANT_MAX - len : 0,
+					"%s%s=%s", i ? "," : "", x->s->sweep_lists[i].label,
+					x->list_value[i]);
+	if (x->has_sweep && len < BENCH_VARIANT_MAX) {
+		size_t start = len + (len ? 1 : 0);
+		len += (size_t)snprintf(variant + len, BENCH_VARIANT_MAX - len, "%s%s=%" PRIu32,
+					len ? "," : "", x->s->sweep_var, x->sweep_value);
+		for (char *v = variant + start; *v && *v != '='; v++)
+			*v = (char)tolower((unsigned char)*v);
+	}
+	if (len >= BENCH_VARIANT_MAX) {
+		fail(x, x->gconf, NULL, "%s: the series name \"%.48s...\" is longer than %d: "
+		     "shorten the values of its lists", x->s->name, variant, BENCH_VARIANT_MAX - 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int bench_spec_expand(const struct bench_spec *s, const struct config *gconf,
 		      struct proto_step **steps_out, struct bench_step **info_out, size_t *n_out,
 		      struct config_diag *d)
@@ -304,42 +406,46 @@ int bench_spec_expand(const struct bench_spec *s, const struct config *gconf,
 		x.has_sweep = true;
 	}
 
-	size_t per = (size_t)(iters + warm), n = npts * per;
-	if (n > PROTO_STEPS_MAX) {
+	struct list_values lv[BENCH_SWEEP_LISTS_MAX] = { 0 };
+	size_t combos;
+	int r = split_lists(&x, lv, &combos);
+	size_t per = (size_t)(iters + warm), n = combos * npts * per, k = 0;
+	if (r == 0 && n > PROTO_STEPS_MAX) {
 		fail(&x, gconf, NULL, "%s would be %zu steps; a plan has at most %d", s->name, n,
 		     PROTO_STEPS_MAX);
-		return -EINVAL;
+		r = -EINVAL;
 	}
-	struct proto_step *steps = xcalloc(n, sizeof(*steps));
-	struct bench_step *info = xcalloc(n, sizeof(*info));
-	for (size_t p = 0, k = 0; p < npts; p++) {
-		x.sweep_value = pts[p];
-		char *cmd = fill(&x, "BENCH_COMMAND", s->command);
-		if (cmd && s->server) {
-			char *server = fill(&x, "BENCH_SERVER", s->server);
-			char *wrapped = server ? with_server(server, s->server_ready, cmd) : NULL;
-			free(server);
+	struct proto_step *steps = r == 0 ? xcalloc(n, sizeof(*steps)) : NULL;
+	struct bench_step *info = r == 0 ? xcalloc(n, sizeof(*info)) : NULL;
+	/* the lists outermost, the sweep inside them, as MMTests nests them */
+	for (size_t c = 0; r == 0 && c < combos; c++) {
+		for (size_t p = 0; r == 0 && p < npts; p++) {
+			char variant[BENCH_VARIANT_MAX];
+			x.sweep_value = pts[p];
+			r = pick_series(&x, lv, c, variant);
+			char *cmd = r == 0 ? step_command(&x) : NULL;
+			if (!cmd) {
+				r = -EINVAL;
+				break;
+			}
+			for (size_t i = 0; i < per; i++, k++) {
+				snprintf(steps[k].benchmark, sizeof(steps[k].benchmark), "%s", s->name);
+				steps[k].kind = PROTO_STEP_COMMAND;
+				/* the length is checked by step_command */
+				(void)proto_step_set_command(&steps[k], cmd);
+				info[k].sweep_value = x.has_sweep ? pts[p] : 0;
+				info[k].warmup = i < (size_t)warm;
+				memcpy(info[k].variant, variant, sizeof(variant));
+			}
 			free(cmd);
-			cmd = wrapped;
 		}
-		if (!cmd || strlen(cmd) >= PROTO_COMMAND_MAX) {
-			if (cmd)
-				fail(&x, s->cfg, "BENCH_COMMAND", "the command of %s is %zu bytes; at most %d",
-				     s->name, strlen(cmd), PROTO_COMMAND_MAX - 1);
-			free(cmd);
-			proto_steps_free(steps, k);
-			free(info);
-			return -EINVAL;
-		}
-		for (size_t i = 0; i < per; i++, k++) {
-			snprintf(steps[k].benchmark, sizeof(steps[k].benchmark), "%s", s->name);
-			steps[k].kind = PROTO_STEP_COMMAND;
-			/* the length is checked above */
-			(void)proto_step_set_command(&steps[k], cmd);
-			info[k].sweep_value = x.has_sweep ? pts[p] : 0;
-			info[k].warmup = i < (size_t)warm;
-		}
-		free(cmd);
+	}
+	for (size_t i = 0; i < s->nsweep_lists; i++)
+		free(lv[i].copy);
+	if (r < 0) {
+		proto_steps_free(steps, k);
+		free(info);
+		return r;
 	}
 	*steps_out = steps;
 	*info_out = info;

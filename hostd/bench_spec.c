@@ -18,7 +18,7 @@ const char *const bench_spec_keys[] = {
 	"BENCH_NAME", "BENCH_SUMMARY", "BENCH_ALIASES", "BENCH_BINARIES", "BENCH_PARAMS",
 	"BENCH_COMMAND", "BENCH_SWEEP", "BENCH_SWEEP_MIN", "BENCH_SWEEP_MAX", "BENCH_SWEEP_SCALE",
 	"BENCH_ITERATIONS", "BENCH_WARMUP", "BENCH_PARSER", "BENCH_PARSER_ARG", "BENCH_METRICS",
-	"BENCH_SERVER", "BENCH_SERVER_READY", "BENCH_ONE_VALUE", "BENCH_WORDS", NULL,
+	"BENCH_SERVER", "BENCH_SERVER_READY", "BENCH_ONE_VALUE", "BENCH_WORDS", "BENCH_SWEEP_LISTS", NULL,
 };
 
 /* Splits a blank-separated value into at most max words. */
@@ -105,6 +105,49 @@ static int check_in_params(const struct bench_spec *s, const char *key, char **n
 	return 0;
 }
 
+static bool label_valid(const char *s, size_t n)
+{
+	if (n == 0 || n >= BENCH_LABEL_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/* BENCH_SWEEP_LISTS="size:IPERF3_BUFFER_SIZES bitrate:IPERF3_BITRATES":
+ * parameters whose value is a list, each a label and one of BENCH_PARAMS,
+ * outermost first (MMTests' loops nest so, its sweep innermost). */
+static int load_sweep_lists(struct bench_spec *s, struct config_diag *d)
+{
+	char **words;
+	size_t n;
+	if (split(config_get(s->cfg, "BENCH_SWEEP_LISTS"), BENCH_SWEEP_LISTS_MAX, &words, &n) < 0) {
+		config_diag_at(d, s->cfg, "BENCH_SWEEP_LISTS", s->path,
+			       "BENCH_SWEEP_LISTS has more than %d words", BENCH_SWEEP_LISTS_MAX);
+		return -EINVAL;
+	}
+	int r = 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const char *colon = strchr(words[i], ':');
+		if (!colon || !label_valid(words[i], (size_t)(colon - words[i]))) {
+			config_diag_at(d, s->cfg, "BENCH_SWEEP_LISTS", s->path,
+				       "BENCH_SWEEP_LISTS: \"%s\" is not label:PARAMETER (a label of "
+				       "1 to %d of a-z 0-9 _)", words[i], BENCH_LABEL_MAX - 1);
+			r = -EINVAL;
+			break;
+		}
+		struct bench_sweep_list *l = &s->sweep_lists[i];
+		snprintf(l->label, sizeof(l->label), "%.*s", (int)(colon - words[i]), words[i]);
+		l->param = xstrdup(colon + 1);
+		s->nsweep_lists = i + 1;
+		char *one[] = { l->param };
+		r = check_in_params(s, "BENCH_SWEEP_LISTS", one, 1, d);
+	}
+	free_words(words, n);
+	return r;
+}
+
 static int load_lists(struct bench_spec *s, struct config_diag *d)
 {
 	static const struct {
@@ -148,7 +191,7 @@ static int load_lists(struct bench_spec *s, struct config_diag *d)
 	if (check_in_params(s, "BENCH_ONE_VALUE", s->one_value, s->none_value, d) < 0 ||
 	    check_in_params(s, "BENCH_WORDS", s->words, s->nwords, d) < 0)
 		return -EINVAL;
-	return 0;
+	return load_sweep_lists(s, d);
 }
 
 static int load_fields(struct bench_spec *s, struct config_diag *d)
@@ -272,6 +315,8 @@ void bench_spec_free(struct bench_spec *s)
 	free_words(s->params, s->nparams);
 	free_words(s->one_value, s->none_value);
 	free_words(s->words, s->nwords);
+	for (size_t i = 0; i < s->nsweep_lists; i++)
+		free(s->sweep_lists[i].param);
 	free(s->path);
 	free(s->summary);
 	free(s->command);

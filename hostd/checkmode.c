@@ -51,7 +51,7 @@ static void print_plan(FILE *out, const struct node_plan *p, const char *nodes)
 		p->iterations);
 	for (uint32_t k = 0; k < p->nsteps; k++) {
 		const struct proto_step *st = &p->steps[k];
-		char variant[64];
+		char variant[BENCH_VARIANT_MAX];
 
 		plan_step_variant(p, k + 1, variant, sizeof(variant));
 		/* a spec's command line is long and shown by the spec; a
@@ -100,16 +100,14 @@ static void print_samples(FILE *out, const struct node_plan *p)
 	for (uint32_t k = 0; k < p->nsteps; k++) {
 		uint32_t n = 0;
 		bool first = true;
-		char variant[64];
+		char variant[BENCH_VARIANT_MAX];
 
-		for (uint32_t j = 0; j < p->nsteps && first; j++)
-			first = j >= k || p->info[j].sweep_value != p->info[k].sweep_value ||
-				strcmp(p->steps[j].benchmark, p->steps[k].benchmark) != 0;
+		for (uint32_t j = 0; j < k && first; j++)
+			first = !plan_same_series(p, j + 1, k + 1);
 		if (!first)
 			continue;
 		for (uint32_t j = k; j < p->nsteps; j++)
-			n += !p->info[j].warmup && p->info[j].sweep_value == p->info[k].sweep_value &&
-			     !strcmp(p->steps[j].benchmark, p->steps[k].benchmark);
+			n += !p->info[j].warmup && plan_same_series(p, j + 1, k + 1);
 		plan_step_variant(p, k + 1, variant, sizeof(variant));
 		fprintf(out, "    %s%s%s: %u%s\n", p->steps[k].benchmark, variant[0] ? " " : "",
 			variant, n, n >= need ? "" : ": too few to tell a change from noise; raise "

@@ -232,6 +232,70 @@ START_TEST(test_words_param_refused)
 }
 END_TEST
 
+#define LISTS_SPEC                                                                   \
+	"BENCH_NAME=ip\nBENCH_PARAMS=\"IP_SIZES IP_RATES IP_MAX\"\n"                          \
+	"IP_SIZES=1420\nIP_RATES=0\nIP_MAX=2\n"                                               \
+	"BENCH_SWEEP_LISTS=\"size:IP_SIZES bitrate:IP_RATES\"\n"                              \
+	"BENCH_SWEEP=STREAMS\nBENCH_SWEEP_MIN=1\nBENCH_SWEEP_MAX='${IP_MAX}'\n"               \
+	"BENCH_COMMAND='ip -l ${IP_SIZES} -b ${IP_RATES} -P ${STREAMS}'\n"                     \
+	"BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n"
+
+/* BENCH_SWEEP_LISTS: MMTests' lists (iperf3's sizes and bitrates), comma
+ * or blank separated, each combination a series, the sweep innermost;
+ * iterations count per series. */
+START_TEST(test_sweep_lists)
+{
+	put("ip.bench", LISTS_SPEC);
+	struct node_plan p;
+	struct config_diag d = { 0 };
+	ck_assert_msg(plan_of("MMTESTS=ip\nMMTEST_ITERATIONS=2\nIP_SIZES=\"200,8920\"\n"
+			      "IP_RATES=\"0 10m\"\n", 2, &p, &d) == 0, "%s:%d: %s", d.file, d.line,
+		      d.text);
+	static const char *const want[][2] = {
+		{ "ip -l 200 -b 0 -P 1", "size=200,bitrate=0,streams=1" },
+		{ "ip -l 200 -b 0 -P 2", "size=200,bitrate=0,streams=2" },
+		{ "ip -l 200 -b 10m -P 1", "size=200,bitrate=10m,streams=1" },
+		{ "ip -l 200 -b 10m -P 2", "size=200,bitrate=10m,streams=2" },
+		{ "ip -l 8920 -b 0 -P 1", "size=8920,bitrate=0,streams=1" },
+		{ "ip -l 8920 -b 0 -P 2", "size=8920,bitrate=0,streams=2" },
+		{ "ip -l 8920 -b 10m -P 1", "size=8920,bitrate=10m,streams=1" },
+		{ "ip -l 8920 -b 10m -P 2", "size=8920,bitrate=10m,streams=2" },
+	};
+	ck_assert_uint_eq(p.nsteps, 16);
+	for (uint32_t k = 0; k < p.nsteps; k++) {
+		char v[BENCH_VARIANT_MAX];
+		ck_assert_str_eq(p.steps[k].command, want[k % 8][0]);
+		ck_assert_str_eq(plan_step_variant(&p, k + 1, v, sizeof(v)), want[k % 8][1]);
+		ck_assert_uint_eq(p.steps[k].iteration, k / 8 + 1);
+	}
+	ck_assert(plan_same_series(&p, 2, 10));
+	ck_assert(!plan_same_series(&p, 2, 3));
+	plan_fini(&p);
+
+	/* one value each: one series per point, named all the same */
+	ck_assert_int_eq(plan_of("MMTESTS=ip\nIP_MAX=1\n", 2, &p, &d), 0);
+	ck_assert_uint_eq(p.nsteps, 1);
+	char v[BENCH_VARIANT_MAX];
+	ck_assert_str_eq(plan_step_variant(&p, 1, v, sizeof(v)), "size=1420,bitrate=0,streams=1");
+	plan_fini(&p);
+	unlink(put("ip.bench", ""));
+
+	/* a value the shell would act on, an empty list, a bad declaration */
+	expect_error(LISTS_SPEC, "MMTESTS=ip\n\nIP_SIZES=\"200,1;reboot\"\n", "g.conf", 3,
+		     "IP_SIZES=\"200,1;reboot\" is not a list of at most 64 values");
+	expect_error(LISTS_SPEC, "MMTESTS=ip\nIP_RATES=\" , \"\n", "g.conf", 2,
+		     "IP_RATES=\" , \" is not a list");
+	expect_error("BENCH_NAME=ip\nBENCH_PARAMS=A\nA=1\nBENCH_SWEEP_LISTS=\"a:B\"\n"
+		     "BENCH_COMMAND=true\nBENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n",
+		     "MMTESTS=ip\n", "hb.bench", 4,
+		     "BENCH_SWEEP_LISTS names \"B\", which is not in BENCH_PARAMS");
+	expect_error("BENCH_NAME=ip\nBENCH_PARAMS=A\nA=1\nBENCH_SWEEP_LISTS=\"Size:A\"\n"
+		     "BENCH_COMMAND=true\nBENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n",
+		     "MMTESTS=ip\n", "hb.bench", 4,
+		     "BENCH_SWEEP_LISTS: \"Size:A\" is not label:PARAMETER");
+}
+END_TEST
+
 /* A step's command is at most PROTO_COMMAND_MAX - 1 bytes, from a COMMAND_
  * or from a spec, and is kept whole. */
 START_TEST(test_command_limit)
@@ -418,6 +482,7 @@ int main(void)
 	tcase_add_test(tc, test_command_limit);
 	tcase_add_test(tc, test_words_param);
 	tcase_add_test(tc, test_words_param_refused);
+	tcase_add_test(tc, test_sweep_lists);
 	tcase_add_test(tc, test_two_specs_one_name);
 	tcase_add_test(tc, test_shipped_specs_load);
 	tcase_add_test(tc, test_server_started_and_stopped);

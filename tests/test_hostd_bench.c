@@ -453,8 +453,8 @@ START_TEST(test_mmtests_family_config)
 		ck_assert_int_eq(count_variant(s, n, "futexbench-hash", "threads=4", "ops_per_sec"), 1);
 		ck_assert_int_eq(count_variant(s, n, "perfsyscall", NULL, "usecs_per_op"), 2);
 	} else if (_i == 4) {
-		ck_assert_int_eq(count_variant(s, n, "iperf3-ipv6-udp", "streams=1", "jitter"), 1);
-		ck_assert_int_eq(count_variant(s, n, "iperf3-ipv6-udp", "streams=2", "jitter"), 1);
+		ck_assert_int_eq(count_variant(s, n, "iperf3-ipv6-udp", "size=1420,bitrate=0,streams=1", "jitter"), 1);
+		ck_assert_int_eq(count_variant(s, n, "iperf3-ipv6-udp", "size=1420,bitrate=0,streams=2", "jitter"), 1);
 	}
 	free_ndjson(s, n);
 	free(text);
