@@ -232,30 +232,60 @@ static int fill_int(struct expand_ctx *x, const char *what, const char *tmpl, in
  * A step with a server (BENCH_SERVER): the step's shell picks a port for it
  * from its own PID, so that nodes sharing the host's network (local guests,
  * the host) do not collide at the same instant, and exports it as
- * LOCKSTEP_PORT; starts the server in the background with its output in a
- * file of the work folder; waits until that output holds the ready text
- * (the server's own word that it accepts clients: there is no event to
- * wait on, so the wait is bounded); runs the command in a subshell (its exit
- * ends only itself); stops the server and
- * exits with the command's status.  A server that exits first, or is not
- * ready in time, fails the step with its output as the reason.
+ * LOCKSTEP_PORT (or exports the server's fixed port, first making sure
+ * nothing listens there: a server that fails to bind must not be mistaken
+ * for ready by another's socket); starts the server in the background with
+ * its output in a file of the work folder; waits until it is ready: the
+ * port listens (BENCH_SERVER_PORT: /proc/net/tcp or tcp6 lists it in state
+ * 0A, LISTEN) and/or its output holds the ready text.  There is no event to
+ * wait on, so the wait polls, bounded.  Then it runs the command in a
+ * subshell (its exit ends only itself), stops the server and exits with the
+ * command's status.  A server that exits first, or is not ready in time,
+ * fails the step with its output as the reason.
  */
-static char *with_server(const char *server, const char *ready, const char *cmd)
+static char *with_server(const struct bench_spec *s, const char *server, const char *cmd)
 {
-	return xasprintf(
-		"LOCKSTEP_PORT=$((20000 + $$ %% 40000)); export LOCKSTEP_PORT; "
+	char port[64], *ready, *waiting_for;
+	if (s->server_port_fixed)
+		snprintf(port, sizeof(port), "%u", (unsigned)s->server_port_fixed);
+	else
+		snprintf(port, sizeof(port), "$((20000 + $$ %% 40000))");
+	if (s->server_port_wait && s->server_ready) {
+		ready = xasprintf("lockstep_listening && grep -q '%s' $lockstep_log", s->server_ready);
+		waiting_for = xasprintf("listen on port $LOCKSTEP_PORT and print \\\"%s\\\"",
+					s->server_ready);
+	} else if (s->server_port_wait) {
+		ready = xstrdup("lockstep_listening");
+		waiting_for = xstrdup("listen on port $LOCKSTEP_PORT");
+	} else {
+		ready = xasprintf("grep -q '%s' $lockstep_log", s->server_ready);
+		waiting_for = xasprintf("print \\\"%s\\\"", s->server_ready);
+	}
+	char *out = xasprintf(
+		"LOCKSTEP_PORT=%s; export LOCKSTEP_PORT; "
+		"lockstep_listening() { grep -q \" [0-9A-F]*:$(printf %%04X $LOCKSTEP_PORT) "
+		"[0-9A-F]*:0000 0A \" /proc/net/tcp /proc/net/tcp6 2>/dev/null; }; "
+		"%s"
 		"lockstep_log=lockstep-server-$$.log; "
 		"%s >$lockstep_log 2>&1 </dev/null & lockstep_srv=$!; lockstep_n=0; "
-		"until grep -q '%s' $lockstep_log; do "
+		"until %s; do "
 		"if ! kill -0 $lockstep_srv 2>/dev/null; then "
 		"echo 'lockstep: the server exited before it was ready:'; cat $lockstep_log; "
 		"rm -f $lockstep_log; exit 125; fi; "
 		"lockstep_n=$((lockstep_n + 1)); if [ $lockstep_n -gt %d ]; then "
-		"echo 'lockstep: the server did not print \"%s\" in %d s:'; cat $lockstep_log; "
+		"echo \"lockstep: the server did not %s in %d s:\"; cat $lockstep_log; "
 		"kill $lockstep_srv; rm -f $lockstep_log; exit 124; fi; sleep 0.1; done; "
 		"(%s); lockstep_rc=$?; kill $lockstep_srv 2>/dev/null; wait $lockstep_srv 2>/dev/null; "
 		"rm -f $lockstep_log; exit $lockstep_rc",
-		server, ready, BENCH_SERVER_READY_TENTHS, ready, BENCH_SERVER_READY_TENTHS / 10, cmd);
+		port,
+		s->server_port_fixed ? "if lockstep_listening; then echo \"lockstep: port "
+		"$LOCKSTEP_PORT already listens on this node (another server, or another node "
+		"on this network), before the server started\"; exit 125; fi; " : "",
+		server, ready, BENCH_SERVER_READY_TENTHS, waiting_for, BENCH_SERVER_READY_TENTHS / 10,
+		cmd);
+	free(ready);
+	free(waiting_for);
+	return out;
 }
 
 static size_t sweep_points(const struct bench_spec *s, int64_t min, int64_t max, uint32_t *pts)
@@ -280,7 +310,7 @@ static char *step_command(struct expand_ctx *x)
 	char *cmd = fill(x, "BENCH_COMMAND", s->command);
 	if (cmd && s->server) {
 		char *server = fill(x, "BENCH_SERVER", s->server);
-		char *wrapped = server ? with_server(server, s->server_ready, cmd) : NULL;
+		char *wrapped = server ? with_server(s, server, cmd) : NULL;
 		free(server);
 		free(cmd);
 		cmd = wrapped;

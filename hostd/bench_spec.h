@@ -68,7 +68,11 @@ struct bench_spec {
 	size_t nwords;
 	char *command;                 /* BENCH_COMMAND, with ${NAME} templates */
 	char *server;                  /* BENCH_SERVER: started before the command, stopped after; NULL */
-	char *server_ready;            /* BENCH_SERVER_READY: text the server prints when it serves */
+	char *server_ready;            /* BENCH_SERVER_READY: text the server prints when it serves; NULL */
+	/* BENCH_SERVER_PORT: ready when the port listens (/proc/net/tcp, tcp6):
+	 * "pick" (the step's $LOCKSTEP_PORT) or the server's fixed port */
+	bool server_port_wait;
+	uint16_t server_port_fixed;    /* 0: picked by the step */
 	char *sweep_var;               /* BENCH_SWEEP: NULL when there is none */
 	char *sweep_min, *sweep_max;   /* BENCH_SWEEP_MIN/MAX templates */
 	enum bench_sweep_scale sweep_scale;
@@ -89,7 +93,7 @@ struct bench_step {
 	char variant[BENCH_VARIANT_MAX];
 };
 
-/* How long a step waits for its server to print BENCH_SERVER_READY. */
+/* How long a step waits for its server to be ready. */
 #define BENCH_SERVER_READY_TENTHS 300
 
 /* The spec keys, for the check of unknown names in spec files. */

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -419,10 +422,17 @@ START_TEST(test_server_started_and_stopped)
 		      !strstr(out, "Time:"), "output: %s", out);
 	plan_fini(&p);
 
-	/* one without the other is an error in the spec */
+	/* a server needs something to wait for, and the waits need a server */
 	expect_error("BENCH_NAME=x\nBENCH_SERVER=true\nBENCH_COMMAND=true\nBENCH_PARSER=hackbench\n"
 		     "BENCH_METRICS=time:s:lower\n", "MMTESTS=x\n", "hb.bench", 2,
-		     "BENCH_SERVER and BENCH_SERVER_READY go together");
+		     "BENCH_SERVER needs BENCH_SERVER_PORT (the port it listens on, or \"pick\") or "
+		     "BENCH_SERVER_READY");
+	expect_error("BENCH_NAME=x\nBENCH_SERVER_PORT=pick\nBENCH_COMMAND=true\n"
+		     "BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n", "MMTESTS=x\n", "hb.bench",
+		     2, "BENCH_SERVER_PORT without BENCH_SERVER");
+	expect_error("BENCH_NAME=x\nBENCH_SERVER=true\nBENCH_SERVER_PORT=70000\nBENCH_COMMAND=true\n"
+		     "BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n", "MMTESTS=x\n", "hb.bench",
+		     3, "BENCH_SERVER_PORT=\"70000\" is neither \"pick\" nor a port 1 to 65535");
 	expect_error("BENCH_NAME=x\nBENCH_SERVER=true\nBENCH_SERVER_READY=\"it's up\"\n"
 		     "BENCH_COMMAND=true\nBENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n",
 		     "MMTESTS=x\n", "hb.bench", 3, "without quotes or backslashes");
@@ -471,6 +481,72 @@ START_TEST(test_shipped_specs_load)
 }
 END_TEST
 
+/* A TCP socket listening on 127.0.0.1:port (0: any free port); *port is
+ * set to its port. */
+static int listen_on(unsigned *port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)*port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(fd, 1), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* A server that prints nothing (tbench_srv): ready when its port listens
+ * in /proc/net/tcp.  The command connects, which only a listening port
+ * allows; a fixed port already taken fails the step before the server
+ * starts, so that another's socket is not taken for this server's. */
+START_TEST(test_server_ready_by_port)
+{
+	put("srv.py", "import socket, sys, time\n"
+		      "time.sleep(0.5)\n"
+		      "s = socket.socket()\n"
+		      "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+		      "s.bind(('127.0.0.1', int(sys.argv[1])))\n"
+		      "s.listen()\n"
+		      "time.sleep(600)\n");
+	put("cli.py", "import socket, sys\n"
+		      "socket.create_connection(('127.0.0.1', int(sys.argv[1]))).close()\n"
+		      "print('Time: 1')\n");
+	static const char spec[] =
+		"BENCH_NAME=srv\nBENCH_BINARIES=python3\nBENCH_SERVER='python3 srv.py $LOCKSTEP_PORT'\n"
+		"BENCH_SERVER_PORT=%s\nBENCH_COMMAND='python3 cli.py $LOCKSTEP_PORT'\n"
+		"BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n";
+	char text[512], fixed[16];
+	struct node_plan p;
+	struct config_diag d = { 0 };
+	const char *out;
+
+	snprintf(text, sizeof(text), spec, "pick");
+	put("srv.bench", text);
+	ck_assert_msg(plan_of("MMTESTS=srv\n", 2, &p, &d) == 0, "%s:%d: %s", d.file, d.line, d.text);
+	ck_assert_msg(run_step(p.steps[0].command, &out) == 0, "output: %s", out);
+	ck_assert_str_eq(out, "Time: 1\n");
+	plan_fini(&p);
+
+	/* a fixed port: taken, then free */
+	unsigned port = 0;
+	int fd = listen_on(&port);
+	snprintf(fixed, sizeof(fixed), "%u", port);
+	snprintf(text, sizeof(text), spec, fixed);
+	put("srv.bench", text);
+	ck_assert_msg(plan_of("MMTESTS=srv\n", 2, &p, &d) == 0, "%s:%d: %s", d.file, d.line, d.text);
+	ck_assert_int_eq(run_step(p.steps[0].command, &out), 125);
+	char want[160];
+	snprintf(want, sizeof(want), "lockstep: port %u already listens on this node", port);
+	ck_assert_msg(strstr(out, want) && !strstr(out, "Time:"), "output: %s", out);
+	close(fd);
+	ck_assert_msg(run_step(p.steps[0].command, &out) == 0, "output: %s", out);
+	ck_assert_str_eq(out, "Time: 1\n");
+	plan_fini(&p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("bench-spec");
@@ -486,6 +562,7 @@ int main(void)
 	tcase_add_test(tc, test_two_specs_one_name);
 	tcase_add_test(tc, test_shipped_specs_load);
 	tcase_add_test(tc, test_server_started_and_stopped);
+	tcase_add_test(tc, test_server_ready_by_port);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
