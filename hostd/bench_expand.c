@@ -266,8 +266,10 @@ static char *with_server(const struct bench_spec *s, const char *server, const c
 		"lockstep_listening() { grep -q \" [0-9A-F]*:$(printf %%04X $LOCKSTEP_PORT) "
 		"[0-9A-F]*:0000 0A \" /proc/net/tcp /proc/net/tcp6 2>/dev/null; }; "
 		"%s"
-		"lockstep_log=lockstep-server-$$.log; "
-		"%s >$lockstep_log 2>&1 </dev/null & lockstep_srv=$!; lockstep_n=0; "
+		/* the log exists before the first grep, however late the
+		 * background shell opens it */
+		"lockstep_log=lockstep-server-$$.log; : >$lockstep_log; "
+		"%s >>$lockstep_log 2>&1 </dev/null & lockstep_srv=$!; lockstep_n=0; "
 		"until %s; do "
 		"if ! kill -0 $lockstep_srv 2>/dev/null; then "
 		"echo 'lockstep: the server exited before it was ready:'; cat $lockstep_log; "

@@ -115,6 +115,33 @@ static void print_samples(FILE *out, const struct node_plan *p)
 	}
 }
 
+/* A server on a fixed port (tbench_srv's 7003) serves one node of a
+ * network: local guests and the host share the host's, and all but one of
+ * them would fail each step of it.  Once per spec. */
+static void print_shared_ports(FILE *out, const struct experiment *e)
+{
+	unsigned sharing = (e->guest_kind == GUEST_KIND_LOCAL ? e->guest_count : 0) +
+			   (e->host_runs_benchmarks ? 1 : 0);
+	if (sharing < 2)
+		return;
+	for (size_t k = 0; k < e->nplans; k++)
+		for (size_t i = 0; i < e->plans[k].nspecs; i++) {
+			const struct bench_spec *s = e->plans[k].specs[i];
+			bool used = false, before = false;
+			for (uint32_t j = 0; j < e->plans[k].nsteps && !used; j++)
+				used = e->plans[k].info[j].spec == s;
+			for (size_t q = 0; q < k && used && !before; q++)
+				for (uint32_t j = 0; j < e->plans[q].nsteps && !before; j++)
+					before = !strcmp(e->plans[q].steps[j].benchmark, s->name);
+			if (used && !before && s->server_port_fixed)
+				fprintf(out, "  %s: its server listens on the fixed port %u, and %u "
+					"nodes share this host's network (local guests, the host): "
+					"each step of it would fail on all but one; run it on one "
+					"local guest or on libvirt guests\n", s->name,
+					(unsigned)s->server_port_fixed, sharing);
+		}
+}
+
 /* The participants that share plan p, as "guest-1 guest-2". */
 static char *nodes_of(const struct experiment *e, const struct node_plan *p)
 {
@@ -300,6 +327,7 @@ int check_main(const struct check_options *o, FILE *out)
 		if (!seen)
 			print_diags(out, exp.plans[k].gconf);
 	}
+	print_shared_ports(out, &exp);
 	print_binaries(out, &exp, o->guest_agent);
 	int failed = preflight(out, &exp, o);
 	fprintf(out, "%s\n", failed ? "check failed" : "check passed: nothing was started");

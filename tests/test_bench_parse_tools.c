@@ -159,6 +159,11 @@ START_TEST(perf_futex_syscall)
 	run_parse("perf-syscall", NULL, "perf bench syscall basic -l 20000");
 	double usecs = metric("usecs_per_op"), ops = metric("ops_per_sec");
 	ck_assert_double_le(fabs(ops * usecs / 1e6 - 1), 0.01);
+	/* perfnuma's form; one node converges at once, or within its 1 s */
+	run_parse("perf-numa", NULL, "perf bench numa mem -m -p 1 -t 2 -P 8 -s 1");
+	ck_assert_double_gt(metric("total_speed"), 0);
+	ck_assert_double_le(metric("runtime_min"), metric("runtime_max"));
+	ck_assert_double_le(fabs(metric("thread_speed") * 2 / metric("total_speed") - 1), 0.05);
 }
 END_TEST
 

@@ -54,7 +54,9 @@ static const char *const small_params =
 	"IPERF3_MAX_STREAMS=1\nIPERF3_DURATION=1\nIPERF3_ITERATIONS=1\n"
 	/* fewer requests may end a test within a millisecond: "inf" requests/s */
 	"REDIS_MAX_CLIENTS=1\nREDIS_REQUESTS=50000\nREDIS_ITERATIONS=1\n"
-	"DBENCH_MAX_CLIENTS=1\nDBENCH_DURATION_BASE=1\n";
+	"DBENCH_MAX_CLIENTS=1\nDBENCH_DURATION_BASE=1\n"
+	"TBENCH_MAX_CLIENTS=1\nTBENCH_DURATION=2\n"
+	"PERFNUMA_WORKLOADS=standard_converge\nPERFNUMA_PROCESS_WSS=8388608\nPERFNUMA_ITERATIONS=1\n";
 
 /* The value of KEY="..." (or KEY=...) in a spec file, in buf. */
 static const char *spec_value(const char *text, const char *key, char *buf, size_t len)
