@@ -56,7 +56,8 @@ static const char *const small_params =
 	"REDIS_MAX_CLIENTS=1\nREDIS_REQUESTS=50000\nREDIS_ITERATIONS=1\n"
 	"DBENCH_MAX_CLIENTS=1\nDBENCH_DURATION_BASE=1\n"
 	"TBENCH_MAX_CLIENTS=1\nTBENCH_DURATION=2\n"
-	"PERFNUMA_WORKLOADS=standard_converge\nPERFNUMA_PROCESS_WSS=8388608\nPERFNUMA_ITERATIONS=1\n";
+	"PERFNUMA_WORKLOADS=standard_converge\nPERFNUMA_PROCESS_WSS=8388608\nPERFNUMA_ITERATIONS=1\n"
+	"BONNIE_DATASET_SIZE=8388608\n";
 
 /* The value of KEY="..." (or KEY=...) in a spec file, in buf. */
 static const char *spec_value(const char *text, const char *key, char *buf, size_t len)
@@ -92,7 +93,9 @@ static void check_declared(json_object **s, size_t n, const char *name, const ch
 	spec_value(spec, "BENCH_METRICS", metrics, sizeof(metrics));
 	for (char *w = strtok_r(metrics, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
 		/* name:unit:higher|lower[:optional]; fio's default job does both
-		 * reads and writes, so even its optional metrics are there */
+		 * reads and writes, so even its optional metrics are there;
+		 * bonnie++ prints +++++ for what a small data set makes too
+		 * quick to time, so its are checked when they are there */
 		char *unit = strchr(w, ':'), *better = strchr(unit + 1, ':');
 		*unit++ = '\0';
 		*better++ = '\0';
@@ -100,6 +103,8 @@ static void check_declared(json_object **s, size_t n, const char *name, const ch
 		if (opt)
 			*opt = '\0';
 		json_object *o = find_sample(s, n, name, w);
+		if (!o && opt && !strcmp(name, "bonniepp"))
+			continue;
 		ck_assert_msg(o != NULL, "%s: no %s in samples.ndjson", name, w);
 		ck_assert_str_eq(jstr(o, "unit"), unit);
 		ck_assert_str_eq(jstr(o, "better"), better);
