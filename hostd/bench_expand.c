@@ -360,31 +360,49 @@ static int split_lists(struct expand_ctx *x, struct list_values *lv, size_t *com
 	return 0;
 }
 
+/* Appends "name=value" (with a comma when not first) to variant, the name
+ * in lower case; false when it does not fit. */
+static bool variant_add(char *variant, size_t *len, const char *name, const char *value)
+{
+	int n = snprintf(variant + *len, BENCH_VARIANT_MAX - *len, "%s%s=%s", *len ? "," : "",
+			 name, value);
+	if (n < 0 || (size_t)n >= BENCH_VARIANT_MAX - *len)
+		return false;
+	for (char *v = variant + *len; *v && *v != '='; v++)
+		*v = (char)tolower((unsigned char)*v);
+	*len += (size_t)n;
+	return true;
+}
+
 /* Picks combination c of the lists (the first outermost) into x, and
  * names the series: "size=200,bitrate=0" and the sweep point. */
 static int pick_series(struct expand_ctx *x, const struct list_values *lv, size_t c,
 		       char *variant)
 {
 	size_t len = 0;
+	bool fits = true;
+	char num[16];
 	for (size_t i = x->s->nsweep_lists; i-- > 0;) {
 		x->list_value[i] = lv[i].v[c % lv[i].n];
 		c /= lv[i].n;
 	}
+	size_t longest = 0;
 	variant[0] = '\0';
-	for (size_t i = 0; i < x->s->nsweep_lists; i++)
-		len += (size_t)snprintf(variant + len, len < BENCH_VARIANT_MAX ? BENCH_VARIANT_MAX - len : 0,
-					"%s%s=%s", i ? "," : "", x->s->sweep_lists[i].label,
-					x->list_value[i]);
-	if (x->has_sweep && len < BENCH_VARIANT_MAX) {
-		size_t start = len + (len ? 1 : 0);
-		len += (size_t)snprintf(variant + len, BENCH_VARIANT_MAX - len, "%s%s=%" PRIu32,
-					len ? "," : "", x->s->sweep_var, x->sweep_value);
-		for (char *v = variant + start; *v && *v != '='; v++)
-			*v = (char)tolower((unsigned char)*v);
-	}
-	if (len >= BENCH_VARIANT_MAX) {
-		fail(x, x->gconf, NULL, "%s: the series name \"%.48s...\" is longer than %d: "
-		     "shorten the values of its lists", x->s->name, variant, BENCH_VARIANT_MAX - 1);
+	for (size_t i = 0; i < x->s->nsweep_lists && fits; i++)
+		fits = variant_add(variant, &len, x->s->sweep_lists[i].label, x->list_value[i]);
+	snprintf(num, sizeof(num), "%" PRIu32, x->sweep_value);
+	if (fits && x->has_sweep)
+		fits = variant_add(variant, &len, x->s->sweep_var, num);
+	if (!fits) {
+		/* the list with the longest value is the one to shorten */
+		for (size_t i = 1; i < x->s->nsweep_lists; i++)
+			if (strlen(x->list_value[i]) > strlen(x->list_value[longest]))
+				longest = i;
+		const char *name = x->s->sweep_lists[longest].param;
+		const struct config *from;
+		param_value(x, name, &from);
+		fail(x, from, name, "%s: the series name \"%.48s...\" is longer than %d: "
+		     "shorten the values of %s", x->s->name, variant, BENCH_VARIANT_MAX - 1, name);
 		return -EINVAL;
 	}
 	return 0;

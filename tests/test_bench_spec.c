@@ -288,6 +288,10 @@ START_TEST(test_sweep_lists)
 		     "IP_SIZES=\"200,1;reboot\" is not a list of at most 64 values");
 	expect_error(LISTS_SPEC, "MMTESTS=ip\nIP_RATES=\" , \"\n", "g.conf", 2,
 		     "IP_RATES=\" , \" is not a list");
+	/* a series name past its limit: refused, not cut */
+	char g[256];
+	snprintf(g, sizeof(g), "MMTESTS=ip\nIP_SIZES=%0*d\n", 80, 7);
+	expect_error(LISTS_SPEC, g, "g.conf", 2, "ip: the series name \"size=000");
 	expect_error("BENCH_NAME=ip\nBENCH_PARAMS=A\nA=1\nBENCH_SWEEP_LISTS=\"a:B\"\n"
 		     "BENCH_COMMAND=true\nBENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n",
 		     "MMTESTS=ip\n", "hb.bench", 4,
