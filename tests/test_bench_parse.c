@@ -168,7 +168,7 @@ START_TEST(registry)
 		"hackbench", "perf-sched-pipe", "perf-sched-messaging", "sysbench-cpu",
 		"sysbench-threads", "sysbench-mutex", "stress-ng", "cyclictest", "fio-json",
 		"pattern", "perf-syscall", "perf-futex", "pmqtest", "pi-stress", "rt-migrate-test",
-		"uptime", "iperf3-json", "redis-benchmark", "dbench",
+		"uptime", "iperf3-json", "redis-benchmark", "dbench", "perf-numa", "bonnie",
 	};
 	char why[256];
 

@@ -83,6 +83,30 @@ START_TEST(test_check_prints_plan_and_starts_nothing)
 }
 END_TEST
 
+/* MMTests' lists (iperf3's sizes) are series of their own, counted by
+ * their names; a fixed-port server (tbench) on nodes that share the
+ * host's network is flagged, and not on one. */
+START_TEST(test_check_series_and_fixed_port)
+{
+	static char out[65536];
+	write_file("g.conf", "export MMTESTS=\"iperf3-ipv4-tcp tbench\"\n"
+		   "export IPERF3_BUFFER_SIZES=200,8920\nexport IPERF3_MAX_STREAMS=2\n"
+		   "export IPERF3_ITERATIONS=2\nexport TBENCH_MAX_CLIENTS=1\n", 0644);
+	ck_assert_int_eq(check("--set MMTEST_ITERATIONS=2", out, sizeof(out)), 0);
+	has(out, "    iperf3-ipv4-tcp size=200,bitrate=0,streams=1: 4\n"
+		 "    iperf3-ipv4-tcp size=200,bitrate=0,streams=2: 4\n"
+		 "    iperf3-ipv4-tcp size=8920,bitrate=0,streams=1: 4\n"
+		 "    iperf3-ipv4-tcp size=8920,bitrate=0,streams=2: 4\n"
+		 "    tbench clients=1: 2: too few");
+	has(out, "  step 10: iperf3-ipv4-tcp size=200,bitrate=0,streams=1 iteration 3\n");
+	has(out, "  tbench: its server listens on the fixed port 7003, and 2 nodes share this "
+		 "host's network");
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\n", 0644);
+	ck_assert_int_eq(check("", out, sizeof(out)), 0);
+	ck_assert_msg(!strstr(out, "fixed port"), "%s", out);
+}
+END_TEST
+
 START_TEST(test_check_errors_exit_1)
 {
 	static char out[65536];
@@ -215,6 +239,7 @@ int main(void)
 	tcase_add_test(tc, test_check_prints_plan_and_starts_nothing);
 	tcase_add_test(tc, test_check_errors_exit_1);
 	tcase_add_test(tc, test_unknown_host_names);
+	tcase_add_test(tc, test_check_series_and_fixed_port);
 	tcase_add_test(tc, test_check_libvirt_guests);
 	tcase_add_test(tc, test_shipped_file_reaches_the_step);
 	tcase_set_timeout(tc, 300);

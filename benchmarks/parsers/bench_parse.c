@@ -50,6 +50,10 @@ static const struct bench_parser parsers[] = {
 	  NULL, NULL, bench__parse_redis_benchmark },
 	{ "dbench", "dbench 4 and tbench: throughput, max latency",
 	  NULL, NULL, bench__parse_dbench },
+	{ "perf-numa", "perf bench numa mem: convergence latency, runtimes, data and speed",
+	  NULL, NULL, bench__parse_perf_numa },
+	{ "bonnie", "bonnie++ 1.98 CSV: rates and latencies of each test that was timed",
+	  NULL, NULL, bench__parse_bonnie },
 };
 
 const struct bench_parser *bench_parsers(size_t *n)

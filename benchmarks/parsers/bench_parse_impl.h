@@ -76,6 +76,12 @@ int bench__value_line(struct bench__cur *c, const struct bench__line *l,
 int bench__once(unsigned long *seen, const struct bench__line *l,
 		const char *what, char *why, size_t whylen);
 
+/* perf bench's "# Running 'sched/pipe' benchmark:" line, when l is one,
+ * names bench: -EBADMSG naming the line when it names another (output of
+ * another benchmark is an error, not a number); 0 for any other line */
+int bench__perf_check_running(const struct bench__line *l, const char *bench, char *why,
+			      size_t whylen);
+
 /* formats why and returns -EBADMSG */
 int bench__fail(char *why, size_t whylen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -128,6 +134,8 @@ BENCH__PARSE_FN(bench__parse_uptime);
 BENCH__PARSE_FN(bench__parse_iperf3_json);
 BENCH__PARSE_FN(bench__parse_redis_benchmark);
 BENCH__PARSE_FN(bench__parse_dbench);
+BENCH__PARSE_FN(bench__parse_perf_numa);
+BENCH__PARSE_FN(bench__parse_bonnie);
 int bench__check_stress_ng_arg(const char *arg, char *why, size_t whylen);
 int bench__check_cyclictest_arg(const char *arg, char *why, size_t whylen);
 int bench__check_pattern_arg(const char *arg, char *why, size_t whylen);

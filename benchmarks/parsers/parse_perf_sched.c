@@ -24,8 +24,8 @@ struct perf_out {
 
 /* "# Running 'sched/pipe' benchmark:" names the benchmark: output of
  * another one is an error, not a time */
-static int check_running(const struct bench__line *l, const char *bench,
-			 char *why, size_t whylen)
+int bench__perf_check_running(const struct bench__line *l, const char *bench, char *why,
+			      size_t whylen)
 {
 	struct bench__cur c = bench__cur_of(l);
 	char q[BENCH_QUOTE_MAX];
@@ -85,7 +85,7 @@ static int perf_parse(const char *out, size_t len, const char *bench,
 		if (bench__line_blank(&l))
 			continue;
 		o.lines++;
-		r = check_running(&l, bench, why, whylen);
+		r = bench__perf_check_running(&l, bench, why, whylen);
 		if (r == 0)
 			r = perf_line(&o, &l, why, whylen);
 		if (r < 0)

@@ -3,6 +3,7 @@
  * A spec's steps for one g.conf: parameters resolved (the user's value, else
  * the spec's default), ${NAME} templates filled, the sweep walked.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -18,7 +19,16 @@ struct expand_ctx {
 	const struct config *gconf;
 	uint32_t sweep_value; /* valid when has_sweep */
 	bool has_sweep;
+	const char *list_value[BENCH_SWEEP_LISTS_MAX]; /* this series' value of each list */
 	struct config_diag *d;
+};
+
+/* The values of one BENCH_SWEEP_LISTS parameter: its value split at blanks
+ * and commas (MMTests writes both). */
+struct list_values {
+	char *copy;                          /* owns the values */
+	const char *v[BENCH_SWEEP_POINTS_MAX];
+	size_t n;
 };
 
 static void fail(struct expand_ctx *x, const struct config *c, const char *name, const char *fmt,
@@ -120,7 +130,13 @@ static char *fill(struct expand_ctx *x, const char *what, const char *tmpl)
 				goto err;
 			}
 			snprintf(name, sizeof(name), "%.*s", (int)(end - p - 2), p + 2);
-			if (x->has_sweep && strcmp(name, x->s->sweep_var) == 0) {
+			const char *listed = NULL;
+			for (size_t i = 0; i < x->s->nsweep_lists && !listed; i++)
+				if (strcmp(name, x->s->sweep_lists[i].param) == 0)
+					listed = x->list_value[i];
+			if (listed) {
+				val = listed; /* checked plain when the list was split */
+			} else if (x->has_sweep && strcmp(name, x->s->sweep_var) == 0) {
 				snprintf(num, sizeof(num), "%" PRIu32, x->sweep_value);
 				val = num;
 			} else if (is_param(x->s, name) && is_words(x->s, name)) {
@@ -216,30 +232,62 @@ static int fill_int(struct expand_ctx *x, const char *what, const char *tmpl, in
  * A step with a server (BENCH_SERVER): the step's shell picks a port for it
  * from its own PID, so that nodes sharing the host's network (local guests,
  * the host) do not collide at the same instant, and exports it as
- * LOCKSTEP_PORT; starts the server in the background with its output in a
- * file of the work folder; waits until that output holds the ready text
- * (the server's own word that it accepts clients: there is no event to
- * wait on, so the wait is bounded); runs the command in a subshell (its exit
- * ends only itself); stops the server and
- * exits with the command's status.  A server that exits first, or is not
- * ready in time, fails the step with its output as the reason.
+ * LOCKSTEP_PORT (or exports the server's fixed port, first making sure
+ * nothing listens there: a server that fails to bind must not be mistaken
+ * for ready by another's socket); starts the server in the background with
+ * its output in a file of the work folder; waits until it is ready: the
+ * port listens (BENCH_SERVER_PORT: /proc/net/tcp or tcp6 lists it in state
+ * 0A, LISTEN) and/or its output holds the ready text.  There is no event to
+ * wait on, so the wait polls, bounded.  Then it runs the command in a
+ * subshell (its exit ends only itself), stops the server and exits with the
+ * command's status.  A server that exits first, or is not ready in time,
+ * fails the step with its output as the reason.
  */
-static char *with_server(const char *server, const char *ready, const char *cmd)
+static char *with_server(const struct bench_spec *s, const char *server, const char *cmd)
 {
-	return xasprintf(
-		"LOCKSTEP_PORT=$((20000 + $$ %% 40000)); export LOCKSTEP_PORT; "
-		"lockstep_log=lockstep-server-$$.log; "
-		"%s >$lockstep_log 2>&1 </dev/null & lockstep_srv=$!; lockstep_n=0; "
-		"until grep -q '%s' $lockstep_log; do "
+	char port[64], *ready, *waiting_for;
+	if (s->server_port_fixed)
+		snprintf(port, sizeof(port), "%u", (unsigned)s->server_port_fixed);
+	else
+		snprintf(port, sizeof(port), "$((20000 + $$ %% 40000))");
+	if (s->server_port_wait && s->server_ready) {
+		ready = xasprintf("lockstep_listening && grep -q '%s' $lockstep_log", s->server_ready);
+		waiting_for = xasprintf("listen on port $LOCKSTEP_PORT and print \\\"%s\\\"",
+					s->server_ready);
+	} else if (s->server_port_wait) {
+		ready = xstrdup("lockstep_listening");
+		waiting_for = xstrdup("listen on port $LOCKSTEP_PORT");
+	} else {
+		ready = xasprintf("grep -q '%s' $lockstep_log", s->server_ready);
+		waiting_for = xasprintf("print \\\"%s\\\"", s->server_ready);
+	}
+	char *out = xasprintf(
+		"LOCKSTEP_PORT=%s; export LOCKSTEP_PORT; "
+		"lockstep_listening() { grep -q \" [0-9A-F]*:$(printf %%04X $LOCKSTEP_PORT) "
+		"[0-9A-F]*:0000 0A \" /proc/net/tcp /proc/net/tcp6 2>/dev/null; }; "
+		"%s"
+		/* the log exists before the first grep, however late the
+		 * background shell opens it */
+		"lockstep_log=lockstep-server-$$.log; : >$lockstep_log; "
+		"%s >>$lockstep_log 2>&1 </dev/null & lockstep_srv=$!; lockstep_n=0; "
+		"until %s; do "
 		"if ! kill -0 $lockstep_srv 2>/dev/null; then "
 		"echo 'lockstep: the server exited before it was ready:'; cat $lockstep_log; "
 		"rm -f $lockstep_log; exit 125; fi; "
 		"lockstep_n=$((lockstep_n + 1)); if [ $lockstep_n -gt %d ]; then "
-		"echo 'lockstep: the server did not print \"%s\" in %d s:'; cat $lockstep_log; "
+		"echo \"lockstep: the server did not %s in %d s:\"; cat $lockstep_log; "
 		"kill $lockstep_srv; rm -f $lockstep_log; exit 124; fi; sleep 0.1; done; "
 		"(%s); lockstep_rc=$?; kill $lockstep_srv 2>/dev/null; wait $lockstep_srv 2>/dev/null; "
 		"rm -f $lockstep_log; exit $lockstep_rc",
-		server, ready, BENCH_SERVER_READY_TENTHS, ready, BENCH_SERVER_READY_TENTHS / 10, cmd);
+		port,
+		s->server_port_fixed ? "if lockstep_listening; then echo \"lockstep: port "
+		"$LOCKSTEP_PORT already listens on this node (another server, or another node "
+		"on this network), before the server started\"; exit 125; fi; " : "",
+		server, ready, BENCH_SERVER_READY_TENTHS, waiting_for, BENCH_SERVER_READY_TENTHS / 10,
+		cmd);
+	free(ready);
+	free(waiting_for);
+	return out;
 }
 
 static size_t sweep_points(const struct bench_spec *s, int64_t min, int64_t max, uint32_t *pts)
@@ -254,6 +302,110 @@ static size_t sweep_points(const struct bench_spec *s, int64_t min, int64_t max,
 		pts[n++] = (uint32_t)v;
 	pts[n++] = (uint32_t)max;
 	return n;
+}
+
+/* The command of the series x points at, with its server around it; NULL
+ * with x->d set. */
+static char *step_command(struct expand_ctx *x)
+{
+	const struct bench_spec *s = x->s;
+	char *cmd = fill(x, "BENCH_COMMAND", s->command);
+	if (cmd && s->server) {
+		char *server = fill(x, "BENCH_SERVER", s->server);
+		char *wrapped = server ? with_server(s, server, cmd) : NULL;
+		free(server);
+		free(cmd);
+		cmd = wrapped;
+	}
+	if (cmd && strlen(cmd) >= PROTO_COMMAND_MAX) {
+		fail(x, s->cfg, "BENCH_COMMAND", "the command of %s is %zu bytes; at most %d", s->name,
+		     strlen(cmd), PROTO_COMMAND_MAX - 1);
+		free(cmd);
+		cmd = NULL;
+	}
+	return cmd;
+}
+
+/* Splits each list parameter's value; every value must be plain.  0, or
+ * -EINVAL with x->d naming the parameter, where it was set, and the value. */
+static int split_lists(struct expand_ctx *x, struct list_values *lv, size_t *combos)
+{
+	*combos = 1;
+	for (size_t i = 0; i < x->s->nsweep_lists; i++) {
+		const char *name = x->s->sweep_lists[i].param, *bad = NULL;
+		const struct config *from;
+		const char *v = param_value(x, name, &from);
+		char *save;
+		lv[i].copy = xstrdup(v ? v : "");
+		for (char *w = strtok_r(lv[i].copy, " \t,", &save); w && !bad;
+		     w = strtok_r(NULL, " \t,", &save)) {
+			if (!value_is_plain(w) || lv[i].n == BENCH_SWEEP_POINTS_MAX)
+				bad = w;
+			else
+				lv[i].v[lv[i].n++] = w;
+		}
+		if (bad || lv[i].n == 0) {
+			fail(x, from, name, "%s=\"%.48s\" is not a list of at most %d values of "
+			     "letters, digits and . _ : = / + - %% @, separated by blanks or commas%s%.32s",
+			     name, v ? v : "", BENCH_SWEEP_POINTS_MAX, bad ? ": " : "", bad ? bad : "");
+			return -EINVAL;
+		}
+		*combos *= lv[i].n;
+		if (*combos > PROTO_STEPS_MAX) {
+			fail(x, from, name, "%s sweeps more than %d combinations of its lists",
+			     x->s->name, PROTO_STEPS_MAX);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Appends "name=value" (with a comma when not first) to variant, the name
+ * in lower case; false when it does not fit. */
+static bool variant_add(char *variant, size_t *len, const char *name, const char *value)
+{
+	int n = snprintf(variant + *len, BENCH_VARIANT_MAX - *len, "%s%s=%s", *len ? "," : "",
+			 name, value);
+	if (n < 0 || (size_t)n >= BENCH_VARIANT_MAX - *len)
+		return false;
+	for (char *v = variant + *len; *v && *v != '='; v++)
+		*v = (char)tolower((unsigned char)*v);
+	*len += (size_t)n;
+	return true;
+}
+
+/* Picks combination c of the lists (the first outermost) into x, and
+ * names the series: "size=200,bitrate=0" and the sweep point. */
+static int pick_series(struct expand_ctx *x, const struct list_values *lv, size_t c,
+		       char *variant)
+{
+	size_t len = 0;
+	bool fits = true;
+	char num[16];
+	for (size_t i = x->s->nsweep_lists; i-- > 0;) {
+		x->list_value[i] = lv[i].v[c % lv[i].n];
+		c /= lv[i].n;
+	}
+	size_t longest = 0;
+	variant[0] = '\0';
+	for (size_t i = 0; i < x->s->nsweep_lists && fits; i++)
+		fits = variant_add(variant, &len, x->s->sweep_lists[i].label, x->list_value[i]);
+	snprintf(num, sizeof(num), "%" PRIu32, x->sweep_value);
+	if (fits && x->has_sweep)
+		fits = variant_add(variant, &len, x->s->sweep_var, num);
+	if (!fits) {
+		/* the list with the longest value is the one to shorten */
+		for (size_t i = 1; i < x->s->nsweep_lists; i++)
+			if (strlen(x->list_value[i]) > strlen(x->list_value[longest]))
+				longest = i;
+		const char *name = x->s->sweep_lists[longest].param;
+		const struct config *from;
+		param_value(x, name, &from);
+		fail(x, from, name, "%s: the series name \"%.48s...\" is longer than %d: "
+		     "shorten the values of %s", x->s->name, variant, BENCH_VARIANT_MAX - 1, name);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int bench_spec_expand(const struct bench_spec *s, const struct config *gconf,
@@ -304,42 +456,46 @@ int bench_spec_expand(const struct bench_spec *s, const struct config *gconf,
 		x.has_sweep = true;
 	}
 
-	size_t per = (size_t)(iters + warm), n = npts * per;
-	if (n > PROTO_STEPS_MAX) {
+	struct list_values lv[BENCH_SWEEP_LISTS_MAX] = { 0 };
+	size_t combos;
+	int r = split_lists(&x, lv, &combos);
+	size_t per = (size_t)(iters + warm), n = combos * npts * per, k = 0;
+	if (r == 0 && n > PROTO_STEPS_MAX) {
 		fail(&x, gconf, NULL, "%s would be %zu steps; a plan has at most %d", s->name, n,
 		     PROTO_STEPS_MAX);
-		return -EINVAL;
+		r = -EINVAL;
 	}
-	struct proto_step *steps = xcalloc(n, sizeof(*steps));
-	struct bench_step *info = xcalloc(n, sizeof(*info));
-	for (size_t p = 0, k = 0; p < npts; p++) {
-		x.sweep_value = pts[p];
-		char *cmd = fill(&x, "BENCH_COMMAND", s->command);
-		if (cmd && s->server) {
-			char *server = fill(&x, "BENCH_SERVER", s->server);
-			char *wrapped = server ? with_server(server, s->server_ready, cmd) : NULL;
-			free(server);
+	struct proto_step *steps = r == 0 ? xcalloc(n, sizeof(*steps)) : NULL;
+	struct bench_step *info = r == 0 ? xcalloc(n, sizeof(*info)) : NULL;
+	/* the lists outermost, the sweep inside them, as MMTests nests them */
+	for (size_t c = 0; r == 0 && c < combos; c++) {
+		for (size_t p = 0; r == 0 && p < npts; p++) {
+			char variant[BENCH_VARIANT_MAX];
+			x.sweep_value = pts[p];
+			r = pick_series(&x, lv, c, variant);
+			char *cmd = r == 0 ? step_command(&x) : NULL;
+			if (!cmd) {
+				r = -EINVAL;
+				break;
+			}
+			for (size_t i = 0; i < per; i++, k++) {
+				snprintf(steps[k].benchmark, sizeof(steps[k].benchmark), "%s", s->name);
+				steps[k].kind = PROTO_STEP_COMMAND;
+				/* the length is checked by step_command */
+				(void)proto_step_set_command(&steps[k], cmd);
+				info[k].sweep_value = x.has_sweep ? pts[p] : 0;
+				info[k].warmup = i < (size_t)warm;
+				memcpy(info[k].variant, variant, sizeof(variant));
+			}
 			free(cmd);
-			cmd = wrapped;
 		}
-		if (!cmd || strlen(cmd) >= PROTO_COMMAND_MAX) {
-			if (cmd)
-				fail(&x, s->cfg, "BENCH_COMMAND", "the command of %s is %zu bytes; at most %d",
-				     s->name, strlen(cmd), PROTO_COMMAND_MAX - 1);
-			free(cmd);
-			proto_steps_free(steps, k);
-			free(info);
-			return -EINVAL;
-		}
-		for (size_t i = 0; i < per; i++, k++) {
-			snprintf(steps[k].benchmark, sizeof(steps[k].benchmark), "%s", s->name);
-			steps[k].kind = PROTO_STEP_COMMAND;
-			/* the length is checked above */
-			(void)proto_step_set_command(&steps[k], cmd);
-			info[k].sweep_value = x.has_sweep ? pts[p] : 0;
-			info[k].warmup = i < (size_t)warm;
-		}
-		free(cmd);
+	}
+	for (size_t i = 0; i < s->nsweep_lists; i++)
+		free(lv[i].copy);
+	if (r < 0) {
+		proto_steps_free(steps, k);
+		free(info);
+		return r;
 	}
 	*steps_out = steps;
 	*info_out = info;

@@ -18,7 +18,7 @@ const char *const bench_spec_keys[] = {
 	"BENCH_NAME", "BENCH_SUMMARY", "BENCH_ALIASES", "BENCH_BINARIES", "BENCH_PARAMS",
 	"BENCH_COMMAND", "BENCH_SWEEP", "BENCH_SWEEP_MIN", "BENCH_SWEEP_MAX", "BENCH_SWEEP_SCALE",
 	"BENCH_ITERATIONS", "BENCH_WARMUP", "BENCH_PARSER", "BENCH_PARSER_ARG", "BENCH_METRICS",
-	"BENCH_SERVER", "BENCH_SERVER_READY", "BENCH_ONE_VALUE", "BENCH_WORDS", NULL,
+	"BENCH_SERVER", "BENCH_SERVER_READY", "BENCH_SERVER_PORT", "BENCH_ONE_VALUE", "BENCH_WORDS", "BENCH_SWEEP_LISTS", NULL,
 };
 
 /* Splits a blank-separated value into at most max words. */
@@ -105,6 +105,49 @@ static int check_in_params(const struct bench_spec *s, const char *key, char **n
 	return 0;
 }
 
+static bool label_valid(const char *s, size_t n)
+{
+	if (n == 0 || n >= BENCH_LABEL_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/* BENCH_SWEEP_LISTS="size:IPERF3_BUFFER_SIZES bitrate:IPERF3_BITRATES":
+ * parameters whose value is a list, each a label and one of BENCH_PARAMS,
+ * outermost first (MMTests' loops nest so, its sweep innermost). */
+static int load_sweep_lists(struct bench_spec *s, struct config_diag *d)
+{
+	char **words;
+	size_t n;
+	if (split(config_get(s->cfg, "BENCH_SWEEP_LISTS"), BENCH_SWEEP_LISTS_MAX, &words, &n) < 0) {
+		config_diag_at(d, s->cfg, "BENCH_SWEEP_LISTS", s->path,
+			       "BENCH_SWEEP_LISTS has more than %d words", BENCH_SWEEP_LISTS_MAX);
+		return -EINVAL;
+	}
+	int r = 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const char *colon = strchr(words[i], ':');
+		if (!colon || !label_valid(words[i], (size_t)(colon - words[i]))) {
+			config_diag_at(d, s->cfg, "BENCH_SWEEP_LISTS", s->path,
+				       "BENCH_SWEEP_LISTS: \"%s\" is not label:PARAMETER (a label of "
+				       "1 to %d of a-z 0-9 _)", words[i], BENCH_LABEL_MAX - 1);
+			r = -EINVAL;
+			break;
+		}
+		struct bench_sweep_list *l = &s->sweep_lists[i];
+		snprintf(l->label, sizeof(l->label), "%.*s", (int)(colon - words[i]), words[i]);
+		l->param = xstrdup(colon + 1);
+		s->nsweep_lists = i + 1;
+		char *one[] = { l->param };
+		r = check_in_params(s, "BENCH_SWEEP_LISTS", one, 1, d);
+	}
+	free_words(words, n);
+	return r;
+}
+
 static int load_lists(struct bench_spec *s, struct config_diag *d)
 {
 	static const struct {
@@ -148,6 +191,28 @@ static int load_lists(struct bench_spec *s, struct config_diag *d)
 	if (check_in_params(s, "BENCH_ONE_VALUE", s->one_value, s->none_value, d) < 0 ||
 	    check_in_params(s, "BENCH_WORDS", s->words, s->nwords, d) < 0)
 		return -EINVAL;
+	return load_sweep_lists(s, d);
+}
+
+/* BENCH_SERVER_PORT: "pick", or the fixed port of a server that cannot be
+ * told one (tbench_srv's 7003). */
+static int load_server_port(struct bench_spec *s, struct config_diag *d)
+{
+	const char *v = config_get(s->cfg, "BENCH_SERVER_PORT");
+	char *end;
+	if (!v || !*v)
+		return 0;
+	s->server_port_wait = true;
+	if (strcmp(v, "pick") == 0)
+		return 0;
+	errno = 0;
+	long port = strtol(v, &end, 10);
+	if (errno || end == v || *end || port < 1 || port > 65535) {
+		config_diag_at(d, s->cfg, "BENCH_SERVER_PORT", s->path,
+			       "BENCH_SERVER_PORT=\"%s\" is neither \"pick\" nor a port 1 to 65535", v);
+		return -EINVAL;
+	}
+	s->server_port_fixed = (uint16_t)port;
 	return 0;
 }
 
@@ -174,18 +239,28 @@ static int load_fields(struct bench_spec *s, struct config_diag *d)
 		config_diag_at(d, s->cfg, NULL, s->path, "a spec needs BENCH_COMMAND and BENCH_PARSER");
 		return -EINVAL;
 	}
-	if (!s->server != !s->server_ready) {
-		config_diag_at(d, s->cfg, s->server ? "BENCH_SERVER" : "BENCH_SERVER_READY", s->path,
-			       "BENCH_SERVER and BENCH_SERVER_READY go together: the server, and the "
-			       "text it prints when it accepts clients");
+	if (load_server_port(s, d) < 0)
+		return -EINVAL;
+	if (s->server && !s->server_ready && !s->server_port_wait) {
+		config_diag_at(d, s->cfg, "BENCH_SERVER", s->path,
+			       "BENCH_SERVER needs BENCH_SERVER_PORT (the port it listens on, or "
+			       "\"pick\") or BENCH_SERVER_READY (the text it prints when it accepts "
+			       "clients): a step waits for one of them");
 		return -EINVAL;
 	}
-	/* the text goes between single quotes into a grep of the step's shell */
+	if (!s->server && (s->server_ready || s->server_port_wait)) {
+		config_diag_at(d, s->cfg, s->server_ready ? "BENCH_SERVER_READY" : "BENCH_SERVER_PORT",
+			       s->path, "%s without BENCH_SERVER: there is no server to wait for",
+			       s->server_ready ? "BENCH_SERVER_READY" : "BENCH_SERVER_PORT");
+		return -EINVAL;
+	}
+	/* the text goes between single quotes into a grep of the step's shell,
+	 * and between double quotes into its message */
 	for (const char *c = s->server_ready; c && *c; c++)
-		if (*c < ' ' || *c > '~' || strchr("'\\", *c)) {
+		if (*c < ' ' || *c > '~' || strchr("'\\\"$`", *c)) {
 			config_diag_at(d, s->cfg, "BENCH_SERVER_READY", s->path,
 				       "BENCH_SERVER_READY holds printable ASCII without quotes or "
-				       "backslashes only");
+				       "backslashes, $ or ` only");
 			return -EINVAL;
 		}
 	const struct bench_parser *parser = bench_parser_find(s->parser);
@@ -272,6 +347,8 @@ void bench_spec_free(struct bench_spec *s)
 	free_words(s->params, s->nparams);
 	free_words(s->one_value, s->none_value);
 	free_words(s->words, s->nwords);
+	for (size_t i = 0; i < s->nsweep_lists; i++)
+		free(s->sweep_lists[i].param);
 	free(s->path);
 	free(s->summary);
 	free(s->command);

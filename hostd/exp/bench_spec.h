@@ -28,6 +28,9 @@
 #define BENCH_SWEEP_POINTS_MAX 64
 #define BENCH_ITERATIONS_MAX 1000
 #define BENCH_WARMUP_MAX 100
+#define BENCH_SWEEP_LISTS_MAX 4     /* list parameters swept in one spec */
+#define BENCH_LABEL_MAX 16          /* "size" of size:IPERF3_BUFFER_SIZES */
+#define BENCH_VARIANT_MAX 96        /* "size=200,bitrate=0,streams=1" */
 
 struct bench_metric_decl {
 	char name[PROTO_NAME_MAX];
@@ -39,6 +42,13 @@ struct bench_metric_decl {
 enum bench_sweep_scale {
 	BENCH_SWEEP_DOUBLE, /* min, 2*min, 4*min, ... below max, then max */
 	BENCH_SWEEP_LINEAR, /* min, min+1, ..., max */
+};
+
+/* A parameter MMTests sweeps as a list (IPERF3_BUFFER_SIZES=200,1420):
+ * BENCH_SWEEP_LISTS="size:IPERF3_BUFFER_SIZES ...". */
+struct bench_sweep_list {
+	char label[BENCH_LABEL_MAX]; /* the series' name for it: size=200 */
+	char *param;                 /* one of BENCH_PARAMS */
 };
 
 struct bench_spec {
@@ -58,10 +68,16 @@ struct bench_spec {
 	size_t nwords;
 	char *command;                 /* BENCH_COMMAND, with ${NAME} templates */
 	char *server;                  /* BENCH_SERVER: started before the command, stopped after; NULL */
-	char *server_ready;            /* BENCH_SERVER_READY: text the server prints when it serves */
+	char *server_ready;            /* BENCH_SERVER_READY: text the server prints when it serves; NULL */
+	/* BENCH_SERVER_PORT: ready when the port listens (/proc/net/tcp, tcp6):
+	 * "pick" (the step's $LOCKSTEP_PORT) or the server's fixed port */
+	bool server_port_wait;
+	uint16_t server_port_fixed;    /* 0: picked by the step */
 	char *sweep_var;               /* BENCH_SWEEP: NULL when there is none */
 	char *sweep_min, *sweep_max;   /* BENCH_SWEEP_MIN/MAX templates */
 	enum bench_sweep_scale sweep_scale;
+	struct bench_sweep_list sweep_lists[BENCH_SWEEP_LISTS_MAX]; /* outermost first */
+	size_t nsweep_lists;
 	char *iterations, *warmup;     /* BENCH_ITERATIONS, BENCH_WARMUP templates */
 	char *parser, *parser_arg;     /* BENCH_PARSER, BENCH_PARSER_ARG */
 	struct bench_metric_decl metrics[BENCH_SPEC_METRICS_MAX];
@@ -72,9 +88,12 @@ struct bench_spec {
 struct bench_step {
 	uint32_t sweep_value;  /* 0 without a sweep */
 	bool warmup;
+	/* its series beside the benchmark's name: "groups=4", or with
+	 * BENCH_SWEEP_LISTS "size=200,bitrate=0,streams=1"; "" for none */
+	char variant[BENCH_VARIANT_MAX];
 };
 
-/* How long a step waits for its server to print BENCH_SERVER_READY. */
+/* How long a step waits for its server to be ready. */
 #define BENCH_SERVER_READY_TENTHS 300
 
 /* The spec keys, for the check of unknown names in spec files. */

@@ -49,7 +49,7 @@ static void print_plan(FILE *out, const struct node_plan *p, const char *nodes)
 			p->iterations);
 	for (uint32_t k = 0; k < p->nsteps; k++) {
 		const struct proto_step *st = &p->steps[k];
-		char variant[64];
+		char variant[BENCH_VARIANT_MAX];
 
 		plan_step_variant(p, k + 1, variant, sizeof(variant));
 		/* a spec's command line is long and shown by the spec; a
@@ -98,16 +98,14 @@ static void print_samples(FILE *out, const struct node_plan *p)
 	for (uint32_t k = 0; k < p->nsteps; k++) {
 		uint32_t n = 0;
 		bool first = true;
-		char variant[64];
+		char variant[BENCH_VARIANT_MAX];
 
-		for (uint32_t j = 0; j < p->nsteps && first; j++)
-			first = j >= k || p->info[j].sweep_value != p->info[k].sweep_value ||
-				strcmp(p->steps[j].benchmark, p->steps[k].benchmark) != 0;
+		for (uint32_t j = 0; j < k && first; j++)
+			first = !plan_same_series(p, j + 1, k + 1);
 		if (!first)
 			continue;
 		for (uint32_t j = k; j < p->nsteps; j++)
-			n += !p->info[j].warmup && p->info[j].sweep_value == p->info[k].sweep_value &&
-			     !strcmp(p->steps[j].benchmark, p->steps[k].benchmark);
+			n += !p->info[j].warmup && plan_same_series(p, j + 1, k + 1);
 		plan_step_variant(p, k + 1, variant, sizeof(variant));
 		/* adaptive: AUTO_MIN rounds at least, AUTO_MAX at most */
 		uint32_t least = p->auto_iter ? n / p->iterations * p->auto_rule.min : n;
@@ -119,6 +117,33 @@ static void print_samples(FILE *out, const struct node_plan *p)
 			"raise ", least >= need ? "" : p->auto_iter ? "AUTO_MIN or the benchmark's "
 			"iterations" : "MMTEST_ITERATIONS or the benchmark's iterations");
 	}
+}
+
+/* A server on a fixed port (tbench_srv's 7003) serves one node of a
+ * network: local guests and the host share the host's, and all but one of
+ * them would fail each step of it.  Once per spec. */
+static void print_shared_ports(FILE *out, const struct experiment *e)
+{
+	unsigned sharing = (e->guest_kind == GUEST_KIND_LOCAL ? e->guest_count : 0) +
+			   (e->host_runs_benchmarks ? 1 : 0);
+	if (sharing < 2)
+		return;
+	for (size_t k = 0; k < e->nplans; k++)
+		for (size_t i = 0; i < e->plans[k].nspecs; i++) {
+			const struct bench_spec *s = e->plans[k].specs[i];
+			bool used = false, before = false;
+			for (uint32_t j = 0; j < e->plans[k].nsteps && !used; j++)
+				used = e->plans[k].info[j].spec == s;
+			for (size_t q = 0; q < k && used && !before; q++)
+				for (uint32_t j = 0; j < e->plans[q].nsteps && !before; j++)
+					before = !strcmp(e->plans[q].steps[j].benchmark, s->name);
+			if (used && !before && s->server_port_fixed)
+				fprintf(out, "  %s: its server listens on the fixed port %u, and %u "
+					"nodes share this host's network (local guests, the host): "
+					"each step of it would fail on all but one; run it on one "
+					"local guest or on libvirt guests\n", s->name,
+					(unsigned)s->server_port_fixed, sharing);
+		}
 }
 
 /* The participants that share plan p, as "guest-1 guest-2". */
@@ -300,6 +325,7 @@ int check_main(const struct check_options *o, FILE *out)
 	print_hoststate(out, &exp.hoststate);
 	fprintf(out, "ignored, with why, and other warnings:\n");
 	experiment_warnings(&exp, print_warning, out);
+	print_shared_ports(out, &exp);
 	print_binaries(out, &exp, o->guest_agent);
 	int failed = preflight(out, &exp, o);
 	fprintf(out, "%s\n", failed ? "check failed" : "check passed: nothing was started");

@@ -212,8 +212,11 @@ static int add_word(struct node_plan *p, const char *list_name, const char *word
 		return -EINVAL;
 	struct plan_step *pinfo = xcalloc(n, sizeof(*pinfo));
 	for (size_t i = 0; i < n; i++)
+	{
 		pinfo[i] = (struct plan_step){ .spec = spec, .sweep_value = binfo[i].sweep_value,
 					       .warmup = binfo[i].warmup };
+		memcpy(pinfo[i].variant, binfo[i].variant, sizeof(pinfo[i].variant));
+	}
 	int r = append(p, steps, pinfo, n, list_name, d);
 	if (r < 0)
 		proto_steps_free(steps, n);
@@ -231,8 +234,7 @@ static void number_steps(struct node_plan *p)
 	for (uint32_t k = 0; k < p->nsteps; k++) {
 		uint32_t it = 1;
 		for (uint32_t j = 0; j < k; j++)
-			if (p->info[j].sweep_value == p->info[k].sweep_value &&
-			    strcmp(p->steps[j].benchmark, p->steps[k].benchmark) == 0)
+			if (plan_same_series(p, j + 1, k + 1))
 				it++;
 		p->steps[k].index = k + 1;
 		p->steps[k].iteration = it;
@@ -347,11 +349,12 @@ void plan_check_known(struct node_plan *p, const char *const *more_keys)
 const char *plan_step_variant(const struct node_plan *p, uint32_t step, char *buf, size_t len)
 {
 	const struct plan_step *info = &p->info[step - 1];
-	buf[0] = '\0';
-	if (info->spec && info->spec->sweep_var) {
-		snprintf(buf, len, "%s=%" PRIu32, info->spec->sweep_var, info->sweep_value);
-		for (char *c = buf; *c && *c != '='; c++)
-			*c = (char)tolower((unsigned char)*c);
-	}
+	snprintf(buf, len, "%s", info->variant);
 	return buf;
+}
+
+bool plan_same_series(const struct node_plan *p, uint32_t a, uint32_t b)
+{
+	return strcmp(p->info[a - 1].variant, p->info[b - 1].variant) == 0 &&
+	       strcmp(p->steps[a - 1].benchmark, p->steps[b - 1].benchmark) == 0;
 }

@@ -22,6 +22,7 @@ struct plan_step {
 	const struct bench_spec *spec; /* NULL: cpu-probe or COMMAND_<NAME> */
 	uint32_t sweep_value;          /* 0: no sweep */
 	bool warmup;                   /* its samples are kept but marked */
+	char variant[BENCH_VARIANT_MAX]; /* its series: "groups=4"; "" for none */
 };
 
 struct node_plan {
@@ -64,8 +65,13 @@ void plan_fini(struct node_plan *p);
 void plan_check_known(struct node_plan *p, const char *const *more_keys);
 
 /* The label of a step in records: "hackbench-process-pipes" or, on a
- * sweep, "hackbench-process-pipes" with variant "groups=4" in buf ("" when
- * none). */
+ * sweep, "hackbench-process-pipes" with variant "groups=4" (with swept
+ * lists "size=200,bitrate=0,streams=1") in buf ("" when none).  The
+ * benchmark and its variant name a series. */
 const char *plan_step_variant(const struct node_plan *p, uint32_t step, char *buf, size_t len);
+
+/* Whether steps a and b (1-based) are of one series: same benchmark and
+ * variant. */
+bool plan_same_series(const struct node_plan *p, uint32_t a, uint32_t b);
 
 #endif

@@ -42,7 +42,7 @@ static void progress(struct run *r)
 		return;
 	size_t idx[4];
 	const char *names[4];
-	char variant[96] = "", line[512];
+	char variant[BENCH_VARIANT_MAX] = "", line[512];
 	size_t waiting = barrier_waiting_for(r->barrier, idx, 4);
 	struct progress_in in = {
 		.now_ns = clock_mono_ns(),

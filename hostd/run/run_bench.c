@@ -53,7 +53,7 @@ static json_object *step_record(struct run *r, struct participant *p, uint32_t s
 {
 	const struct node_plan *plan = r->exp->node_plan[p->guest_index];
 	const struct proto_step *s = &plan->steps[step - 1];
-	char variant[96];
+	char variant[BENCH_VARIANT_MAX];
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "node", json_object_new_string(p->node.name));
 	json_object_object_add(o, "benchmark", json_object_new_string(s->benchmark));

@@ -163,7 +163,7 @@ static json_object *plan(const struct node_plan *p)
 	json_object *a = json_object_new_array();
 	for (uint32_t i = 0; i < p->nsteps; i++) {
 		const struct proto_step *s = &p->steps[i];
-		char variant[96];
+		char variant[BENCH_VARIANT_MAX];
 		json_object *o = json_object_new_object();
 		json_object_object_add(o, "step", json_object_new_int64(s->index));
 		json_object_object_add(o, "benchmark", json_object_new_string(s->benchmark));
