@@ -491,7 +491,7 @@ START_TEST(test_go_again)
 	ck_assert_int_eq(go(1, 0).kind, SESS_ACT_NONE);
 	expect_error(1, "go-again", "go for step 1 received again; the first one got here");
 	got_clear();
-	sess_step_started(&s, 1, 0);
+	sess_step_started(&s, 1, 0, NULL);
 	sess_step_done(&s, 2, 0);
 	drain();
 	got_clear();
@@ -507,7 +507,7 @@ START_TEST(test_step_lines_then_next_ready)
 {
 	waiting(2);
 	go(1, 0);
-	sess_step_started(&s, 5000, 12);
+	sess_step_started(&s, 5000, 12, NULL);
 	sess_step_output(&s, "out\n", 4);
 	sess_step_result(&s, "ops", 2.5, "ops/s", true);
 	sess_step_error(&s, "warn", "something");
@@ -537,7 +537,7 @@ START_TEST(test_last_done_finishes)
 {
 	waiting(1);
 	go(1, 0);
-	sess_step_started(&s, 1, 0);
+	sess_step_started(&s, 1, 0, NULL);
 	sess_step_done(&s, 2, 0);
 	ck_assert_int_eq(s.phase, SESS_FINISHED);
 	/* past the end, hello reports the last step */
@@ -774,7 +774,7 @@ START_TEST(test_reconnect_reannounces)
 	waiting(3);
 	if (_i) {
 		go(1, 0);
-		sess_step_started(&s, 1, 0);
+		sess_step_started(&s, 1, 0, NULL);
 		sess_step_done(&s, 2, 0);
 		go(2, 0);
 	}
