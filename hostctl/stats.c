@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "median_ci.h"
 #include "xalloc.h"
 
 const char *stats_method_name(enum stats_method m)
@@ -41,22 +42,6 @@ static int dbl_cmp(const void *pa, const void *pb)
 	return (a > b) - (a < b);
 }
 
-int stats_median_ci(const double *s, size_t n, double conf, double *lo, double *hi, double *level)
-{
-	size_t k = 0;
-
-	/* largest k with P(B <= k-1) <= (1-conf)/2, B ~ Bin(n, 1/2) */
-	while (k + 1 <= n / 2 &&
-	       gsl_cdf_binomial_P((unsigned)k, 0.5, (unsigned)n) <= (1 - conf) / 2 + 1e-12)
-		k++;
-	if (k == 0)
-		return -ERANGE;
-	*lo = s[k - 1];
-	*hi = s[n - k];
-	*level = 1 - 2 * gsl_cdf_binomial_P((unsigned)(k - 1), 0.5, (unsigned)n);
-	return 0;
-}
-
 int stats_describe(const double *x, size_t n, struct stats_desc *d)
 {
 	double *s, sum = 0, ss = 0;
@@ -73,7 +58,7 @@ int stats_describe(const double *x, size_t n, struct stats_desc *d)
 	d->n = n;
 	d->min = s[0];
 	d->max = s[n - 1];
-	d->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	d->median = median_sorted(s, n);
 	for (size_t i = 0; i < n; i++)
 		sum += s[i];
 	d->mean = sum / (double)n;
@@ -81,7 +66,7 @@ int stats_describe(const double *x, size_t n, struct stats_desc *d)
 		ss += (s[i] - d->mean) * (s[i] - d->mean);
 	d->sd = n > 1 ? sqrt(ss / (double)(n - 1)) : NAN;
 	d->cv = n > 1 && d->mean != 0 ? d->sd / fabs(d->mean) : NAN;
-	d->has_ci = stats_median_ci(s, n, 0.95, &d->ci_lo, &d->ci_hi, &d->ci_level) == 0;
+	d->has_ci = median_ci(s, n, 0.95, &d->ci_lo, &d->ci_hi, &d->ci_level) == 0;
 	free(s);
 	return 0;
 }

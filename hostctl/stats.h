@@ -12,11 +12,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "median_ci.h"
+
 /* Exact U distribution below this many per side when there are no ties
  * (R's wilcox.test does the same); the normal approximation above. */
 #define STATS_MWU_EXACT_MAX 50
-/* A 95% interval of the median from order statistics needs n >= 6. */
-#define STATS_CI_MIN_N 6
+/* A 95% interval of the median (common/median_ci.h) needs n >= 6. */
+#define STATS_CI_MIN_N MEDIAN_CI_MIN_N
 
 struct stats_desc {
 	size_t n;
@@ -40,11 +42,6 @@ const char *stats_method_name(enum stats_method m);
 int stats_check_finite(const double *x, size_t n, size_t *bad);
 /* -EINVAL when n == 0. */
 int stats_describe(const double *x, size_t n, struct stats_desc *d);
-/* The widest-order-statistic-pair interval with coverage >= conf on sorted
- * data: [x(k), x(n+1-k)]; -ERANGE when n is too small for conf. */
-int stats_median_ci(const double *sorted, size_t n, double conf, double *lo, double *hi,
-		    double *level);
-
 /* Two-sided Mann-Whitney U (Wilcoxon rank-sum) of x against y.  Exact when
  * both sides are below STATS_MWU_EXACT_MAX and there are no ties, else the
  * normal approximation with tie and continuity correction.  Identical

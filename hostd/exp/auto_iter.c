@@ -2,39 +2,47 @@
 #include "auto_iter.h"
 
 #include <errno.h>
-#include <gsl/gsl_cdf.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+static int dbl_cmp(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+	return (a > b) - (a < b);
+}
 
 int auto_iter_ci(const double *x, size_t n, struct auto_iter_ci *ci)
 {
-	if (n < 2)
-		return -EINVAL;
-	double sum = 0;
-	for (size_t i = 0; i < n; i++) {
+	if (n < MEDIAN_CI_MIN_N)
+		return -ERANGE;
+	for (size_t i = 0; i < n; i++)
 		if (!isfinite(x[i]))
 			return -EDOM;
-		sum += x[i];
-	}
-	double mean = sum / (double)n, ss = 0;
-	for (size_t i = 0; i < n; i++)
-		ss += (x[i] - mean) * (x[i] - mean);
-	double sd = sqrt(ss / (double)(n - 1));
-	double t = gsl_cdf_tdist_Pinv(1 - (1 - AUTO_ITER_CONFIDENCE) / 2, (double)(n - 1));
+	double *s = xmalloc(n * sizeof(*s));
+	memcpy(s, x, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), dbl_cmp);
 	ci->n = n;
-	ci->mean = mean;
-	ci->half_width = t * sd / sqrt((double)n);
+	ci->median = median_sorted(s, n);
+	int err = median_ci(s, n, AUTO_ITER_CONFIDENCE, &ci->lo, &ci->hi, &ci->level);
+	free(s);
+	if (err < 0)
+		return err;
+	ci->half_width = fmax(ci->median - ci->lo, ci->hi - ci->median);
 	if (ci->half_width == 0)
 		ci->pct = 0;
-	else if (mean == 0)
+	else if (ci->median == 0)
 		ci->pct = INFINITY;
 	else
-		ci->pct = 100 * ci->half_width / fabs(mean);
+		ci->pct = 100 * ci->half_width / fabs(ci->median);
 	return 0;
 }
 
 bool auto_iter_within(const struct auto_iter_rule *rule, const struct auto_iter_ci *ci)
 {
-	return ci->n >= 2 && ci->pct <= rule->target_ci_pct;
+	return ci->n >= MEDIAN_CI_MIN_N && ci->pct <= rule->target_ci_pct;
 }
 
 enum auto_iter_verdict auto_iter_decide(const struct auto_iter_rule *rule, uint32_t rounds,

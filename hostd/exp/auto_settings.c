@@ -9,10 +9,14 @@ int auto_settings_load(const struct config *c, const char *path, uint32_t max_ro
 		       struct auto_iter_rule *rule, struct config_diag *d)
 {
 	int64_t min = AUTO_ITER_MIN_DEFAULT, max = AUTO_ITER_MAX_DEFAULT;
-	/* an interval needs two values; one round more than that to judge it */
-	if (config_get_int(c, "AUTO_MIN", 2, max_rounds, &min, d) < 0 ||
-	    config_get_int(c, "AUTO_MAX", 2, max_rounds, &max, d) < 0)
+	if (config_get_int(c, "AUTO_MIN", 1, max_rounds, &min, d) < 0 ||
+	    config_get_int(c, "AUTO_MAX", 1, max_rounds, &max, d) < 0)
 		return -EINVAL;
+	if (min < MEDIAN_CI_MIN_N)
+		return config_diag_at(d, c, "AUTO_MIN", path,
+				      "AUTO_MIN=%lld is below %d: the 95%% interval of a median, "
+				      "which the rule judges, needs %d values", (long long)min,
+				      MEDIAN_CI_MIN_N, MEDIAN_CI_MIN_N);
 	if (max < min)
 		return config_diag_at(d, c, "AUTO_MAX", path,
 				      "AUTO_MAX=%lld is below AUTO_MIN=%lld: the cap must allow "

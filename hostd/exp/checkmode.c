@@ -41,7 +41,7 @@ static void print_plan(FILE *out, const struct node_plan *p, const char *nodes)
 		p->facts.memtotal_bytes >> 20);
 	if (p->auto_iter)
 		fprintf(out, "  at most %" PRIu32 " steps, MMTEST_ITERATIONS=auto: %" PRIu32 " to %"
-			PRIu32 " rounds, until every series' 95%% interval of the mean is within "
+			PRIu32 " rounds, until every series' 95%% interval of the median is within "
 			"%g%%\n", p->nsteps, p->auto_rule.min, p->auto_rule.max,
 			p->auto_rule.target_ci_pct);
 	else

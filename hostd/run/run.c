@@ -829,8 +829,14 @@ static int setup(struct run *r)
 				 s_to_ns(e->step_timeout_s), clock_mono_ns());
 	r->go_watch = go_watch_new(r->n);
 	r->last_step = e->nsteps;
-	if (e->plans[0].auto_iter)
-		r->autoit = run_auto_new(&e->plans[0].auto_rule, e->nsteps / e->iterations, r->n);
+	if (e->plans[0].auto_iter) {
+		bool *is_host = xcalloc(r->n ? r->n : 1, sizeof(*is_host));
+		for (size_t i = 0; i < r->n; i++)
+			is_host[i] = r->p[i].kind == PART_HOST;
+		r->autoit = run_auto_new(&e->plans[0].auto_rule, e->nsteps / e->iterations, r->n,
+					 is_host);
+		free(is_host);
+	}
 	run_manifest_write(r);
 	return 0;
 }

@@ -14,8 +14,13 @@ struct series {
 	size_t n, cap;
 	double *value;
 	uint32_t *step;
-	/* the last judgement */
-	bool judged, within;
+};
+
+/* A primary series as last judged: the guests together, their fairness,
+ * or the host (names borrowed from the series). */
+struct judged {
+	const char *of, *name, *metric;
+	bool within;
 	struct auto_iter_ci ci;
 };
 
@@ -28,20 +33,25 @@ struct run_auto {
 	struct auto_iter_rule rule;
 	uint32_t per_round;
 	size_t nodes;
+	bool *is_host; /* per node */
 	struct series *s;
 	size_t ns;
 	struct failed_step *failed;
 	size_t nfailed;
 	uint32_t rounds;
 	enum auto_iter_verdict verdict;
-	size_t judged, within;
+	struct judged *j;
+	size_t nj, within;
 	char summary[160];
 };
 
 struct run_auto *run_auto_new(const struct auto_iter_rule *rule, uint32_t steps_per_round,
-			      size_t nodes)
+			      size_t nodes, const bool *is_host)
 {
 	struct run_auto *a = xcalloc(1, sizeof(*a));
+	a->is_host = xcalloc(nodes ? nodes : 1, sizeof(*a->is_host));
+	for (size_t i = 0; i < nodes; i++)
+		a->is_host[i] = is_host[i];
 	a->rule = *rule;
 	a->per_round = steps_per_round ? steps_per_round : 1;
 	a->nodes = nodes;
@@ -60,6 +70,8 @@ void run_auto_free(struct run_auto *a)
 		free(a->s[i].step);
 	}
 	free(a->s);
+	free(a->j);
+	free(a->is_host);
 	free(a->failed);
 	free(a);
 }
@@ -105,7 +117,8 @@ static bool step_failed(const struct run_auto *a, size_t node, uint32_t step)
 	return false;
 }
 
-/* The agent's elapsed, beside a metric of the benchmark's own: not judged. */
+/* The agent's elapsed, beside a metric of the benchmark's own on the
+ * same node: secondary, not judged. */
 static bool secondary(const struct run_auto *a, const struct series *s)
 {
 	if (strcmp(s->metric, "elapsed") != 0)
@@ -117,18 +130,106 @@ static bool secondary(const struct run_auto *a, const struct series *s)
 	return false;
 }
 
-static void judge(struct run_auto *a, struct series *s, double *buf)
+/* A guest node's series that counts now: the node is in the run, not the
+ * host, and the series is primary. */
+static bool guest_counts(const struct run_auto *a, const struct series *s, const bool *in_run)
 {
+	return s->node < a->nodes && in_run[s->node] && !a->is_host[s->node] && !secondary(a, s);
+}
+
+/* Per step, the guests' values of one benchmark's metric: their sum, sum of
+ * squares and count (failed steps left out). */
+struct step_acc {
+	uint32_t step;
+	double sum, sumsq;
+	size_t n;
+};
+
+static struct step_acc *acc_at(struct step_acc **acc, size_t *nacc, uint32_t step)
+{
+	for (size_t i = 0; i < *nacc; i++)
+		if ((*acc)[i].step == step)
+			return &(*acc)[i];
+	*acc = xrealloc(*acc, (*nacc + 1) * sizeof(**acc));
+	(*acc)[*nacc] = (struct step_acc){ .step = step };
+	return &(*acc)[(*nacc)++];
+}
+
+static void judge(struct run_auto *a, const char *of, const char *name, const char *metric,
+		  const double *x, size_t n)
+{
+	a->j = xrealloc(a->j, (a->nj + 1) * sizeof(*a->j));
+	struct judged *j = &a->j[a->nj++];
+	*j = (struct judged){ .of = of, .name = name, .metric = metric };
+	j->ci = (struct auto_iter_ci){ .n = n, .median = NAN, .pct = INFINITY };
+	if (auto_iter_ci(x, n, &j->ci) < 0)
+		j->ci.n = n;
+	j->within = auto_iter_within(&a->rule, &j->ci);
+	a->within += j->within;
+}
+
+/* The guests taken together (per step, the mean of the guests' values) and,
+ * with two guests or more, their fairness (per step, Jain's index), for the
+ * benchmark and metric of series s. */
+static void judge_guests(struct run_auto *a, const struct series *s, const bool *in_run)
+{
+	struct step_acc *acc = NULL;
+	size_t nacc = 0, guests = 0;
+	for (size_t i = 0; i < a->ns; i++) {
+		const struct series *g = &a->s[i];
+		if (!guest_counts(a, g, in_run) || strcmp(g->name, s->name) ||
+		    strcmp(g->metric, s->metric))
+			continue;
+		guests++;
+		for (size_t k = 0; k < g->n; k++) {
+			if (step_failed(a, g->node, g->step[k]))
+				continue;
+			struct step_acc *c = acc_at(&acc, &nacc, g->step[k]);
+			c->sum += g->value[k];
+			c->sumsq += g->value[k] * g->value[k];
+			c->n++;
+		}
+	}
+	double *mean = xcalloc(nacc ? nacc : 1, sizeof(*mean));
+	double *fair = xcalloc(nacc ? nacc : 1, sizeof(*fair));
+	size_t nm = 0, nf = 0;
+	for (size_t i = 0; i < nacc; i++) {
+		if (!acc[i].n)
+			continue;
+		mean[nm++] = acc[i].sum / (double)acc[i].n;
+		/* Jain: (sum x)^2 / (n sum x^2); a step some guest missed says
+		 * nothing of fairness */
+		if (guests >= 2 && acc[i].n == guests && acc[i].sumsq > 0)
+			fair[nf++] = acc[i].sum * acc[i].sum / ((double)acc[i].n * acc[i].sumsq);
+	}
+	judge(a, "guests", s->name, s->metric, mean, nm);
+	if (guests >= 2)
+		judge(a, "fairness", s->name, s->metric, fair, nf);
+	free(mean);
+	free(fair);
+	free(acc);
+}
+
+/* The host's own series, as they are. */
+static void judge_host(struct run_auto *a, const struct series *s, const char *of)
+{
+	double *x = xcalloc(s->n ? s->n : 1, sizeof(*x));
 	size_t n = 0;
-	for (size_t i = 0; i < s->n; i++)
-		if (!step_failed(a, s->node, s->step[i]))
-			buf[n++] = s->value[i];
-	s->judged = true;
-	s->ci = (struct auto_iter_ci){ .n = n, .pct = INFINITY };
-	if (n >= 2)
-		auto_iter_ci(buf, n, &s->ci);
-	s->ci.n = n;
-	s->within = auto_iter_within(&a->rule, &s->ci);
+	for (size_t k = 0; k < s->n; k++)
+		if (!step_failed(a, s->node, s->step[k]))
+			x[n++] = s->value[k];
+	judge(a, of, s->name, s->metric, x, n);
+	free(x);
+}
+
+/* s is the first guest series in the run of its benchmark and metric. */
+static bool first_of_guests(const struct run_auto *a, size_t i, const bool *in_run)
+{
+	for (size_t k = 0; k < i; k++)
+		if (guest_counts(a, &a->s[k], in_run) && !strcmp(a->s[k].name, a->s[i].name) &&
+		    !strcmp(a->s[k].metric, a->s[i].metric))
+			return false;
+	return true;
 }
 
 bool run_auto_stop_before(struct run_auto *a, uint32_t step, const bool *in_run)
@@ -136,32 +237,27 @@ bool run_auto_stop_before(struct run_auto *a, uint32_t step, const bool *in_run)
 	if (step <= 1 || (step - 1) % a->per_round != 0)
 		return false;
 	a->rounds = (step - 1) / a->per_round;
-	a->judged = a->within = 0;
-	size_t most = 0;
-	for (size_t i = 0; i < a->ns; i++)
-		most = a->s[i].n > most ? a->s[i].n : most;
-	double *buf = xcalloc(most ? most : 1, sizeof(*buf));
+	a->nj = a->within = 0;
 	for (size_t i = 0; i < a->ns; i++) {
-		struct series *s = &a->s[i];
-		s->judged = false;
-		if ((s->node < a->nodes && !in_run[s->node]) || secondary(a, s))
+		const struct series *s = &a->s[i];
+		if (s->node >= a->nodes || !in_run[s->node] || secondary(a, s))
 			continue;
-		judge(a, s, buf);
-		a->judged++;
-		a->within += s->within;
+		if (a->is_host[s->node])
+			judge_host(a, s, "host");
+		else if (first_of_guests(a, i, in_run))
+			judge_guests(a, s, in_run);
 	}
-	free(buf);
-	a->verdict = auto_iter_decide(&a->rule, a->rounds, a->judged, a->within);
+	a->verdict = auto_iter_decide(&a->rule, a->rounds, a->nj, a->within);
 	switch (a->verdict) {
 	case AUTO_ITER_CONVERGED:
 		snprintf(a->summary, sizeof(a->summary),
-			 "after %u rounds every series' 95%% interval of the mean is within %g%%",
+			 "after %u rounds every series' 95%% interval of the median is within %g%%",
 			 a->rounds, a->rule.target_ci_pct);
 		break;
 	case AUTO_ITER_CAPPED:
 		snprintf(a->summary, sizeof(a->summary),
 			 "AUTO_MAX=%u rounds reached; %zu of %zu series not within %g%%",
-			 a->rounds, a->judged - a->within, a->judged, a->rule.target_ci_pct);
+			 a->rounds, a->nj - a->within, a->nj, a->rule.target_ci_pct);
 		break;
 	case AUTO_ITER_NO_DATA:
 		snprintf(a->summary, sizeof(a->summary),
@@ -169,7 +265,7 @@ bool run_auto_stop_before(struct run_auto *a, uint32_t step, const bool *in_run)
 		break;
 	case AUTO_ITER_MORE:
 		snprintf(a->summary, sizeof(a->summary), "after %u rounds %zu of %zu series within %g%%",
-			 a->rounds, a->within, a->judged, a->rule.target_ci_pct);
+			 a->rounds, a->within, a->nj, a->rule.target_ci_pct);
 		break;
 	}
 	return a->verdict != AUTO_ITER_MORE;
@@ -190,34 +286,31 @@ static json_object *num_or_null(double v)
 	return isfinite(v) ? json_object_new_double(v) : NULL;
 }
 
-json_object *run_auto_json(const struct run_auto *a, const char *const *node_names)
+json_object *run_auto_json(const struct run_auto *a)
 {
 	json_object *o = json_object_new_object(), *rule = json_object_new_object();
 	json_object_object_add(rule, "min", json_object_new_int64(a->rule.min));
 	json_object_object_add(rule, "max", json_object_new_int64(a->rule.max));
 	json_object_object_add(rule, "target_ci_pct", json_object_new_double(a->rule.target_ci_pct));
 	json_object_object_add(rule, "confidence", json_object_new_double(AUTO_ITER_CONFIDENCE));
-	json_object_object_add(rule, "interval", json_object_new_string("mean, Student's t"));
+	json_object_object_add(rule, "interval", json_object_new_string("median, order statistics"));
 	json_object_object_add(o, "rule", rule);
 	json_object_object_add(o, "rounds", json_object_new_int64(a->rounds));
 	/* "more": the run ended otherwise (a failure, a signal) before the rule did */
 	json_object_object_add(o, "stopped", json_object_new_string(auto_iter_verdict_name(a->verdict)));
 	json_object *arr = json_object_new_array();
-	for (size_t i = 0; i < a->ns; i++) {
-		const struct series *s = &a->s[i];
-		if (!s->judged)
-			continue;
+	for (size_t i = 0; i < a->nj; i++) {
+		const struct judged *j = &a->j[i];
 		json_object *e = json_object_new_object();
-		json_object_object_add(e, "node", json_object_new_string(
-			s->node < a->nodes ? node_names[s->node] : "?"));
-		json_object_object_add(e, "series", json_object_new_string(s->name));
-		json_object_object_add(e, "metric", json_object_new_string(s->metric));
-		json_object_object_add(e, "n", json_object_new_int64((int64_t)s->ci.n));
-		json_object_object_add(e, "mean", num_or_null(s->ci.n ? s->ci.mean : NAN));
-		json_object_object_add(e, "ci_pct", num_or_null(s->ci.pct));
-		json_object_object_add(e, "within", json_object_new_boolean(s->within));
+		json_object_object_add(e, "of", json_object_new_string(j->of));
+		json_object_object_add(e, "series", json_object_new_string(j->name));
+		json_object_object_add(e, "metric", json_object_new_string(j->metric));
+		json_object_object_add(e, "n", json_object_new_int64((int64_t)j->ci.n));
+		json_object_object_add(e, "median", num_or_null(j->ci.median));
+		json_object_object_add(e, "ci_pct", num_or_null(j->ci.pct));
+		json_object_object_add(e, "within", json_object_new_boolean(j->within));
 		json_object_object_add(e, "hit_max", json_object_new_boolean(
-			!s->within && a->verdict == AUTO_ITER_CAPPED));
+			!j->within && a->verdict == AUTO_ITER_CAPPED));
 		json_object_array_add(arr, e);
 	}
 	json_object_object_add(o, "series", arr);

@@ -280,13 +280,8 @@ void run_manifest_write(struct run *r)
 	json_object_object_add(m, "plan", plan(r->exp->node_plan[0]));
 	if (r->exp->nplans > 1)
 		json_object_object_add(m, "node_plans", node_plans(r));
-	if (r->autoit) {
-		const char **names = xcalloc(r->n ? r->n : 1, sizeof(*names));
-		for (size_t i = 0; i < r->n; i++)
-			names[i] = r->p[i].node.name;
-		json_object_object_add(m, "auto_iterations", run_auto_json(r->autoit, names));
-		free(names);
-	}
+	if (r->autoit)
+		json_object_object_add(m, "auto_iterations", run_auto_json(r->autoit));
 	json_object_object_add(m, "steps_released",
 			       json_object_new_int64(barrier_step(r->barrier) > r->exp->nsteps
 							     ? r->exp->nsteps
