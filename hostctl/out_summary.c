@@ -198,8 +198,9 @@ void out_header(const struct cmp_result *c, size_t run, struct out_lines *l)
 			snprintf(vcpus, sizeof(vcpus), ", %lld vCPUs each", (long long)m->guest_vcpus);
 		if (m->guest_memory_mib > 0)
 			snprintf(mem, sizeof(mem), ", %lld MiB each", (long long)m->guest_memory_mib);
-		push(l, "guests: %s %s%s%s; %lld iterations", count, m->guest_kind, vcpus, mem,
-		     (long long)r->iterations);
+		char iters[96];
+		run_iterations_text(r, iters, sizeof(iters));
+		push(l, "guests: %s %s%s%s; %s iterations", count, m->guest_kind, vcpus, mem, iters);
 	}
 	push(l, "from %s to %s; hostd %s; release %s", known(m->started), known(m->ended),
 	     known(m->hostd_version), known(m->release));

@@ -246,7 +246,9 @@ static void page(FILE *f, const struct report *r)
 		html(f, c->runs[j].name);
 		fprintf(f, "</td><td class=\"l\">%s</td><td class=\"l\">", j ? "new" : "base");
 		html(f, c->runs[j].status);
-		fprintf(f, "</td><td>%lld</td><td class=\"l\">", (long long)c->runs[j].iterations);
+		char iters[96];
+		run_iterations_text(&c->runs[j], iters, sizeof(iters));
+		fprintf(f, "</td><td>%s</td><td class=\"l\">", iters);
 		html(f, c->runs[j].path);
 		fputs("</td></tr>\n", f);
 	}

@@ -136,6 +136,15 @@ int run_locate(const char *arg, const char *results_dir, char **path, struct run
 
 /* ---- manifest ---- */
 
+void run_iterations_text(const struct run *r, char *buf, size_t size)
+{
+	if (r->auto_stopped)
+		snprintf(buf, size, "%lld (auto: %s, at most %lld)", (long long)r->auto_rounds,
+			 r->auto_stopped, (long long)r->iterations);
+	else
+		snprintf(buf, size, "%lld", (long long)r->iterations);
+}
+
 static const char *jstr(struct json_object *o, const char *key)
 {
 	struct json_object *v;
@@ -195,6 +204,13 @@ static int load_manifest(struct run *r, struct run_dict *d, struct run_err *e)
 	if (json_object_object_get_ex(m, "settings", &v) &&
 	    json_object_object_get_ex(v, "iterations", &v) && json_object_is_type(v, json_type_int))
 		r->iterations = json_object_get_int64(v);
+	struct json_object *a, *rounds;
+	if (json_object_object_get_ex(m, "auto_iterations", &a) &&
+	    json_object_object_get_ex(a, "rounds", &rounds) &&
+	    json_object_is_type(rounds, json_type_int)) {
+		r->auto_rounds = json_object_get_int64(rounds);
+		r->auto_stopped = xstrdup(jstr(a, "stopped") ? jstr(a, "stopped") : "unknown");
+	}
 	if (json_object_object_get_ex(m, "participants", &parts) &&
 	    json_object_is_type(parts, json_type_array)) {
 		for (size_t i = 0; i < json_object_array_length(parts); i++) {
@@ -528,6 +544,7 @@ void run_free(struct run *r)
 	free(r->name);
 	free(r->path);
 	free(r->status);
+	free(r->auto_stopped);
 	free(r->nodes);
 	free(r->node_is_host);
 	free(r->samples);

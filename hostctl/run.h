@@ -95,7 +95,11 @@ const char *run_meta_conf(const struct run_meta *m, const char *key);
 
 struct run {
 	char *name, *path, *status;
-	int64_t iterations;
+	int64_t iterations; /* the plan's: AUTO_MAX under MMTEST_ITERATIONS=auto */
+	/* MMTEST_ITERATIONS=auto: rounds run and why they stopped (NULL
+	 * otherwise) */
+	int64_t auto_rounds;
+	char *auto_stopped;
 	/* node indices (dictionary) in the manifest's participant order */
 	uint32_t *nodes;
 	bool *node_is_host;
@@ -117,6 +121,9 @@ struct run {
 	size_t dropped_samples;
 	struct run_meta meta;
 };
+
+/* "8" or, for an adaptive run, "6 (auto: converged, at most 30)". */
+void run_iterations_text(const struct run *r, char *buf, size_t size);
 
 /*
  * Finds a run: arg itself when it is a folder holding manifest.json, else

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hostd_testlib.h"
@@ -81,6 +82,17 @@ START_TEST(test_quiet_stops_at_min)
 	/* every guest ok: it ran every step the run ended with */
 	ck_assert_str_eq(jstr(participant(m, "guest-1"), "status"), "ok");
 	json_object_put(m);
+	/* hostctl's header says the rounds run, not the plan's AUTO_MAX */
+	char cmd[1024], line[512];
+	bool said = false;
+	snprintf(cmd, sizeof(cmd), "%s/hostctl/hostctl compare --results %s/results t t 2>&1",
+		 getenv("LOCKSTEP_BUILD_ROOT"), tmpdir);
+	FILE *p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p))
+		said |= strstr(line, "; 6 (auto: converged, at most 10) iterations") != NULL;
+	pclose(p);
+	ck_assert_msg(said, "hostctl compare did not say the rounds run");
 	size_t n;
 	json_object **smp = read_ndjson("samples.ndjson", &n);
 	ck_assert_uint_eq(n, 2 * 6);
