@@ -23,7 +23,7 @@ static void submit_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: hostctl submit --host-config H.CONF --guest-config G.CONF [--run-name NAME]\n"
-		"                      [--results DIR] [--socket PATH] [--json]\n\n"
+		"                      [--results DIR] [--lenient] [--socket PATH] [--json]\n\n"
 		"Queues an experiment on hostd --service and prints its ID.  The configs are\n"
 		"read now and kept by the service; the run folder DIR/NAME becomes yours.\n\n"
 		"options:\n"
@@ -32,6 +32,8 @@ static void submit_usage(FILE *f)
 		"  --run-name NAME      the run folder's name (default: a timestamp and the ID)\n"
 		"  --results DIR        a folder of yours the service may write into (default: the\n"
 		"                       service's RESULTS_ROOT)\n"
+		"  --lenient            hostd --lenient: names h.conf does not know are warnings,\n"
+		"                       not errors\n"
 		"  --socket PATH        the service's socket (default %s)\n"
 		"  --json               the queued experiment as JSON\n"
 		"  -h, --help           this text\n\n"
@@ -144,16 +146,18 @@ static int collect_configs(const char *hname, const char *gname, struct config_f
 
 int cmd_submit(int argc, char **argv)
 {
-	enum { OPT_HOST = 2000, OPT_GUEST, OPT_RUN, OPT_RESULTS };
+	enum { OPT_HOST = 2000, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_LENIENT };
 	static const struct option extra[] = {
 		{ "host-config", required_argument, NULL, OPT_HOST },
 		{ "guest-config", required_argument, NULL, OPT_GUEST },
 		{ "run-name", required_argument, NULL, OPT_RUN },
 		{ "results", required_argument, NULL, OPT_RESULTS },
+		{ "lenient", no_argument, NULL, OPT_LENIENT },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct svc_opts o = { .socket = SVC_DEFAULT_SOCKET };
 	const char *host = NULL, *guest = NULL, *run = NULL, *results = NULL, *arg;
+	bool lenient = false;
 	int c;
 
 	optind = 1;
@@ -163,6 +167,7 @@ int cmd_submit(int argc, char **argv)
 		case OPT_GUEST: guest = arg; break;
 		case OPT_RUN: run = arg; break;
 		case OPT_RESULTS: results = arg; break;
+		case OPT_LENIENT: lenient = true; break;
 		case 'h': submit_usage(stdout); return HOSTCTL_EXIT_OK;
 		default: submit_usage(stderr); return HOSTCTL_EXIT_USAGE;
 		}
@@ -213,6 +218,8 @@ int cmd_submit(int argc, char **argv)
 		json_object_object_add(req, "run_name", json_object_new_string(run));
 	if (results)
 		json_object_object_add(req, "results", json_object_new_string(dir));
+	if (lenient)
+		json_object_object_add(req, "lenient", json_object_new_boolean(true));
 	free(h);
 	free(g);
 	json_object *ok;

@@ -362,6 +362,37 @@ START_TEST(test_wait_returns_exit_code)
 }
 END_TEST
 
+/* An h.conf name hostd does not know fails the experiment (hostd exits 1)
+ * unless it was submitted with --lenient, which reaches its hostd. */
+static long submit_hconf(const char *hconf, const char *run, bool lenient)
+{
+	char h[512], g[512], res[512];
+	snprintf(h, sizeof(h), "%s/%s", tmpdir, hconf);
+	snprintf(g, sizeof(g), "%s/g.conf", tmpdir);
+	snprintf(res, sizeof(res), "%s/results", tmpdir);
+	int r = lenient ? HOSTCTL("submit", "--host-config", h, "--guest-config", g, "--results",
+				  res, "--run-name", run, "--lenient")
+			: HOSTCTL("submit", "--host-config", h, "--guest-config", g, "--results",
+				  res, "--run-name", run);
+	ck_assert_msg(r == 0, "submit: %d: %s", r, hostctl_err());
+	return strtol(out, NULL, 10);
+}
+
+START_TEST(test_lenient_reaches_hostd)
+{
+	pid_t svc = start_service("users");
+	write_file("typo.conf", "GUEST_KIND=local\nGUEST_COUNT=2\nBARRIER_TIMEOUT=60\n"
+				"GEUST_COUNT=2\n", 0644);
+	ck_assert_int_eq(wait_exp(submit_hconf("typo.conf", "strict", false)), 1);
+	long id = submit_hconf("typo.conf", "lenient", true);
+	json_object *e = exp_status(id);
+	ck_assert(json_object_get_boolean(json_object_object_get(e, "lenient")));
+	json_object_put(e);
+	ck_assert_int_eq(wait_exp(id), 0);
+	stop_service(svc);
+}
+END_TEST
+
 START_TEST(test_outsider_refused_member_served)
 {
 	struct group *users = getgrnam("users");
@@ -480,6 +511,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_ready_queue_in_order);
 	tcase_add_test(tc, test_wait_returns_exit_code);
+	tcase_add_test(tc, test_lenient_reaches_hostd);
 	tcase_add_test(tc, test_outsider_refused_member_served);
 	tcase_add_test(tc, test_sigkill_queue_survives);
 	tcase_add_test(tc, test_cancel_running);

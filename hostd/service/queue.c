@@ -55,6 +55,7 @@ json_object *queue_exp_json(const struct queue_exp *e)
 	json_object_object_add(o, "gid", json_object_new_int64(e->gid));
 	json_object_object_add(o, "run_name", json_object_new_string(e->run_name));
 	json_object_object_add(o, "results", json_object_new_string(e->results));
+	json_object_object_add(o, "lenient", json_object_new_boolean(e->lenient));
 	json_object_object_add(o, "state", json_object_new_string(queue_state_name(e->state)));
 	json_object_object_add(o, "exit_code", json_object_new_int(e->exit_code));
 	json_object_object_add(o, "submitted", json_object_new_int64(e->submitted));
@@ -118,6 +119,12 @@ int queue_load_one(const char *path, struct queue_exp *e)
 	if (!r) r = get_str(o, "results", e->results, sizeof(e->results));
 	if (!r) r = get_str(o, "reason", e->reason, sizeof(e->reason));
 	if (!r) r = get_str(o, "state", state, sizeof(state));
+	/* absent in a queue written before it existed: not lenient */
+	json_object *lenient = NULL;
+	if (!r && json_object_object_get_ex(o, "lenient", &lenient))
+		r = json_object_is_type(lenient, json_type_boolean) ? 0 : -EBADMSG;
+	if (!r && lenient)
+		e->lenient = json_object_get_boolean(lenient);
 	if (!r) r = state_parse(state, &e->state);
 	json_object_put(o);
 	if (r < 0 || !proto_name_valid(e->run_name) || e->results[0] != '/')

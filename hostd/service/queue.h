@@ -39,6 +39,7 @@ struct queue_exp {
 	char user[64];
 	char run_name[PROTO_NAME_MAX];
 	char results[CTL_PATH_MAX];  /* the folder the run folder goes in */
+	bool lenient;                /* hostd --lenient: unknown h.conf names are warnings */
 	enum queue_state state;
 	int exit_code;               /* -1 until it ended */
 	int64_t submitted, started, ended; /* Unix seconds; 0: not yet */

@@ -328,6 +328,7 @@ static void do_submit(struct client *c, json_object *req)
 	const char *h = NULL, *g = NULL, *name = "", *results = s->set.results_root;
 	const char *hname = "h.conf", *gname = "g.conf";
 	json_object *files = NULL;
+	bool lenient = false;
 	char detail[256], why[1024];
 	int r;
 
@@ -339,7 +340,8 @@ static void do_submit(struct client *c, json_object *req)
 			     sizeof(detail))) < 0 ||
 	    (r = ctl_get_str(req, "guest_config_name", CTL_PATH_MAX, &gname, detail,
 			     sizeof(detail))) < 0 ||
-	    (r = ctl_get_files(req, "files", &files, detail, sizeof(detail))) < 0) {
+	    (r = ctl_get_files(req, "files", &files, detail, sizeof(detail))) < 0 ||
+	    (r = ctl_get_bool(req, "lenient", &lenient, detail, sizeof(detail))) < 0) {
 		reply_error(c, "EINVAL", r < 0, "%s", r > 0 ? "submit needs host_config and "
 							       "guest_config" : detail);
 		return;
@@ -397,6 +399,7 @@ static void do_submit(struct client *c, json_object *req)
 	snprintf(e->user, sizeof(e->user), "%s", c->user);
 	snprintf(e->run_name, sizeof(e->run_name), "%s", name);
 	snprintf(e->results, sizeof(e->results), "%s", results);
+	e->lenient = lenient;
 	e->state = QUEUE_QUEUED;
 	e->exit_code = -1;
 	e->submitted = (int64_t)time(NULL);

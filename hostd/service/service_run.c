@@ -488,6 +488,8 @@ void service_run_start(struct service *s, struct queue_exp *e)
 	}
 	if (s->opt->verbose)
 		argv[n++] = "--verbose";
+	if (e->lenient)
+		argv[n++] = "--lenient";
 	argv[n] = NULL;
 	log_line(s, e, "experiment %" PRIu64 " of %s (uid %u) starts: results in %s/%s", e->id,
 		 e->user, e->uid, e->results, e->run_name);
