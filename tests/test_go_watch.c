@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "go_watch.h"
+#include "testlib.h"
 
 #define MS 1000000LL
 
@@ -225,9 +226,5 @@ int main(void)
 	tcase_add_test(tc, test_nobody_overdue_and_dropped);
 	tcase_add_test(tc, test_suspects_past_the_limit_are_lost);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(s);
 }

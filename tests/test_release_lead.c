@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "release_lead.h"
-#include "check_main.h"
+#include "testlib.h"
 
 #define US 1000LL
 
@@ -64,5 +64,5 @@ int main(void)
 	tcase_add_test(tc, test_close_need_grows_first);
 	tcase_add_test(tc, test_capped_without_overflow);
 	suite_add_tcase(s, tc);
-	return check_main_run(s);
+	return testlib_main(s);
 }

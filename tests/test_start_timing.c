@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "start_timing.h"
-#include "check_main.h"
+#include "testlib.h"
 
 /* go sent at 1000; the agent read it at 1100, its child at 1150, started
  * at 1300, 60 ns queued on the way. */
@@ -106,5 +106,5 @@ int main(void)
 	tcase_add_test(tc, test_clock_bound);
 	tcase_add_test(tc, test_extremes);
 	suite_add_tcase(s, tc);
-	return check_main_run(s);
+	return testlib_main(s);
 }

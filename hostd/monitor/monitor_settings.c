@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,24 +20,6 @@ const char *const monitor_ext_names[MONITOR_EXT_COUNT] = {
 static const char *const monitor_builtin_names[] = {
 	"proc-vmstat", "proc-stat", "proc-schedstat", "proc-loadavg", "proc-pressure", NULL,
 };
-
-/* "h.conf:7: MONITORS names ..." : fmt's first %s is the key. */
-static int __attribute__((format(printf, 4, 5)))
-monitor_bad(const struct config *c, const char *key, struct config_diag *err, const char *fmt, ...)
-{
-	const char *file = "";
-	int line = 0;
-	va_list ap;
-
-	config_where(c, key, &file, &line);
-	memset(err, 0, sizeof(*err));
-	snprintf(err->file, sizeof(err->file), "%s", file);
-	err->line = line;
-	va_start(ap, fmt);
-	vsnprintf(err->text, sizeof(err->text), fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 /* MMTests monitors lockstep does not run, and why.  A monitor is never a
  * reason to refuse a config: the benchmark's numbers do not depend on it. */
@@ -117,7 +98,7 @@ static int monitor_events(const struct config *c, const char *key, const char *e
 	if (!v)
 		return 0;
 	if (strlen(v) >= size)
-		return monitor_bad(c, key, err, "%s is longer than %zu bytes", key, size - 1);
+		return config_diag_at(err, c, key, NULL, "%s is longer than %zu bytes", key, size - 1);
 	/* MMTests spreads MONITOR_FTRACE_EVENTS over lines: any blank separates */
 	bool spaces = strchr(extra, ' ') != NULL;
 	size_t n = 0;
@@ -128,7 +109,7 @@ static int monitor_events(const struct config *c, const char *key, const char *e
 			continue;
 		}
 		if (!isalnum((unsigned char)*p) && !strchr("_-:./", *p) && !strchr(extra, *p))
-			return monitor_bad(c, key, err, "%s holds \"%.64s\": only event names (A-Z a-z "
+			return config_diag_at(err, c, key, NULL, "%s holds \"%.64s\": only event names (A-Z a-z "
 					   "0-9 _ - : . /) and their separators", key, v);
 		out[n++] = *p;
 	}

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,25 +13,6 @@
 
 const char *const bundle_settings_keys[] = { "HARNESS_BINARIES", "GUEST_INSTALLED_BINARIES",
 					     NULL };
-
-static int __attribute__((format(printf, 5, 6)))
-bundle_bad(const struct config *c, const char *path, const char *key, struct config_diag *d,
-	   const char *fmt, ...)
-{
-	const char *file = path ? path : "";
-	int line = 0;
-	va_list ap;
-
-	if (c && key)
-		config_where(c, key, &file, &line);
-	memset(d, 0, sizeof(*d));
-	snprintf(d->file, sizeof(d->file), "%s", file);
-	d->line = line;
-	va_start(ap, fmt);
-	vsnprintf(d->text, sizeof(d->text), fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 static bool listed(char *const *v, size_t n, const char *x)
 {
@@ -69,18 +49,18 @@ static int read_list(const struct config *g, const char *path, const char *key, 
 		const char *slash = strrchr(w, '/');
 
 		if (*n >= BUNDLE_BINARIES_MAX)
-			r = bundle_bad(g, path, key, d, "%s names more than %d binaries", key,
+			r = config_diag_at(d, g, key, path, "%s names more than %d binaries", key,
 				       BUNDLE_BINARIES_MAX);
 		else if (slash && !paths_ok)
-			r = bundle_bad(g, path, key, d,
+			r = config_diag_at(d, g, key, path,
 				       "%s=\"%s\": \"%s\" is a path; name the binary as the guest's "
 				       "PATH finds it", key, val, w);
 		else if (slash && (w[0] != '/' || strlen(w) >= PATH_MAX))
-			r = bundle_bad(g, path, key, d,
+			r = config_diag_at(d, g, key, path,
 				       "%s: \"%s\" is neither a name looked up in PATH nor an "
 				       "absolute path", key, w);
 		else if (!bundle_name_valid(slash ? slash + 1 : w))
-			r = bundle_bad(g, path, key, d,
+			r = config_diag_at(d, g, key, path,
 				       "%s: \"%s\" cannot name a binary: use 1 to %d of A-Z a-z 0-9 "
 				       ". _ + - not starting with '.' or '-'", key, w,
 				       BUNDLE_NAME_MAX - 1);
@@ -123,9 +103,9 @@ int bundle_settings_resolve(struct bundle_list *l, const char *harness_dir,
 	if (n && harness_dir)
 		r = bundle_build(push, n, harness_dir, NULL, NULL, &l->bundle, err, sizeof(err));
 	if (r < 0)
-		r = bundle_bad(g, path, g && config_get(g, "HARNESS_BINARIES") ? "HARNESS_BINARIES"
-									      : NULL,
-			       d, "cannot push into the guests: %s; install it on this host, or "
+		r = config_diag_at(d, g, g && config_get(g, "HARNESS_BINARIES") ? "HARNESS_BINARIES"
+										  : NULL,
+				   path, "cannot push into the guests: %s; install it on this host, or "
 			       "list it in GUEST_INSTALLED_BINARIES when the guests have it",
 			       err);
 	free(push);
