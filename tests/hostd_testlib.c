@@ -167,18 +167,49 @@ int count_sample(json_object **v, size_t n, const char *node, int step, const ch
 }
 
 
+/* The first failure record of samples.ndjson and the end of its step's
+ * log, into out: a degraded run's manifest lists participant failures
+ * only, so a failed benchmark step would otherwise go unexplained. */
+static void failed_step_diagnosis(char *out, size_t len)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/results/t/samples.ndjson", tmpdir);
+	out[0] = '\0';
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	char line[4096];
+	while (fgets(line, sizeof(line), f)) {
+		json_object *o = json_tokener_parse(line);
+		if (o && json_object_object_get_ex(o, "failed", NULL)) {
+			json_object *log;
+			snprintf(path, sizeof(path), "%s/results/t/%s", tmpdir,
+				 json_object_object_get_ex(o, "log", &log) ? json_object_get_string(log) : "");
+			const char *text = json_object_object_get_ex(o, "log", NULL) ? read_text(path) : NULL;
+			size_t n = text ? strlen(text) : 0;
+			snprintf(out, len, "\nfailed step: %s\n--- its log (end): %s", json_object_to_json_string(o),
+				 text ? text + (n > 1500 ? n - 1500 : 0) : "(none)");
+			json_object_put(o);
+			break;
+		}
+		json_object_put(o);
+	}
+	fclose(f);
+}
+
 const char *run_diagnosis(void)
 {
 	static char buf[8192];
-	char path[512];
+	char path[512], step[2048];
 	snprintf(path, sizeof(path), "%s/results/t/manifest.json", tmpdir);
 	json_object *m = json_object_from_file(path);
 	json_object *f = m ? json_object_object_get(m, "failures") : NULL;
+	failed_step_diagnosis(step, sizeof(step));
 	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
 	const char *err = read_text(path);
 	size_t len = err ? strlen(err) : 0;
-	snprintf(buf, sizeof(buf), "failures: %s\nstderr (end): %s",
-		 f ? json_object_to_json_string(f) : "(no manifest)",
+	snprintf(buf, sizeof(buf), "failures: %s%s\nstderr (end): %s",
+		 f ? json_object_to_json_string(f) : "(no manifest)", step,
 		 err ? err + (len > 3000 ? len - 3000 : 0) : "(none)");
 	json_object_put(m);
 	return buf;
