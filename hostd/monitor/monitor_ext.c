@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "closer.h"
+#include "uv_errno.h"
 #include "xalloc.h"
 
 #define MX_ARGS_MAX 160 /* trace-cmd: two per event */
@@ -268,11 +269,11 @@ static void mx_spawn(struct monitor_ext *m, int kind, uint32_t step)
 	closer_hold(&m->closer);
 	char **shim;
 	runas_wrap(m->ra, &o, m->dir, &shim);
-	r = uv_spawn(m->loop, &run->proc, &o);
+	r = errno_from_uv(uv_spawn(m->loop, &run->proc, &o));
 	runas_free_args(shim);
 	close(fd);
 	if (r < 0) {
-		mx_report(m, kind, step, "cannot start %s: %s", argv[0], uv_strerror(r));
+		mx_report(m, kind, step, "cannot start %s: %s", argv[0], strerror(-r));
 		run->exited = true;
 		mx_release(run);
 		return;
