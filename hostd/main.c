@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* hostd: run one synchronized experiment in the foreground. */
 #include <errno.h>
 #include <getopt.h>
