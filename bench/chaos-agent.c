@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * chaos-agent: a fault injector that hostd starts in place of a local
  * guest's agent (hostd --agent chaos-agent).  It starts the real agent on a

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The floor under hostd's release latency on this machine: one writer
  * writing one go-sized line to each of N unix sockets whose readers are

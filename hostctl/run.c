@@ -192,10 +192,10 @@ static int load_manifest(struct run *r, struct run_dict *d, struct run_err *e)
 		run_err_set(e, "%s: no integer schema_version (not a lockstep results folder?)", file);
 		goto out;
 	}
-	if (json_object_get_int64(v) != RUN_SCHEMA_VERSION) {
+	if (json_object_get_int64(v) != RESULTS_SCHEMA_VERSION) {
 		run_err_set(e, "%s: schema_version %lld, but this hostctl reads version %d "
 			    "(use the hostctl of the lockstep that wrote it)",
-			    file, (long long)json_object_get_int64(v), RUN_SCHEMA_VERSION);
+			    file, (long long)json_object_get_int64(v), RESULTS_SCHEMA_VERSION);
 		goto out;
 	}
 	run_meta_load(&r->meta, m, r->path);

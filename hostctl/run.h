@@ -14,7 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RUN_SCHEMA_VERSION 1
+#include "results_format.h" /* RESULTS_SCHEMA_VERSION, what it reads */
+
 /* Bounds on what a results folder may make us allocate. */
 #define RUN_MANIFEST_MAX (16u << 20)
 #define RUN_NDJSON_MAX (512u << 20)

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* hostd: run one synchronized experiment in the foreground. */
 #include <errno.h>
 #include <getopt.h>
@@ -143,6 +143,62 @@ static int print_public_key(const char *state_dir)
 	return 0;
 }
 
+/* The configs loaded, checked against this host and run: an exit code.
+ * What it loaded is freed at one place whichever way it ends. */
+static int run_configs(const struct run_options *o, const char *const *sets, unsigned load_flags)
+{
+	struct experiment exp;
+	struct config *h = NULL, *g = NULL;
+	struct config_diag d;
+	char *template = find_demo_template();
+	int code = RUN_EXIT_USAGE;
+	int loaded = experiment_load_set(o->host_config, o->guest_config, template, sets, load_flags,
+					 &exp, &h, &g, &d);
+	free(template);
+	if (loaded < 0) {
+		char line[1024];
+		config_diag_format(&d, line, sizeof(line));
+		log_error("%s", line);
+		return RUN_EXIT_USAGE;
+	}
+	if (submitted_check(&exp) < 0)
+		goto out;
+	experiment_warnings(&exp, log_warning, NULL);
+	int st = exp.guest_kind == GUEST_KIND_LIBVIRT ? harness_elf_is_static(o->guest_agent_path) : 1;
+	if (st <= 0) {
+		log_error("the agent for guests %s %s: a guest may have no libc of ours; use a "
+			  "statically linked guestagent (--guest-agent PATH, meson -Dstatic_agent=true)",
+			  o->guest_agent_path,
+			  st == 0 ? "is dynamically linked" : "is not an ELF executable");
+		goto out;
+	}
+
+	/* A hostd that died mid-run left the host changed: put it back first. */
+	int rec = hoststate_recover(o->state_dir, o->sysfs_root);
+	if (rec == 1)
+		log_warn("restored the host state (cpufreq) that a hostd which died left in %s",
+			 o->state_dir);
+	else if (rec == -EBUSY && !hoststate_settings_empty(&exp.hoststate)) {
+		log_error("another hostd runs with host state saved in %s: two runs would spoil "
+			  "each other's numbers; wait for it or use another --state-dir",
+			  o->state_dir);
+		goto out;
+	} else if (rec < 0 && rec != -EBUSY) {
+		log_warn("cannot restore the host state left in %s: %s (it stays for the next start)",
+			 o->state_dir, strerror(-rec));
+	}
+
+	/* libssh's global state, once, before any session in a worker thread */
+	ssh_init();
+	code = run_experiment(&exp, o);
+	ssh_finalize();
+out:
+	experiment_fini(&exp);
+	config_free(h);
+	config_free(g);
+	return code;
+}
+
 int main(int argc, char **argv)
 {
 	enum { OPT_HOST = 256, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_AGENT, OPT_GUEST_AGENT, OPT_STATE, OPT_SYSFS, OPT_NOPROG,
@@ -189,7 +245,7 @@ int main(int argc, char **argv)
 				      .settings_path = SERVICE_DEFAULT_SETTINGS };
 	char *agent = NULL;
 	const char *run_as = NULL, *config_files = NULL;
-	int c;
+	int c, code = RUN_EXIT_USAGE;
 
 	/* the service's shim between a fork and a program run as a submitter */
 	if (argc > 1 && strcmp(argv[1], RUNAS_EXEC_ARG) == 0)
@@ -218,24 +274,24 @@ int main(int argc, char **argv)
 		case OPT_RUN_AS: run_as = optarg; break;
 		case OPT_CONFIG_FILES: config_files = optarg; break;
 		case 'v': level = LOG_LVL_DEBUG; break;
-		case 'h': usage(stdout); return 0;
-		case OPT_VERSION: printf("hostd (lockstep) %s\n", LOCKSTEP_VERSION); return 0;
-		default: usage(stderr); return RUN_EXIT_USAGE;
+		case 'h': usage(stdout); code = 0; goto out;
+		case OPT_VERSION: printf("hostd (lockstep) %s\n", LOCKSTEP_VERSION); code = 0; goto out;
+		default: usage(stderr); goto out;
 		}
 	}
 	log_init("hostd", level);
 	if (optind < argc) {
 		log_error("unexpected argument '%s' (see hostd --help)", argv[optind]);
-		return RUN_EXIT_USAGE;
+		goto out;
 	}
 	if (service && (nsets || check)) {
 		log_error("--service takes its settings from hostctl submit, not --set or --check");
-		return RUN_EXIT_USAGE;
+		goto out;
 	}
 	if (check) {
 		if (!o.host_config || !o.guest_config) {
 			log_error("--check needs --host-config and --guest-config (see hostd --help)");
-				return RUN_EXIT_USAGE;
+			goto out;
 		}
 		char *template = find_demo_template();
 		char *found = agent ? NULL : find_agent();
@@ -245,114 +301,51 @@ int main(int argc, char **argv)
 			.results_dir = o.results_dir, .load_flags = load_flags,
 			.guest_agent = o.guest_agent_path ? o.guest_agent_path : agent ? agent : found,
 		};
-		int code = check_main(&co, stdout);
+		code = check_main(&co, stdout);
 		free(template);
 		free(found);
-		free(agent);
-		return code;
+		goto out;
 	}
-	if (print_key)
-		return print_public_key(o.state_dir);
+	if (print_key) {
+		code = print_public_key(o.state_dir);
+		goto out;
+	}
 	if (service) {
 		if (o.host_config || o.guest_config || o.run_name) {
 			log_error("--service takes experiments from hostctl submit, not "
 				  "--host-config, --guest-config or --run-name");
-			free(agent);
-			return RUN_EXIT_USAGE;
+			goto out;
 		}
 		so.state_dir = o.state_dir;
 		so.agent = agent;
 		so.guest_agent = o.guest_agent_path;
 		so.sysfs_root = sysfs_set ? o.sysfs_root : NULL;
 		so.verbose = level == LOG_LVL_DEBUG;
-		int code = service_main(&so);
-		free(agent);
-		return code;
+		code = service_main(&so);
+		goto out;
 	}
 	if (!o.host_config || !o.guest_config) {
 		log_error("both --host-config and --guest-config are needed (see hostd --help)");
-		return RUN_EXIT_USAGE;
+		goto out;
 	}
 	if (o.run_name && !proto_name_valid(o.run_name)) {
 		log_error("--run-name '%s': use letters, digits, '.', '_' and '-' (not starting with '.')",
 			  o.run_name);
-		return RUN_EXIT_USAGE;
+		goto out;
 	}
-	if (submitted_setup(run_as, config_files, &o) < 0) {
-		free(agent);
-		return RUN_EXIT_USAGE;
-	}
+	if (submitted_setup(run_as, config_files, &o) < 0)
+		goto out;
 	o.agent_path = agent ? agent : (agent = find_agent());
 	if (!o.guest_agent_path)
 		o.guest_agent_path = o.agent_path;
 	if (access(o.agent_path, X_OK) != 0) {
 		log_error("the guest agent '%s' is not an executable file: %s (use --agent PATH)",
 			  o.agent_path, strerror(errno));
-		free(agent);
-		return RUN_EXIT_USAGE;
+		goto out;
 	}
 
-	struct experiment exp;
-	struct config *h = NULL, *g = NULL;
-	struct config_diag d;
-	char *template = find_demo_template();
-	int loaded = experiment_load_set(o.host_config, o.guest_config, template, sets, load_flags,
-					 &exp, &h, &g, &d);
-	free(template);
-	if (loaded < 0) {
-		char line[1024];
-		config_diag_format(&d, line, sizeof(line));
-		log_error("%s", line);
-		free(agent);
-		return RUN_EXIT_USAGE;
-	}
-	if (submitted_check(&exp) < 0) {
-		experiment_fini(&exp);
-		config_free(h);
-		config_free(g);
-		free(agent);
-		return RUN_EXIT_USAGE;
-	}
-	experiment_warnings(&exp, log_warning, NULL);
-	int st = exp.guest_kind == GUEST_KIND_LIBVIRT ? harness_elf_is_static(o.guest_agent_path) : 1;
-	if (st <= 0) {
-		log_error("the agent for guests %s %s: a guest may have no libc of ours; use a "
-			  "statically linked guestagent (--guest-agent PATH, meson -Dstatic_agent=true)",
-			  o.guest_agent_path,
-			  st == 0 ? "is dynamically linked" : "is not an ELF executable");
-		experiment_fini(&exp);
-		config_free(h);
-		config_free(g);
-		free(agent);
-		return RUN_EXIT_USAGE;
-	}
-
-	/* A hostd that died mid-run left the host changed: put it back first. */
-	int rec = hoststate_recover(o.state_dir, o.sysfs_root);
-	if (rec == 1)
-		log_warn("restored the host state (cpufreq) that a hostd which died left in %s",
-			 o.state_dir);
-	else if (rec == -EBUSY && !hoststate_settings_empty(&exp.hoststate)) {
-		log_error("another hostd runs with host state saved in %s: two runs would spoil "
-			  "each other's numbers; wait for it or use another --state-dir",
-			  o.state_dir);
-		experiment_fini(&exp);
-		config_free(h);
-		config_free(g);
-		free(agent);
-		return RUN_EXIT_USAGE;
-	} else if (rec < 0 && rec != -EBUSY) {
-		log_warn("cannot restore the host state left in %s: %s (it stays for the next start)",
-			 o.state_dir, strerror(-rec));
-	}
-
-	/* libssh's global state, once, before any session in a worker thread */
-	ssh_init();
-	int code = run_experiment(&exp, &o);
-	ssh_finalize();
-	experiment_fini(&exp);
-	config_free(h);
-	config_free(g);
+	code = run_configs(&o, sets, load_flags);
+out:
 	free(agent);
 	return code;
 }

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * hostile-agent: a guest agent that lies, started by hostd in place of a
  * local guest's agent (hostd --agent hostile-agent).  It speaks the protocol

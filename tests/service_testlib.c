@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * What the tests of hostd --service share: the real hostd started as a
  * service (no systemd: the test is the NOTIFY_SOCKET listener), the real

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* The stopping rule of adaptive iterations on samples whose interval was
  * worked out by hand: the median, and the order-statistic pair
  * [x(k), x(n+1-k)] with the largest k such that P(B <= k-1) <= 0.025 for

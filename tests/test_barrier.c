@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* The coordinator's rules, without any I/O; then its edges as the run meets
  * them, on a fake participant set. */
 #include <check.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Benchmark specs and plans: a spec read with a node's facts, the user's
  * g.conf winning over its defaults, sweeps, warm-ups, and every error naming

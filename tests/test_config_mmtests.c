@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * MMTests' idioms, read as lockstep reads a g.conf: a corpus of configs
  * written for these tests (tests/data/mmtests-corpus/configs/config-*, one

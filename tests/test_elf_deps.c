@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * hostd/push/elf_deps.c: the dependencies of this machine's own programs equal
  * what ldd prints for them (ldd on the host's system binaries is a fair

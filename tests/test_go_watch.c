@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* The go watch's bound, looks and verdicts, without any I/O. */
 #include <check.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* Which agent binaries can go into a guest that has no libc of ours. */
 #include <check.h>
 #include <errno.h>

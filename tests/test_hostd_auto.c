@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Adaptive iterations (MMTEST_ITERATIONS=auto) end to end with local
  * guests: a quiet command step stops at AUTO_MIN with the guests' series

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The benchmark library end to end on local guests: every spec of
  * benchmarks/ runs its real tool and yields the metrics it declares, with

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Binaries from the host, end to end: hackbench (rt-tests) and sysbench,
  * dynamically linked against this host's glibc, pushed with their loader

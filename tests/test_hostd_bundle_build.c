@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * hostd/push/bundle.c and bundle_settings.c: the files pushed for a list of
  * binaries, laid out on this host as they would be in a guest and run from

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * hostd --check and --set on the real binary, and an MMTests-style g.conf
  * run as it is with local guests: its job file shipped into each node's

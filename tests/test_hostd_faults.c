@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Faults on real demo guests (issue 9), and hostd surviving them: a guest
  * paused past the barrier deadline, the agent killed inside a guest, the

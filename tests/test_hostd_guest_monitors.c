@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * External monitors in a real guest: MONITORS="vmstat mpstat" in g.conf
  * on the busybox demo guest (QEMU/TCG through libvirt), which has neither

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Issue 14, cases 4 to 7: nothing a guest says is trusted unchecked.  Two
  * local guests; guest-2's agent is tests/hostile_agent.c, which speaks the

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * hostd puts the host back: the real hostd binary with CPUFREQ_GOVERNOR
  * against a fake sysfs tree (--sysfs-root), once run to its end and once

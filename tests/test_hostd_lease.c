@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * hostd finds a guest's SSH address in libvirt's DHCP lease, on a real
  * libvirt NAT network.  192.168.122.0/24 is a private range that nothing in

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * hostd end to end on real guests: demo guests (Debian's kernel, busybox,
  * dropbear) under the system libvirtd, made from the demo template, the

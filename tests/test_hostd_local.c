@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * hostd end to end with local guests: the real hostd binary, the real agent
  * processes, the real protocol.  Faults are made by the steps themselves

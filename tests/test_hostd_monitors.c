@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Monitors end to end with local guests (issue 6): the real hostd, the
  * real agents.  External monitors named in g.conf run in each guest's

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * A run that fails before its first step: hostd exits 1 and leaves no run
  * folder holding the name, and what can be checked before guests start

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * hostd end to end with local guests, about the core of a step (issues 19
  * and 20): a go the channel lost is sent again, and nothing a step started

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Issue 20 in a real guest (libvirt, the busybox demo guest under TCG):
  * a step that leaves processes behind, including a setsid double fork;

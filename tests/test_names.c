@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Names a guest sends never pick a file path: node, benchmark and metric
  * names outside [A-Za-z0-9._-] (1..63 bytes, no leading dot) are refused

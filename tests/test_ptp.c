@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The KVM PTP clock.  These machines run TCG, where ptp_kvm cannot load, so:
  * the agent's detection on fake sysfs trees, its arithmetic on made-up

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * hostd --service's boundary (issue 14) with three users of the user
  * database (lst-alice, lst-bob, lst-carol: made with useradd if missing,

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * hostd's SSH side against a real dropbear on loopback, started by the
  * test itself.  dropbear reads authorized_keys from the home directory in

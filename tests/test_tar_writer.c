@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* The ustar writer on its own: GNU tar and busybox tar read what it writes. */
 #include <check.h>
 #include <errno.h>

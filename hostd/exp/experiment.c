@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "experiment.h"
 
 #include <ctype.h>
@@ -334,16 +334,19 @@ static int check_host_names(const struct experiment *exp, const struct config *h
 	const struct config_diag *w;
 	size_t before = config_warnings(h, &w), unknown;
 	if (exp->guest_kind == GUEST_KIND_LIBVIRT) {
-		/* both lists count as known: merge them for one check */
-		const char *known[64];
-		size_t k = 0;
-		for (size_t i = 0; host_keys[i] && k < 63; i++)
-			known[k++] = host_keys[i];
-		for (size_t i = 0; virt_settings_keys[i] && k < 63; i++)
-			known[k++] = virt_settings_keys[i];
-		known[k] = NULL;
+		/* both lists count as known: merged for one check, sized to
+		 * them (a fixed array cut the list short without a word) */
+		size_t nh = 0, nv = 0;
+		while (host_keys[nh])
+			nh++;
+		while (virt_settings_keys[nv])
+			nv++;
+		const char **known = xcalloc(nh + nv + 1, sizeof(*known));
+		memcpy(known, host_keys, nh * sizeof(*known));
+		memcpy(known + nh, virt_settings_keys, nv * sizeof(*known));
 		const char *prefixes[] = { virt_settings_prefixes[0], host_prefixes[0], NULL };
 		unknown = config_check_known_ex(h, known, prefixes, config_mmtests_ignored);
+		free(known);
 	} else {
 		unknown = config_check_known_ex(h, host_keys, host_prefixes, config_mmtests_ignored);
 	}

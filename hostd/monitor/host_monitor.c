@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "closer.h"
 #include "log.h"
 #include "monitor_store.h"
 #include "proto.h"
@@ -33,9 +34,8 @@ struct host_monitor {
 	size_t n;
 	uv_timer_t timer;
 	uv_work_t work;
-	bool busy, closing, timer_closed;
-	void (*done)(void *ctx);
-	void *done_ctx;
+	bool busy;
+	struct closer closer; /* the timer, the job in flight */
 };
 
 struct hm_emit {
@@ -64,19 +64,14 @@ static void hm_job(uv_work_t *w)
 	}
 }
 
-static void hm_maybe_free(struct host_monitor *hm)
+static void hm_destroy(void *obj)
 {
-	void (*done)(void *) = hm->done;
-	void *ctx = hm->done_ctx;
+	struct host_monitor *hm = obj;
 
-	if (!hm->closing || hm->busy || !hm->timer_closed)
-		return;
 	for (size_t i = 0; i < hm->n; i++)
 		virDomainFree(hm->g[i].dom);
 	free(hm->g);
 	free(hm);
-	if (done)
-		done(ctx);
 }
 
 static void hm_job_done(uv_work_t *w, int status)
@@ -84,7 +79,7 @@ static void hm_job_done(uv_work_t *w, int status)
 	struct host_monitor *hm = w->data;
 
 	hm->busy = false;
-	for (size_t i = 0; i < hm->n && status == 0 && !hm->closing; i++) {
+	for (size_t i = 0; i < hm->n && status == 0 && !hm->closer.closing; i++) {
 		struct hm_guest *g = &hm->g[i];
 		struct hm_emit e = { hm, g->node, 0, 0 };
 
@@ -102,18 +97,19 @@ static void hm_job_done(uv_work_t *w, int status)
 			host_sampler_emit(&g->snap[g->cur ^ 1], &g->snap[g->cur], hm_put, &e);
 		g->have_prev = true;
 	}
-	hm_maybe_free(hm);
+	closer_release(&hm->closer);
 }
 
 static void hm_tick(uv_timer_t *t)
 {
 	struct host_monitor *hm = t->data;
 
-	if (hm->busy || hm->closing)
+	if (hm->busy || hm->closer.closing)
+		return;
+	if (uv_queue_work(hm->loop, &hm->work, hm_job, hm_job_done) < 0)
 		return;
 	hm->busy = true;
-	if (uv_queue_work(hm->loop, &hm->work, hm_job, hm_job_done) < 0)
-		hm->busy = false;
+	closer_hold(&hm->closer);
 }
 
 struct host_monitor *host_monitor_new(uv_loop_t *loop, struct monitor_store *ms,
@@ -127,8 +123,10 @@ struct host_monitor *host_monitor_new(uv_loop_t *loop, struct monitor_store *ms,
 	hm->step_of = step_of;
 	hm->read = host_sampler_read;
 	hm->work.data = hm;
+	closer_init(&hm->closer, hm_destroy, hm);
 	uv_timer_init(loop, &hm->timer);
 	hm->timer.data = hm;
+	closer_hold(&hm->closer);
 	return hm;
 }
 
@@ -156,23 +154,9 @@ void host_monitor_start(struct host_monitor *hm)
 	uv_timer_start(&hm->timer, hm_tick, 0, hm->interval_ms);
 }
 
-static void hm_timer_closed(uv_handle_t *h)
-{
-	struct host_monitor *hm = h->data;
-
-	hm->timer_closed = true;
-	hm_maybe_free(hm);
-}
-
 void host_monitor_close(struct host_monitor *hm, void (*done)(void *ctx), void *ctx)
 {
-	if (!hm) {
-		if (done)
-			done(ctx);
-		return;
-	}
-	hm->closing = true;
-	hm->done = done;
-	hm->done_ctx = ctx;
-	uv_close((uv_handle_t *)&hm->timer, hm_timer_closed);
+	closer_close(hm ? &hm->closer : NULL, done, ctx);
+	if (hm)
+		closer_close_handle(&hm->closer, (uv_handle_t *)&hm->timer);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "closer.h"
 #include "log.h"
 #include "monitor_store.h"
 #include "procmon.h"
@@ -39,14 +40,13 @@ struct host_proc {
 	uint32_t running; /* the step the host's samples are stamped with now */
 	uv_timer_t timer;
 	uv_work_t work;
-	bool busy, closing, timer_closed;
+	bool busy;
+	struct closer closer; /* the timer, the job in flight */
 	struct hp_edge job; /* of the job in flight */
 	struct hp_edge edges[HP_EDGES_MAX];
 	unsigned nedges;
 	host_proc_step_done_fn step_done;
 	void *ctx;
-	void (*done)(void *ctx);
-	void *done_ctx;
 };
 
 struct hp_emit {
@@ -75,12 +75,13 @@ static void hp_job_done(uv_work_t *w, int status);
 static void hp_queue(struct host_proc *hp, struct hp_edge e)
 {
 	hp->job = e;
-	hp->busy = true;
 	if (uv_queue_work(hp->loop, &hp->work, hp_job, hp_job_done) < 0) {
-		hp->busy = false;
 		if (e.ended && hp->step_done)
 			hp->step_done(hp->ctx, e.ended);
+		return;
 	}
+	hp->busy = true;
+	closer_hold(&hp->closer);
 }
 
 /* An edge now, or as soon as the job in flight is back. */
@@ -88,7 +89,7 @@ static void hp_edge(struct host_proc *hp, uint32_t stamp, uint32_t ended)
 {
 	struct hp_edge e = { stamp, ended };
 
-	if (hp->closing)
+	if (hp->closer.closing)
 		return;
 	if (!hp->busy) {
 		hp_queue(hp, e);
@@ -104,18 +105,13 @@ static void hp_edge(struct host_proc *hp, uint32_t stamp, uint32_t ended)
 	hp->edges[hp->nedges++] = e;
 }
 
-static void hp_maybe_free(struct host_proc *hp)
+static void hp_destroy(void *obj)
 {
-	void (*done)(void *) = hp->done;
-	void *ctx = hp->done_ctx;
+	struct host_proc *hp = obj;
 
-	if (!hp->closing || hp->busy || !hp->timer_closed)
-		return;
 	mon_reader_close(&hp->rd);
 	free(hp->buf);
 	free(hp);
-	if (done)
-		done(ctx);
 }
 
 static void hp_warn_bad(struct host_proc *hp)
@@ -155,7 +151,7 @@ static void hp_job_done(uv_work_t *w, int status)
 		hp->nedges--;
 		hp_queue(hp, e);
 	}
-	hp_maybe_free(hp);
+	closer_release(&hp->closer);
 }
 
 static void hp_tick(uv_timer_t *t)
@@ -163,7 +159,7 @@ static void hp_tick(uv_timer_t *t)
 	struct host_proc *hp = t->data;
 
 	/* a tick while a job is out is skipped, not queued */
-	if (hp->busy || hp->closing)
+	if (hp->busy || hp->closer.closing)
 		return;
 	hp_queue(hp, (struct hp_edge){ hp->running, 0 });
 }
@@ -189,8 +185,10 @@ struct host_proc *host_proc_new(uv_loop_t *loop, struct monitor_store *ms, const
 		if (missing & (1u << i))
 			log_info("host monitors: no %s/%s on this host; left out", hp->rd.root,
 				 mon_source_path[i]);
+	closer_init(&hp->closer, hp_destroy, hp);
 	uv_timer_init(loop, &hp->timer);
 	hp->timer.data = hp;
+	closer_hold(&hp->closer);
 	return hp;
 }
 
@@ -223,24 +221,10 @@ uint32_t host_proc_step(const struct host_proc *hp)
 	return hp ? hp->running : 0;
 }
 
-static void hp_timer_closed(uv_handle_t *h)
-{
-	struct host_proc *hp = h->data;
-
-	hp->timer_closed = true;
-	hp_maybe_free(hp);
-}
-
 void host_proc_close(struct host_proc *hp, void (*done)(void *ctx), void *ctx)
 {
-	if (!hp) {
-		if (done)
-			done(ctx);
-		return;
-	}
 	/* edges still waiting are sampled first (no new ones come) */
-	hp->closing = true;
-	hp->done = done;
-	hp->done_ctx = ctx;
-	uv_close((uv_handle_t *)&hp->timer, hp_timer_closed);
+	closer_close(hp ? &hp->closer : NULL, done, ctx);
+	if (hp)
+		closer_close_handle(&hp->closer, (uv_handle_t *)&hp->timer);
 }

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "closer.h"
+#include "uv_errno.h"
 #include "xalloc.h"
 
 #define MX_ARGS_MAX 160 /* trace-cmd: two per event */
@@ -39,10 +41,7 @@ struct monitor_ext {
 	monitor_ext_report_fn report;
 	void *ctx;
 	struct mx_run *cur[MONITOR_EXT_COUNT]; /* running for the current step */
-	unsigned live;                         /* runs not yet freed */
-	bool closing;
-	void (*done)(void *ctx);
-	void *done_ctx;
+	struct closer closer;                  /* a hold per run not yet freed */
 };
 
 __attribute__((format(printf, 4, 5)))
@@ -58,19 +57,14 @@ static void mx_report(struct monitor_ext *m, int kind, uint32_t step, const char
 		m->report(m->ctx, monitor_ext_names[kind], step, what);
 }
 
-static void mx_maybe_done(struct monitor_ext *m)
+static void mx_destroy(void *obj)
 {
-	void (*done)(void *) = m->done;
-	void *ctx = m->done_ctx;
+	struct monitor_ext *m = obj;
 
-	if (!m->closing || m->live)
-		return;
 	free(m->dir);
 	if (m->dirfd >= 0)
 		close(m->dirfd);
 	free(m);
-	if (done)
-		done(ctx);
 }
 
 static void mx_closed(uv_handle_t *h)
@@ -81,8 +75,7 @@ static void mx_closed(uv_handle_t *h)
 	if (--run->handles)
 		return;
 	free(run);
-	m->live--;
-	mx_maybe_done(m);
+	closer_release(&m->closer);
 }
 
 static void mx_release(struct mx_run *run)
@@ -273,14 +266,14 @@ static void mx_spawn(struct monitor_ext *m, int kind, uint32_t step)
 	run->handles = 2;
 	run->proc.data = run->kill.data = run;
 	uv_timer_init(m->loop, &run->kill);
-	m->live++;
+	closer_hold(&m->closer);
 	char **shim;
 	runas_wrap(m->ra, &o, m->dir, &shim);
-	r = uv_spawn(m->loop, &run->proc, &o);
+	r = errno_from_uv(uv_spawn(m->loop, &run->proc, &o));
 	runas_free_args(shim);
 	close(fd);
 	if (r < 0) {
-		mx_report(m, kind, step, "cannot start %s: %s", argv[0], uv_strerror(r));
+		mx_report(m, kind, step, "cannot start %s: %s", argv[0], strerror(-r));
 		run->exited = true;
 		mx_release(run);
 		return;
@@ -300,6 +293,7 @@ struct monitor_ext *monitor_ext_new(uv_loop_t *loop, const struct monitor_settin
 	m->s = *s;
 	m->dir = xstrdup(dir);
 	m->dirfd = -1;
+	closer_init(&m->closer, mx_destroy, m);
 	m->report = report;
 	m->ctx = ctx;
 	return m;
@@ -318,7 +312,7 @@ void monitor_ext_run_as(struct monitor_ext *m, const struct runas *ra, int dirfd
 
 void monitor_ext_step_start(struct monitor_ext *m, uint32_t step)
 {
-	if (!m || m->closing)
+	if (!m || m->closer.closing)
 		return;
 	for (int k = 0; k < MONITOR_EXT_COUNT; k++) {
 		if (!(m->s.external & (1u << k)))
@@ -339,17 +333,12 @@ void monitor_ext_step_end(struct monitor_ext *m, uint32_t step)
 
 void monitor_ext_close(struct monitor_ext *m, void (*done)(void *ctx), void *ctx)
 {
-	if (!m) {
-		if (done)
-			done(ctx);
+	closer_close(m ? &m->closer : NULL, done, ctx);
+	if (!m)
 		return;
-	}
-	m->closing = true;
-	m->done = done;
-	m->done_ctx = ctx;
 	for (int k = 0; k < MONITOR_EXT_COUNT; k++)
 		mx_stop(m->cur[k]);
-	mx_maybe_done(m);
+	closer_settle(&m->closer);
 }
 
 unsigned monitor_ext_guest_set(const struct monitor_settings *s, struct proto_msg *out,

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "harness.h"
 
 #include <elf.h>
@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "uv_errno.h"
 #include "xalloc.h"
 
 /* sshd comes up a little after the guest says ready: a refused connection
@@ -171,7 +172,7 @@ int harness_push_start(uv_loop_t *loop, struct harness_job *j)
 	j->error[0] = '\0';
 	j->agent_pid = 0;
 	j->work.data = j;
-	return uv_queue_work(loop, &j->work, work_cb, after_cb);
+	return errno_from_uv(uv_queue_work(loop, &j->work, work_cb, after_cb));
 }
 
 int harness_fetch_log_start(uv_loop_t *loop, struct harness_job *j)
@@ -181,5 +182,5 @@ int harness_fetch_log_start(uv_loop_t *loop, struct harness_job *j)
 	j->log_bytes = 0;
 	j->connect_timeout_ms = j->timeout_ms; /* up already: a refusal is an answer */
 	j->work.data = j;
-	return uv_queue_work(loop, &j->work, fetch_cb, after_cb);
+	return errno_from_uv(uv_queue_work(loop, &j->work, fetch_cb, after_cb));
 }

@@ -64,7 +64,7 @@ struct harness_job {
  * may have no libc of ours: only a static agent runs everywhere. */
 int harness_elf_is_static(const char *path);
 
-/* Queues the job; 0 or a libuv error. */
+/* Queues the job; 0 or -errno. */
 int harness_push_start(uv_loop_t *loop, struct harness_job *j);
 
 /* Queues a job that connects as the push did (the same inputs; a refused

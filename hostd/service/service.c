@@ -23,6 +23,7 @@
 #include "log.h"
 #include "sd_notify.h"
 #include "service_priv.h"
+#include "uv_errno.h"
 #include "xalloc.h"
 
 struct queue_exp *service_find(struct service *s, uint64_t id)
@@ -227,7 +228,7 @@ static void on_connection(uv_stream_t *server, int status)
 {
 	struct service *s = server->data;
 	if (status < 0) {
-		log_warn("control socket: %s", uv_strerror(status));
+		log_warn("control socket: %s", strerror(-errno_from_uv(status)));
 		return;
 	}
 	service_client_accept(s);
@@ -265,7 +266,7 @@ static int start_listening(struct service *s)
 	uv_pipe_init(s->loop, &s->listener, 0);
 	s->listener.data = s;
 	if (r == 1) {
-		r = uv_pipe_open(&s->listener, fd);
+		r = errno_from_uv(uv_pipe_open(&s->listener, fd));
 		if (r == 0)
 			log_info("listening on the socket systemd passed");
 	} else {
@@ -282,7 +283,7 @@ static int start_listening(struct service *s)
 				  path);
 			return r;
 		}
-		r = uv_pipe_bind(&s->listener, path);
+		r = errno_from_uv(uv_pipe_bind(&s->listener, path));
 		/* anyone may connect: who may do what is SO_PEERCRED's business,
 		 * and a refusal says why, where a mode would say EACCES */
 		if (r == 0) {
@@ -293,9 +294,9 @@ static int start_listening(struct service *s)
 			log_info("listening on %s", path);
 	}
 	if (r == 0)
-		r = uv_listen((uv_stream_t *)&s->listener, 16, on_connection);
+		r = errno_from_uv(uv_listen((uv_stream_t *)&s->listener, 16, on_connection));
 	if (r < 0) {
-		log_error("control socket %s: %s", s->opt->socket_path, uv_strerror(r));
+		log_error("control socket %s: %s", s->opt->socket_path, strerror(-r));
 		uv_close((uv_handle_t *)&s->listener, NULL);
 		return r;
 	}

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define RESULTS_SCHEMA_VERSION 1
+#include "results_format.h" /* RESULTS_SCHEMA_VERSION, the manifest's */
 
 struct results;
 

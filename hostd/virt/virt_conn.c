@@ -13,6 +13,7 @@
 #include <libvirt/virterror.h>
 
 #include "clock.h"
+#include "uv_errno.h"
 #include "xalloc.h"
 
 /* What libvirt's thread hands to the loop. */
@@ -538,9 +539,9 @@ int virt_conn_open(uv_loop_t *loop, const char *uri, const struct virt_conn_ops 
 	c->lifecycle_id = c->port_id = -1;
 	c->uri = xstrdup(uri ? uri : VIRT_URI_DEFAULT);
 	pthread_mutex_init(&c->lock, NULL);
-	r = uv_async_init(loop, &c->async, async_cb);
+	r = errno_from_uv(uv_async_init(loop, &c->async, async_cb));
 	if (r < 0) {
-		snprintf(err, errlen, "libvirt %s: uv_async_init: %s", c->uri, uv_strerror(r));
+		snprintf(err, errlen, "libvirt %s: uv_async_init: %s", c->uri, strerror(-r));
 		atomic_store(&in_use, false);
 		pthread_mutex_destroy(&c->lock);
 		free(c->uri);
