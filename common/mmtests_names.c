@@ -43,38 +43,129 @@ const char *const config_mmtests_ignored[] = {
 
 /*
  * The benchmark names MMTests' configs use (MMTESTS="..."), so that a name
- * no lockstep spec answers to can be told apart from a typo.  "wis-*" is
- * a family: every name with that prefix.
+ * no lockstep spec answers to can be told apart from a typo, and why
+ * lockstep lacks each one it lacks: that reason goes into the one line that
+ * refuses it.  "wis-*" is a family (every name with that prefix), "*build"
+ * one by suffix.  A NULL why: lockstep has a spec of that name.
  */
-const char *const mmtests_benchmarks[] = {
-	"aim9", "apachebench", "autonumabench", "blogbench", "bonniepp", "coremark",
-	"cyclictest", "cyclictest-fine", "dbench", "dbench4", "easywave", "ebizzy", "fio",
-	"fsmark", "futexbench-*", "gitcheckout", "gitsource", "hackbench-*", "hpcc",
-	"io_uring", "iperf3-*", "kernbench", "klp", "kvmstart", "libmicro-*", "ltp", "monitor",
-	"mutilate", "nap", "nas-*", "netperf-*", "parsec-*", "pedsort", "perffutexwake",
-	"perfnuma", "perfpipe", "perfsyscall", "pgbench", "pistress", "pmqtest-*",
-	"poundsyscall", "redis", "redis-memtier", "rtmigration", "saladfork", "schbench",
-	"script", "sembench-*", "siege", "simoop", "specjbb", "specjbb2015", "sqlite",
-	"sstartup", "stockfish", "stream", "stressng", "stutterp", "sysbench", "sysbenchcpu",
-	"sysbenchmutex", "sysjitter", "tbench", "thpchallenge", "time_unmap", "trunc",
-	"unixbench", "unixbenchd", "usemem", "wis-*", "xfsrepair", "xfstests", "xsbench",
+#define NOT_IN_DEBIAN "not in Debian 12's archive: MMTests downloads and builds it"
+
+const struct mmtests_benchmark mmtests_benchmarks[] = {
+	{ "aim9", NOT_IN_DEBIAN " (AIM Suite IX)" },
+	{ "apachebench", "ab is in Debian (apache2-utils), but it needs a web server started in "
+	  "the node that says when it is ready; no spec yet" },
+	{ "autonumabench", NOT_IN_DEBIAN " (the autonuma-benchmark sources)" },
+	{ "blogbench", NOT_IN_DEBIAN },
+	{ "bonniepp", NULL },
+	{ "coremark", NOT_IN_DEBIAN },
+	{ "cyclictest", NULL }, { "cyclictest-fine", NULL },
+	{ "dbench", NULL }, { "dbench4", NULL },
+	{ "easywave", NOT_IN_DEBIAN },
+	{ "ebizzy", NOT_IN_DEBIAN },
+	{ "fio", NULL },
+	{ "fsmark", NULL },
+	{ "futexbench-*", NULL },
+	{ "gitcheckout", "it clones a git repository over the network (MMTests' mirror), which a "
+	  "node does not have" },
+	{ "gitsource", "it runs git's own test suite from git's sources, which Debian does not "
+	  "ship to run" },
+	{ "hackbench-*", NULL },
+	{ "hpcc", "Debian's hpcc runs under MPI with an input sized for the machine that MMTests "
+	  "writes; no spec yet" },
+	{ "io_uring", "it runs fio's t/io_uring test program, which Debian's fio package does not "
+	  "ship" },
+	{ "iperf3-*", NULL },
+	{ "kernbench", "it would build Debian's linux-source-6.1 (hours in a TCG guest); no spec "
+	  "yet" },
+	{ "klp", "it builds a live-patch kernel module against the node's running kernel" },
+	{ "kvmstart", "it starts KVM guests of its own inside the node" },
+	{ "libmicro-*", NOT_IN_DEBIAN },
+	{ "ltp", NOT_IN_DEBIAN " (the Linux Test Project)" },
+	{ "monitor", NULL },
+	{ "mutilate", NOT_IN_DEBIAN },
+	{ "nap", NULL },
+	{ "nas-*", NOT_IN_DEBIAN " (the NAS Parallel Benchmarks)" },
+	{ "netperf-*", "Debian's netperf is in non-free, which lockstep does not install from" },
+	{ "parsec-*", NOT_IN_DEBIAN },
+	{ "pedsort", NOT_IN_DEBIAN },
+	{ "perffutexwake", NULL }, { "perfnuma", NULL }, { "perfpipe", NULL },
+	{ "perfsyscall", NULL },
+	{ "pgbench", "it needs a PostgreSQL cluster created and started in the node; not done" },
+	{ "pistress", NULL }, { "pmqtest-*", NULL },
+	{ "poundsyscall", NOT_IN_DEBIAN },
+	{ "redis", NULL },
+	{ "redis-memtier", "memtier_benchmark is not in Debian 12's archive" },
+	{ "rtmigration", NULL },
+	{ "saladfork", NOT_IN_DEBIAN },
+	{ "schbench", NOT_IN_DEBIAN },
+	{ "script", "it runs a script of the lab's own (MMTests' SCRIPT_*): give it as a "
+	  "COMMAND_<NAME> of g.conf" },
+	{ "sembench-*", NOT_IN_DEBIAN },
+	{ "siege", "siege is in Debian, but it needs a web server started in the node; no spec "
+	  "yet" },
+	{ "simoop", NOT_IN_DEBIAN },
+	{ "specjbb", "SPECjbb is licensed per site, not in Debian" },
+	{ "specjbb2015", "SPECjbb is licensed per site, not in Debian" },
+	{ "sqlite", "it is timed by MMTests' own Perl script over a sqlite it builds; no spec yet" },
+	{ "sstartup", NOT_IN_DEBIAN },
+	{ "stockfish", "stockfish is in Debian, but in /usr/games, off the PATH hostd finds "
+	  "binaries on, and MMTests times one move of a game it drives with expect; no spec yet" },
+	{ "stream", NOT_IN_DEBIAN " (McCalpin's STREAM, compiled for the machine)" },
+	{ "stressng", NULL },
+	{ "stutterp", "MMTests' own programs, built at run time" },
+	{ "sysbench", "MMTests' sysbench is its OLTP test against a database it builds and "
+	  "starts; sysbenchcpu and sysbenchmutex are here" },
+	{ "sysbenchcpu", NULL }, { "sysbenchmutex", NULL },
+	{ "sysjitter", NOT_IN_DEBIAN },
+	{ "tbench", NULL }, { "tbench4", NULL },
+	{ "thpchallenge", "MMTests' own program, built at run time" },
+	{ "time_unmap", "MMTests' own program, built at run time" },
+	{ "trunc", "MMTests' own program, built at run time" },
+	{ "unixbench", NOT_IN_DEBIAN " (byte-unixbench)" },
+	{ "unixbenchd", NOT_IN_DEBIAN " (byte-unixbench)" },
+	{ "usemem", NOT_IN_DEBIAN " (vm-scalability's usemem)" },
+	{ "wis-*", NOT_IN_DEBIAN " (will-it-scale)" },
+	{ "xfsrepair", "xfs_repair is in Debian (xfsprogs), but MMTests makes the file system on "
+	  "a test partition it formats; lockstep formats no disk" },
+	{ "xfstests", "not in Debian 12's archive, and it needs test and scratch partitions" },
+	{ "xsbench", NOT_IN_DEBIAN },
 	/* MMTests builds these from source as benchmarks of a compiler */
-	"*build",
-	NULL,
+	{ "*build", "a build of sources MMTests downloads (a compiler benchmark)" },
+	{ NULL, NULL },
 };
+
+/* whether name is b, 2, or of b's family ("wis-*", "*build"), 1 */
+static int match(const char *name, const char *b)
+{
+	size_t n = strlen(name), k = strlen(b);
+	if (strcmp(name, b) == 0)
+		return 2;
+	if (b[0] == '*')
+		return n > k - 1 && strcmp(name + n - (k - 1), b + 1) == 0;
+	return b[k - 1] == '*' && n > k - 1 && strncmp(name, b, k - 1) == 0;
+}
 
 int mmtests_benchmark_match(const char *name)
 {
-	size_t n = strlen(name);
 	int found = 0;
-	for (size_t i = 0; mmtests_benchmarks[i]; i++) {
-		const char *b = mmtests_benchmarks[i];
-		size_t k = strlen(b);
-		if (strcmp(name, b) == 0)
+	for (size_t i = 0; mmtests_benchmarks[i].name; i++) {
+		int m = match(name, mmtests_benchmarks[i].name);
+		if (m == 2)
 			return 2;
-		if (b[0] == '*' ? n > k - 1 && strcmp(name + n - (k - 1), b + 1) == 0
-		    : b[k - 1] == '*' && n > k - 1 && strncmp(name, b, k - 1) == 0)
-			found = 1;
+		found |= m;
 	}
 	return found;
+}
+
+const char *mmtests_benchmark_why(const char *name)
+{
+	const char *family = NULL;
+	for (size_t i = 0; mmtests_benchmarks[i].name; i++) {
+		int m = match(name, mmtests_benchmarks[i].name);
+		if (m == 2)
+			return mmtests_benchmarks[i].why;
+		if (m && !family)
+			family = mmtests_benchmarks[i].why;
+	}
+	return family;
 }

@@ -183,6 +183,12 @@ START_TEST(rt_tests)
 		  "$([ $(id -u) = 0 ] && echo -u root)");
 	ck_assert_double_gt(metric("random_seeks_lat"), 0);
 	ck_assert_ptr_null(bench_metrics_get(&m, "seqout_char"));
+	/* fsmark's form: two top folders, a row per iteration */
+	run_parse("fsmark", NULL, "mkdir -p fm/1 fm/2 && fs_mark -D 10 -S0 -n 50 -s 4096 -L 3 -t 1 "
+		  "-d fm/1 -d fm/2");
+	ck_assert_uint_eq(m.n, 3);
+	ck_assert_double_gt(metric("files_sec_min"), 0);
+	ck_assert_double_le(metric("files_sec_min"), metric("files_sec"));
 	run_parse("pi-stress", NULL, "pi_stress --groups=1 --duration=2");
 	ck_assert_double_gt(metric("inversions"), 0);
 	ck_assert_double_gt(metric("inversions_per_sec"), 0);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bench_spec.h"
+#include "mmtests_names.h"
 #include "plan.h"
 
 static char dir[256];
@@ -156,7 +157,22 @@ START_TEST(test_errors_name_place_and_value)
 		     "it lacks)");
 	expect_error(spec_text, "MMTESTS=\"hb schbench\"\n", "g.conf", 1,
 		     "MMTESTS names \"schbench\", an MMTests benchmark that is not in lockstep's "
-		     "library (docs/benchmarks.md");
+		     "library: not in Debian 12's archive: MMTests downloads and builds it "
+		     "(docs/benchmarks.md");
+	/* why, for a family by its prefix and by its suffix */
+	expect_error(spec_text, "MMTESTS=\"hb wis-pread\"\n", "g.conf", 1,
+		     "MMTESTS names \"wis-pread\", an MMTests benchmark that is not in lockstep's "
+		     "library: not in Debian 12's archive: MMTests downloads and builds it "
+		     "(will-it-scale) (docs/benchmarks.md");
+	expect_error(spec_text, "MMTESTS=\"hb io_uring\"\n", "g.conf", 1,
+		     "library: it runs fio's t/io_uring test program, which Debian's fio package "
+		     "does not ship (");
+	expect_error(spec_text, "MMTESTS=\"hb gmpbuild\"\n", "g.conf", 1,
+		     "library: a build of sources MMTests downloads (a compiler benchmark) (");
+	/* one lockstep has, whose spec the folder lacks */
+	expect_error(spec_text, "MMTESTS=\"hb fsmark\"\n", "g.conf", 1,
+		     "MMTESTS names \"fsmark\", an MMTests benchmark whose spec is not in the "
+		     "benchmark spec folder (");
 	expect_error(spec_text, "MMTESTS=\"hb-alas\"\n", "g.conf", 1,
 		     "MMTESTS names \"hb-alas\", which no benchmark answers to: did you mean "
 		     "\"hb-alias\"?");
@@ -491,6 +507,41 @@ START_TEST(test_shipped_specs_load)
 }
 END_TEST
 
+/* MMTests' names and the shipped specs agree: a name said to be lockstep's
+ * (no why) has a spec, and one with a why has none, so that the one line
+ * refusing a name never tells a user lockstep lacks what it has. */
+START_TEST(test_mmtests_names_match_specs)
+{
+	char specs[512];
+	snprintf(specs, sizeof(specs), "%s/benchmarks", getenv("LOCKSTEP_SOURCE_ROOT"));
+	struct sysfacts f = facts(2);
+	struct bench_spec **v;
+	size_t n;
+	struct config_diag d = { 0 };
+	ck_assert_msg(bench_specs_load_dir(specs, &f, &v, &n, &d) == 0, "%s:%d: %s", d.file,
+		      d.line, d.text);
+	for (size_t i = 0; mmtests_benchmarks[i].name; i++) {
+		const struct mmtests_benchmark *b = &mmtests_benchmarks[i];
+		size_t k = strlen(b->name);
+		bool has = false;
+		for (size_t j = 0; j < n && !has; j++)
+			for (size_t a = 0; a <= v[j]->naliases && !has; a++) {
+				const char *name = a == 0 ? v[j]->name : v[j]->aliases[a - 1];
+				has = b->name[k - 1] == '*' ? !strncmp(name, b->name, k - 1) :
+				      b->name[0] == '*' ? strlen(name) >= k - 1 &&
+						!strcmp(name + strlen(name) - (k - 1), b->name + 1) :
+				      !strcmp(name, b->name);
+			}
+		ck_assert_msg(has == (b->why == NULL), "MMTests' %s: %s", b->name,
+			      b->why ? "has a spec, but mmtests_names.c says why it has none" :
+				       "no spec answers to it, but mmtests_names.c gives no why");
+		ck_assert_msg(b->why == NULL || mmtests_benchmark_why(b->name) == b->why, "%s",
+			      b->name);
+	}
+	bench_specs_free(v, n);
+}
+END_TEST
+
 /* A TCP socket listening on 127.0.0.1:port (0: any free port); *port is
  * set to its port. */
 static int listen_on(unsigned *port)
@@ -571,6 +622,7 @@ int main(void)
 	tcase_add_test(tc, test_sweep_lists);
 	tcase_add_test(tc, test_two_specs_one_name);
 	tcase_add_test(tc, test_shipped_specs_load);
+	tcase_add_test(tc, test_mmtests_names_match_specs);
 	tcase_add_test(tc, test_server_started_and_stopped);
 	tcase_add_test(tc, test_server_ready_by_port);
 	suite_add_tcase(s, tc);

@@ -57,7 +57,9 @@ static const char *const small_params =
 	"DBENCH_MAX_CLIENTS=1\nDBENCH_DURATION_BASE=1\n"
 	"TBENCH_MAX_CLIENTS=1\nTBENCH_DURATION=2\n"
 	"PERFNUMA_WORKLOADS=standard_converge\nPERFNUMA_PROCESS_WSS=8388608\nPERFNUMA_ITERATIONS=1\n"
-	"BONNIE_DATASET_SIZE=8388608\n";
+	"BONNIE_DATASET_SIZE=8388608\n"
+	"FSMARK_NR_FILES_PER_ITERATION=200\nFSMARK_NR_SUB_DIRECTORIES=10\nFSMARK_ITERATIONS=2\n"
+	"FSMARK_FILESIZE=4096\n";
 
 /* The value of KEY="..." (or KEY=...) in a spec file, in buf. */
 static const char *spec_value(const char *text, const char *key, char *buf, size_t len)

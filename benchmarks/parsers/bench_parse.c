@@ -54,6 +54,8 @@ static const struct bench_parser parsers[] = {
 	  NULL, NULL, bench__parse_perf_numa },
 	{ "bonnie", "bonnie++ 1.98 CSV: rates and latencies of each test that was timed",
 	  NULL, NULL, bench__parse_bonnie },
+	{ "fsmark", "fs_mark 3.3: files/s (mean and slowest iteration), app overhead",
+	  NULL, NULL, bench__parse_fsmark },
 };
 
 const struct bench_parser *bench_parsers(size_t *n)

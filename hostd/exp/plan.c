@@ -149,10 +149,14 @@ static void unknown_word(const struct node_plan *p, const char *list_name, const
 		config_diag_at(d, p->gconf, list_name, p->gconf_path,
 			       "%s names \"%s\", which no benchmark answers to: did you mean \"%s\"? (%s)",
 			       list_name, word, near, doc);
-	else if (mmtests)
+	else if (mmtests && mmtests_benchmark_why(word))
 		config_diag_at(d, p->gconf, list_name, p->gconf_path,
 			       "%s names \"%s\", an MMTests benchmark that is not in lockstep's "
-			       "library (%s, with why)", list_name, word, doc);
+			       "library: %s (%s)", list_name, word, mmtests_benchmark_why(word), doc);
+	else if (mmtests)	/* one lockstep has, but the spec folder lacks */
+		config_diag_at(d, p->gconf, list_name, p->gconf_path,
+			       "%s names \"%s\", an MMTests benchmark whose spec is not in the "
+			       "benchmark spec folder (%s)", list_name, word, doc);
 	else
 		config_diag_at(d, p->gconf, list_name, p->gconf_path,
 			       "%s names \"%s\", which is neither a benchmark of lockstep's library "
