@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,9 @@
 static char log_program[64] = "lockstep";
 static enum log_level log_max = LOG_LVL_INFO;
 static bool log_journal;
+/* log_status's line is on the terminal: the next message clears it (any
+ * thread may log, so it is taken atomically) */
+static atomic_bool log_status_shown;
 
 /* systemd sets JOURNAL_STREAM to "dev:ino" of the stream it connected; if
  * stderr is still that stream, the journal adds its own timestamps and
@@ -116,6 +120,36 @@ size_t log_escape(const char *text, size_t len, char *buf, size_t size)
 	return need;
 }
 
+static void write_all_stderr(const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(STDERR_FILENO, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+#define LOG_STATUS_CLEAR "\r\033[K"
+
+void log_status(const char *line)
+{
+	int saved_errno = errno;
+	if (line && line[0]) {
+		char buf[LOG_LINE_MAX];
+		int n = snprintf(buf, sizeof(buf), LOG_STATUS_CLEAR "%s", line);
+		write_all_stderr(buf, n < 0 ? 0 : (size_t)n >= sizeof(buf) ? sizeof(buf) - 1
+									 : (size_t)n);
+		atomic_store(&log_status_shown, true);
+	} else if (atomic_exchange(&log_status_shown, false)) {
+		write_all_stderr(LOG_STATUS_CLEAR, sizeof(LOG_STATUS_CLEAR) - 1);
+	}
+	errno = saved_errno;
+}
+
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
 	char line[LOG_LINE_MAX], msg[LOG_LINE_MAX];
@@ -154,6 +188,8 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 	}
 	len += got;
 	line[len++] = '\n';
+	if (atomic_exchange(&log_status_shown, false))
+		write_all_stderr(LOG_STATUS_CLEAR, sizeof(LOG_STATUS_CLEAR) - 1);
 	while (write(STDERR_FILENO, line, len) < 0 && errno == EINTR)
 		;
 	errno = saved_errno;

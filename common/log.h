@@ -20,6 +20,11 @@ void log_init(const char *program, enum log_level max_level);
  * length the whole escaped text has (as snprintf). */
 size_t log_escape(const char *text, size_t len, char *buf, size_t size);
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A status line at the bottom of a terminal (hostd's progress line):
+ * "\r\033[K" and line, no newline.  Every message clears it before its
+ * own line, so no caller has to; it shows again at the next log_status.
+ * NULL (or "") clears it now, when it is shown. */
+void log_status(const char *line);
 
 #define log_error(...) log_msg(LOG_LVL_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_LVL_WARN, __VA_ARGS__)

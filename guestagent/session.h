@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The agent's side of the protocol as a state machine, apart from all I/O:
- * messages from the host go in, encoded lines go into an outq, and what the
- * caller must do (run a step, exit) comes back as an action.  It reads
- * CLOCK_MONOTONIC only to stamp pongs and to judge a go's instant.
+ * The agent's side of the protocol as a state machine, apart from the
+ * channel's I/O: messages from the host go in, encoded lines go into an
+ * outq, and what the caller must do (run a step, exit) comes back as an
+ * action.  It reads CLOCK_MONOTONIC only to stamp pongs and to judge a go's
+ * instant.  It logs (log.h, stderr) what it refuses or decides: the
+ * agent's log.
  *
  *   no plan --plan--> waiting(k) --go(k)--> running(k) --done--> waiting(k+1)
  *                                                      ... --> finished

@@ -490,6 +490,35 @@ START_TEST(test_log_long_line)
 }
 END_TEST
 
+/* The status line (hostd's progress) is cleared by the next message, once;
+ * a clear with nothing shown writes nothing. */
+static void log_with_status(void)
+{
+	log_init("hostd", LOG_LVL_INFO);
+	log_status(NULL);
+	log_status("step 1/4");
+	log_status("step 2/4");
+	log_info("a");
+	log_info("b");
+	log_status("step 3/4");
+	log_debug("not shown: leaves the line");
+	log_status(NULL);
+	log_status(NULL);
+	log_status("");
+}
+
+START_TEST(test_log_status)
+{
+	unsetenv("JOURNAL_STREAM");
+	char *out = capture_stderr(log_with_status);
+	assert_matches(out, "^\r\x1b\\[Kstep 1/4\r\x1b\\[Kstep 2/4"
+		       "\r\x1b\\[K[0-9-]{10} [0-9:.]{12} hostd: info: a\n"
+		       "[0-9-]{10} [0-9:.]{12} hostd: info: b\n"
+		       "\r\x1b\\[Kstep 3/4\r\x1b\\[K$");
+	free(out);
+}
+END_TEST
+
 /* Issue 14: a guest's text cannot drive a terminal or fake a log line. */
 START_TEST(test_log_escape)
 {
@@ -672,6 +701,7 @@ static Suite *common_suite(void)
 	tcase_add_test(log, test_log_journal_mismatch);
 	tcase_add_test(log, test_log_long_line);
 	tcase_add_test(log, test_log_escape);
+	tcase_add_test(log, test_log_status);
 	tcase_add_test(log, test_log_escapes_controls);
 	tcase_add_checked_fixture(facts, tmp_setup, NULL);
 	tcase_add_test(facts, test_sysfacts_fake);

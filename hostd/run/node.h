@@ -115,7 +115,8 @@ void node_reply_sent(struct node *n, enum node_reply kind);
 /* Restarts the link: 0xFF + sync, and nothing but sync and sync-ack is
  * taken until the ack (a new connection). */
 void node_resync(struct node *n);
-/* Closes the channel; close_cb (may be NULL) runs when libuv let it go. */
+/* Closes the channel (again: nothing).  No closed() report follows: the
+ * caller knows; n->open is false at once, the handle is let go by libuv. */
 void node_close(struct node *n);
 void node_fini(struct node *n);
 

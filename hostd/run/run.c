@@ -24,6 +24,7 @@ static void release(struct run *r);
 static void deadline_cb(uv_timer_t *t);
 static void finish(struct run *r, enum run_status st, const char *reason);
 static void arm_go_resend(struct run *r, int64_t due_ns);
+static void record_flush(struct run *r, bool force);
 
 static int64_t s_to_ns(double s)
 {
@@ -64,18 +65,7 @@ static void progress(struct run *r)
 		in.variant = plan_step_variant(r->exp->node_plan[0], in.step, variant, sizeof(variant));
 	}
 	progress_line(line, sizeof(line), &in);
-	fprintf(stderr, "\r\033[K%s", line);
-}
-
-static void progress_clear(struct run *r)
-{
-	if (r->opt->progress)
-		fprintf(stderr, "\r\033[K");
-}
-
-void run_progress_clear(struct run *r)
-{
-	progress_clear(r);
+	log_status(line); /* cleared by the next message (log.h) */
 }
 
 /* ---- deadlines -------------------------------------------------------- */
@@ -153,7 +143,6 @@ void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 
 	uint32_t step = run_part_step(r, p);
 	p->failed = true;
-	progress_clear(r);
 	log_error("%s: %s (step %u)", p->node.name, reason, step);
 	run_add_failure(r, p, step, reason);
 	if (p->running_step && !p->done)
@@ -175,7 +164,7 @@ void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 		return;
 	}
 	run_manifest_write(r);
-	run_record_flush(r, false);
+	record_flush(r, false);
 	if (v == BARRIER_RELEASE)
 		release(r);
 	else
@@ -212,9 +201,13 @@ static int64_t release_lead(struct run *r)
 	return r->lead_ns;
 }
 
-void run_lead_learn(struct run *r, int64_t max_late_ns, int64_t need_ns)
+/* The pending barrier record written when complete (or forced): a
+ * scheduled release's lateness in it teaches the lead of the next. */
+static void record_flush(struct run *r, bool force)
 {
-	r->lead_ns = release_lead_learn(r->lead_ns, max_late_ns, need_ns);
+	struct record_lateness late;
+	if (run_record_flush(r, force, &late) && late.scheduled)
+		r->lead_ns = release_lead_learn(r->lead_ns, late.max_late_ns, late.need_ns);
 }
 
 /* The common instant of a scheduled release on the host's clock, or 0 to
@@ -236,7 +229,6 @@ static int64_t scheduled_instant(struct run *r)
 		const struct clock_offset *c = part_clock(p);
 		if (!p->clock_ready || c->samples == 0 || c->bound_ns > RUN_CLOCK_BOUND_MAX_NS) {
 			if (!r->warned_immediate) {
-				progress_clear(r);
 				log_warn("%s: its clock offset is %s: releasing immediately instead "
 					 "of at a common instant",
 					 p->node.name,
@@ -349,7 +341,6 @@ static void go_resend_cb(uv_timer_t *t)
 		snprintf(what, sizeof(what), "no started %.1f ms after the go of step %u; "
 			 "go sent again (%u of %d)", (double)bound / 1e6, k, round + 1,
 			 GO_WATCH_RESENDS_MAX);
-		progress_clear(r);
 		log_warn("%s: %s", p->node.name, what);
 		run_add_event(r, p, k, what);
 		go_watch_resent(r->go_watch, i, clock_mono_ns());
@@ -358,8 +349,10 @@ static void go_resend_cb(uv_timer_t *t)
 	arm_go_resend(r, go_watch_looked(r->go_watch, now));
 }
 
-void run_go_started(struct run *r, struct participant *p, int64_t host_ns)
+void run_on_started(struct run *r, struct participant *p, int64_t host_ns, int64_t late_ns)
 {
+	run_record_started(r, p, host_ns, late_ns);
+	record_flush(r, false);
 	if (go_watch_started(r->go_watch, p->node.index, host_ns, p->node.rx_ns) !=
 	    GO_WATCH_AFTER_RESEND)
 		return; /* in time, or started before the re-send and heard late */
@@ -368,7 +361,6 @@ void run_go_started(struct run *r, struct participant *p, int64_t host_ns)
 	 * agent error go-again: it was not scheduled in time) */
 	snprintf(what, sizeof(what), "started step %u only after its go was sent again",
 		 p->running_step);
-	progress_clear(r);
 	log_warn("%s: %s", p->node.name, what);
 	run_add_event(r, p, p->running_step, what);
 }
@@ -397,7 +389,6 @@ static bool auto_stop(struct run *r, uint32_t k)
 	free(in_run);
 	if (run_auto_rounds(r->autoit) == rounds)
 		return false; /* not a round's end */
-	progress_clear(r);
 	if (!stop) {
 		log_info("adaptive iterations: %s: one more round", run_auto_summary(r->autoit));
 		return false;
@@ -424,7 +415,7 @@ static void release(struct run *r)
 		return;
 	/* The previous step's record is complete by now unless someone never
 	 * said started: write it with the gap rather than hold it. */
-	run_record_flush(r, true);
+	record_flush(r, true);
 	run_record_reset(r, k);
 	for (size_t i = 0; i < r->n; i++)
 		r->rec.ready_ns[i] = barrier_in_run(r->barrier, i) ? barrier_ready_ns(r->barrier, i) : 0;
@@ -459,7 +450,6 @@ static void release(struct run *r)
 	if (r->rtprio.denied && !r->warned_rtprio) {
 		/* after the release, not between its stamps */
 		r->warned_rtprio = true;
-		progress_clear(r);
 		log_warn("RELEASE_RT_PRIORITY=%d: the kernel refused SCHED_FIFO (hostd needs "
 			 "CAP_SYS_NICE or root): barriers are released without it; the manifest "
 			 "says release_rt_priority_held %d", r->rtprio.priority, r->rtprio_held);
@@ -616,9 +606,9 @@ static void finish(struct run *r, enum run_status st, const char *reason)
 	r->finishing = true;
 	r->status = st;
 	snprintf(r->reason, sizeof(r->reason), "%s", reason ? reason : "");
-	progress_clear(r);
+	log_status(NULL);
 	run_agents_finish(r);
-	run_record_flush(r, true);
+	record_flush(r, true);
 
 	struct proto_msg bye = { .type = PROTO_BYE, .version = PROTO_VERSION };
 	snprintf(bye.u.bye.reason, sizeof(bye.u.bye.reason), "run %s", run_status_name(st));
@@ -654,7 +644,6 @@ static void signal_cb(uv_signal_t *s, int signum)
 	/* on its own line, not after the terminal's ^C on the progress line */
 	if (r->opt->progress)
 		fputc('\n', stderr);
-	progress_clear(r);
 	log_warn("%s: stopping the agents and closing the run", why);
 	finish(r, RUN_INTERRUPTED, why);
 }
@@ -683,7 +672,6 @@ static void ext_report(void *ctx, const char *monitor, uint32_t step, const char
 	struct run *r = ctx;
 	char text[400];
 	snprintf(text, sizeof(text), "monitor %s: %s", monitor, what);
-	progress_clear(r);
 	log_warn("host: %s (step %u)", text, step);
 	run_add_event(r, NULL, step, text);
 }
@@ -915,7 +903,7 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 	progress(&r);
 	uv_run(r.loop, UV_RUN_DEFAULT);
 
-	progress_clear(&r);
+	log_status(NULL);
 	if (!r.first_release_ns) {
 		/* ended before its first step: no results to keep, and the name
 		 * free for the next try; exit 1 unless a signal ended it */

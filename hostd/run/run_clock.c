@@ -32,7 +32,6 @@ void run_clock_judge_source(struct run *r, struct participant *p)
 	char what[320];
 	snprintf(what, sizeof(what), "clocksource %s %s (tsc or kvm-clock is fit; boot the guest "
 		 "with tsc=reliable and ACPI)", cs, why);
-	run_progress_clear(r);
 	log_warn("%s: %s", p->node.name, what);
 	run_add_event(r, p, 0, what);
 }
@@ -70,7 +69,6 @@ void run_clock_ptp_reading(struct run *r, struct participant *p, const struct pr
 			snprintf(what, sizeof(what), "its KVM PTP reading (host realtime %lld ns) "
 				 "cannot be converted; such readings are ignored",
 				 (long long)rd.host_real_ns);
-		run_progress_clear(r);
 		log_warn("%s: %s", p->node.name, what);
 		run_add_event(r, p, 0, what);
 	}

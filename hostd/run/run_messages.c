@@ -127,7 +127,6 @@ static void check_jump(struct run *r, struct participant *p, const struct proto_
 	snprintf(what, sizeof(what), "its clock offset jumped by %lld ns between exchanges, beyond "
 		 "the %lld ns their bounds allow: flagged in barriers.ndjson",
 		 (long long)off_by, (long long)allowed);
-	run_progress_clear(r);
 	log_warn("%s: %s", p->node.name, what);
 	run_add_event(r, p, run_part_step(r, p), what);
 }
@@ -282,7 +281,6 @@ static void text_suppressed_say(struct run *r, struct participant *p, bool final
 	snprintf(what, sizeof(what), "suppressed %llu bytes of agent error text (over %d bytes a "
 		 "step or %d a run)", (unsigned long long)p->text_suppressed,
 		 RUN_GUEST_TEXT_PER_STEP_MAX, RUN_GUEST_TEXT_PER_RUN_MAX);
-	run_progress_clear(r);
 	log_warn("%s: %s", p->node.name, what);
 	run_add_event(r, p, p->text_suppressed_step, what);
 	p->text_suppressed = 0;
@@ -315,7 +313,6 @@ static void on_error(struct run *r, struct participant *p, const struct proto_ms
 	if (!strcmp(m->u.error.code, "go-again"))
 		go_watch_again(r->go_watch, p->node.index, m->u.error.step);
 	snprintf(what, sizeof(what), "agent error %s: %s", code, text);
-	run_progress_clear(r);
 	log_warn("%s: %s", p->node.name, what);
 	run_add_event(r, p, m->u.error.step <= barrier_nsteps(r->barrier) ? m->u.error.step : step,
 		      what);
@@ -388,9 +385,8 @@ static void on_message(struct node *n, struct proto_msg *m)
 		p->started = true;
 		/* the timing first: the start may complete the record */
 		started_timing(r, p, m);
-		run_record_started(r, p, clock_offset_to_host(part_clock(p), m->u.started.mono_ns),
-				   m->u.started.late_ns);
-		run_go_started(r, p, clock_offset_to_host(part_clock(p), m->u.started.mono_ns));
+		run_on_started(r, p, clock_offset_to_host(part_clock(p), m->u.started.mono_ns),
+			       m->u.started.late_ns);
 		break;
 	case PROTO_RESULT:
 		if (!step_matches(r, p, m, m->u.result.step))
@@ -487,7 +483,6 @@ static void on_protocol_error(struct node *n, int err, const char *detail)
 		return;
 	char what[300];
 	snprintf(what, sizeof(what), "protocol error: %s (%s)", detail, strerror(-err));
-	run_progress_clear(r);
 	log_warn("%s: %s; resynchronising", n->name, what);
 	run_add_event(r, p, run_part_step(r, p), what);
 	if (n->protocol_errors >= NODE_PROTOCOL_ERROR_LIMIT)

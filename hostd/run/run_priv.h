@@ -219,16 +219,16 @@ void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Every participant was started (or failed to): the barriers' clocks run. */
 void run_launched(struct run *r);
-/* The latest lateness of a scheduled release, to learn the lead from. */
-void run_lead_learn(struct run *r, int64_t max_late_ns, int64_t need_ns);
 /* While finishing: ends the loop once everything is down. */
 void run_gone_check(struct run *r);
 
 /* run.c, for run_messages.c */
-/* p said started (its stamp on the host's clock): if its go was sent again
- * before that, an event says so (its first go was lost, unless the agent
- * reports go-again for the step: then it only started late). */
-void run_go_started(struct run *r, struct participant *p, int64_t host_ns);
+/* p said started (its stamp on the host's clock, late_ns after a scheduled
+ * instant): into the pending record, which may be complete then; if its go
+ * was sent again before that, an event says so (its first go was lost,
+ * unless the agent reports go-again for the step: then it only started
+ * late). */
+void run_on_started(struct run *r, struct participant *p, int64_t host_ns, int64_t late_ns);
 /* The step a participant is in, or waits at, for failures and events. */
 uint32_t run_part_step(struct run *r, const struct participant *p);
 /* p waits at the barrier of step (the end barrier: nsteps + 1). */
@@ -264,9 +264,6 @@ const char *run_launch_closed_why(struct run *r, struct participant *p);
  * failure ("its domain was paused ..."), else false. */
 bool run_launch_paused_why(struct run *r, struct participant *p, char *buf, size_t len);
 
-/* Clears the progress line before a message (when it is shown). */
-void run_progress_clear(struct run *r);
-
 /* run_clock.c */
 /* Warns of a clocksource unfit for microsecond timing (a jiffies one also
  * makes every release immediate); run.c calls it at a participant's first
@@ -279,14 +276,24 @@ void run_clock_ptp_reading(struct run *r, struct participant *p, const struct pr
 void run_record_reset(struct run *r, uint32_t step);
 /* p said started: host_ns is its stamp on the host's clock, checked
  * against the go's send and the receipt (p->node.rx_ns), widened by its
- * clock's bound; outside, it is flagged implausible and left out of skew. */
+ * clock's bound; outside, it is flagged implausible and left out of skew.
+ * The record may be complete then: the caller flushes it. */
 void run_record_started(struct run *r, struct participant *p, int64_t host_ns, int64_t late_ns);
 /* p's start timing (start_timing.h), its instants on the host's clock: kept
  * for the record when believable, else said once per node and dropped. */
 void run_record_timing(struct run *r, struct participant *p, const struct start_timing *t);
+/* What a barrier record written said of its release: a scheduled one's
+ * latest go (max_late_ns after the instant) and the lead its start timing
+ * needed (need_ns, 0: none told).  The writer only reports it; run.c learns
+ * the lead of the releases after from it. */
+struct record_lateness {
+	bool scheduled;
+	int64_t max_late_ns, need_ns;
+};
 /* Writes the pending barrier record when nobody released into it is still
- * to start (force: write it anyway, with who is missing). */
-void run_record_flush(struct run *r, bool force);
+ * to start (force: write it anyway, with who is missing): true, and *late
+ * filled; false (nothing pending, or still waiting): *late is zero. */
+bool run_record_flush(struct run *r, bool force, struct record_lateness *late);
 void run_write_sample(struct run *r, struct participant *p, const struct proto_msg *m);
 
 /* run_bench.c: steps of benchmark specs, parsed on the host */

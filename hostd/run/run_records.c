@@ -52,14 +52,12 @@ void run_record_started(struct run *r, struct participant *p, int64_t host_ns, i
 			 "late) is outside the go's send and the receipt of started (%lld..%lld ns, "
 			 "its offset bound included): implausible, left out of the skew",
 			 (long long)host_ns, (long long)late_ns, (long long)lo, (long long)hi);
-		run_progress_clear(r);
 		log_warn("%s: %s (step %u)", p->node.name, what, p->running_step);
 		run_add_event(r, p, p->running_step, what);
 	} else {
 		r->rec.started_ns[p->node.index] = host_ns;
 		r->rec.late_ns[p->node.index] = late_ns;
 	}
-	run_record_flush(r, false);
 }
 
 void run_record_timing(struct run *r, struct participant *p, const struct start_timing *t)
@@ -70,7 +68,6 @@ void run_record_timing(struct run *r, struct participant *p, const struct start_
 	int e = start_timing_check(t, r->rec.go_first_ns, bound);
 	if (e == -ERANGE && !p->timing_warned) {
 		p->timing_warned = true;
-		run_progress_clear(r);
 		log_warn("%s: its start timing for step %u cannot be true (agent read the go at %lld, "
 			 "its child at %lld, started at %lld, %lld ns queued; the go left at %lld, "
 			 "clock bound %lld ns): left out of barriers.ndjson (said once)",
@@ -137,11 +134,12 @@ static json_object *flags_json(struct run *r, bool claimed)
 	return o;
 }
 
-void run_record_flush(struct run *r, bool force)
+bool run_record_flush(struct run *r, bool force, struct record_lateness *late)
 {
 	struct step_record *rec = &r->rec;
+	*late = (struct record_lateness){ 0 };
 	if (rec->step == 0)
-		return;
+		return false;
 
 	int64_t first = INT64_MAX, last = INT64_MIN;
 	size_t missing = 0, first_i = 0, last_i = 0;
@@ -162,7 +160,7 @@ void run_record_flush(struct run *r, bool force)
 		}
 	}
 	if (missing && !force)
-		return;
+		return false;
 
 	const struct proto_step *s = &r->exp->steps[rec->step - 1];
 	json_object *o = json_object_new_object();
@@ -193,7 +191,8 @@ void run_record_flush(struct run *r, bool force)
 		}
 		json_object_object_add(o, "lead_ns",
 				       json_object_new_int64(rec->release_at_ns - rec->go_first_ns));
-		run_lead_learn(r, max_late, need);
+		*late = (struct record_lateness){ .scheduled = true, .max_late_ns = max_late,
+						  .need_ns = need };
 	}
 	json_object *offsets = json_object_new_object();
 	for (size_t i = 0; i < r->n; i++) {
@@ -241,4 +240,5 @@ void run_record_flush(struct run *r, bool force)
 	results_append_barrier(r->results, o);
 	json_object_put(o);
 	rec->step = 0;
+	return true;
 }
