@@ -323,6 +323,8 @@ int check_main(const struct check_options *o, FILE *out)
 		free(nodes);
 	}
 	print_hoststate(out, &exp.hoststate);
+	if (exp.cluster.enabled)
+		cluster_settings_print(out, &exp.cluster);
 	fprintf(out, "ignored, with why, and other warnings:\n");
 	experiment_warnings(&exp, print_warning, out);
 	print_shared_ports(out, &exp);

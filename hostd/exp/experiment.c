@@ -25,7 +25,7 @@ static const char *const host_keys[] = {
 	"STEP_TIMEOUT", "ON_GUEST_FAILURE", "RELEASE_RT_PRIORITY", "GUEST_SSH_USER",
 	"GUEST_SSH_KEY", "GUEST_HARNESS_DIR", "GUEST_SSH_TIMEOUT", "RELEASE", "RELEASE_LEAD", "LOCAL_GUEST_CLOCK_OFFSET_NS",
 	"LOCAL_GUEST_CLOCK_DRIFT_PPM", "LOCAL_GUEST_CLOCK_JITTER_NS", MONITOR_KEYS,
-	HOSTSTATE_KEYS, "RUN_TIMEOUT", NULL,
+	HOSTSTATE_KEYS, "RUN_TIMEOUT", CLUSTER_KEYS, NULL,
 };
 /* g.conf keys beside the plan's (plan_keys) and the specs' parameters */
 static const char *const guest_keys[] = { MONITOR_KEYS, "HARNESS_BINARIES",
@@ -59,6 +59,8 @@ static int load_host(const struct config *c, const char *path, const char *defau
 	if (config_get_seconds(c, "RUN_TIMEOUT", 1, 86400 * 30, &e->run_timeout_s, d) < 0)
 		return -EINVAL;
 	e->release = (enum release_mode)release;
+	if (cluster_settings_load(c, path, &e->cluster, d) < 0)
+		return -EINVAL;
 	if (config_get_int(c, "LOCAL_GUEST_CLOCK_OFFSET_NS", -INT64_MAX / 4, INT64_MAX / 4,
 			   &e->local_clock_offset_ns, d) < 0 ||
 	    config_get_int(c, "LOCAL_GUEST_CLOCK_JITTER_NS", 0, 1000000000, &e->local_clock_jitter_ns,
@@ -461,6 +463,7 @@ void experiment_fini(struct experiment *exp)
 {
 	if (exp->guest_kind == GUEST_KIND_LIBVIRT)
 		virt_settings_fini(&exp->virt);
+	cluster_settings_fini(&exp->cluster);
 	free(exp->ssh_user);
 	free(exp->ssh_key);
 	free(exp->harness_dir);

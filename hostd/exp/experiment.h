@@ -18,6 +18,7 @@
 #include "proto.h"
 #include "ssh_push.h"
 #include "virt_settings.h"
+#include "cluster_settings.h"
 
 enum guest_kind {
 	GUEST_KIND_LOCAL,   /* agent processes on the host: a dry run and a test double */
@@ -54,6 +55,7 @@ struct experiment {
 
 	/* GUEST_KIND=libvirt */
 	struct virt_settings virt;
+	struct cluster_settings cluster; /* CLUSTER_*: other hosts in the run */
 	char *ssh_user;          /* GUEST_SSH_USER */
 	char *ssh_key;           /* GUEST_SSH_KEY: our private key; NULL: state dir's */
 	char *harness_dir;       /* GUEST_HARNESS_DIR: where the agent goes in a guest */

@@ -17,6 +17,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "progress_line.h"
+#include "run_cluster.h"
 #include "run_priv.h"
 #include "xalloc.h"
 
@@ -413,6 +414,8 @@ static void release(struct run *r)
 	}
 	if (r->autoit && auto_stop(r, k))
 		return;
+	if (run_cluster_hold(r, k)) /* the other hosts first */
+		return;
 	/* The previous step's record is complete by now unless someone never
 	 * said started: write it with the gap rather than hold it. */
 	record_flush(r, true);
@@ -433,7 +436,7 @@ static void release(struct run *r)
 		 * instant, and measure that: forget the ping in flight */
 		p->ping_inflight = false;
 	}
-	int64_t at = scheduled_instant(r);
+	int64_t at = run_cluster_instant(r, k, scheduled_instant(r));
 	r->rec.release_at_ns = at;
 	/* Only writes between the two stamps: this is the release. */
 	bool boosted = rtprio_boost(&r->rtprio);
@@ -474,6 +477,14 @@ static void release(struct run *r)
 			 r->exp->steps[k - 1].benchmark, r->exp->steps[k - 1].iteration,
 			 barrier_in_run_count(r->barrier));
 	progress(r);
+}
+
+void run_cluster_decided(struct run *r, const char *why)
+{
+	if (why)
+		finish(r, RUN_ABORTED, why);
+	else if (!r->finishing)
+		release(r);
 }
 
 void run_on_ready(struct run *r, struct participant *p, uint32_t step)
@@ -623,6 +634,7 @@ static void finish(struct run *r, enum run_status st, const char *reason)
 	monitor_ext_close(r->ext, NULL, NULL);
 	r->ext = NULL;
 	run_launch_stop_all(r);
+	run_cluster_close(r);
 
 	uv_timer_stop(&r->deadline_timer);
 	close_handle((uv_handle_t *)&r->deadline_timer);
@@ -854,6 +866,7 @@ static int teardown(struct run *r, bool discard)
 	barrier_free(r->barrier);
 	go_watch_free(r->go_watch);
 	run_auto_free(r->autoit);
+	run_cluster_free(r);
 	json_object_put(r->failures);
 	json_object_put(r->events);
 	proto_buf_free(&r->go_buf);
@@ -897,6 +910,7 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 	/* a vanished peer must show up as EPIPE on write, not kill us */
 	signal(SIGPIPE, SIG_IGN);
 	arm_deadline(&r);
+	run_cluster_start(&r);
 
 	if (run_launch_all(&r) < 0)
 		finish(&r, RUN_ABORTED, "the guests could not be started");

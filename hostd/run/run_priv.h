@@ -201,6 +201,7 @@ struct run {
 	 * otherwise */
 	struct run_auto *autoit;
 	uint32_t last_step;     /* the plan's last, or where adaptive iterations stopped */
+	struct run_cluster *cluster; /* CLUSTER_*: the other hosts (run_cluster.h); NULL: none */
 };
 
 /* The clock offset in use for a participant, and its method's name. */
@@ -221,6 +222,9 @@ void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 void run_launched(struct run *r);
 /* While finishing: ends the loop once everything is down. */
 void run_gone_check(struct run *r);
+/* The cross-host barrier's answer for the step held (run_cluster.c): NULL
+ * releases it, else why the run aborts. */
+void run_cluster_decided(struct run *r, const char *why);
 
 /* run.c, for run_messages.c */
 /* p said started (its stamp on the host's clock, late_ns after a scheduled

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "run_cluster.h"
 #include "run_priv.h"
 
 static int64_t sat_add(int64_t a, int64_t b)
@@ -223,6 +224,7 @@ bool run_record_flush(struct run *r, bool force, struct record_lateness *late)
 		    !(r->p[i].rec_flags & RUN_FLAG_START_IMPLAUSIBLE))
 			json_object_array_add(gaps, json_object_new_string(r->p[i].node.name));
 	json_object_object_add(o, "not_started", gaps);
+	run_cluster_record(r, o);
 	/* gos sent again for the step (go_watch.h), {node: count}; the watch
 	 * is still at this step: a forced write comes before the next release */
 	json_object *resent = json_object_new_object();

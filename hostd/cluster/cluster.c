@@ -1,0 +1,770 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "cluster.h"
+
+#include <errno.h>
+#include <hiredis/adapters/libuv.h>
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timex.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "roadblock_msg.h"
+#include "xalloc.h"
+
+/* The three streams a member reads: global, its role's inbox, its own. */
+enum { S_GLOBAL, S_INBOX, S_PERSONAL, S_COUNT };
+
+enum step_state { ST_IDLE, ST_WAITING, ST_RELEASED, ST_DONE };
+
+struct step {
+	uint32_t k;
+	char id[RB_ID_MAX];
+	enum step_state st;
+	char last[S_COUNT][48]; /* the last stream entry id read */
+	bool online[CLUSTER_MEMBERS_MAX], ready[CLUSTER_MEMBERS_MAX], gone[CLUSTER_MEMBERS_MAX];
+	int64_t rtt[CLUSTER_MEMBERS_MAX];
+	bool initiator, sent_online_all, sent_ready, abort_seen, have_at;
+	int64_t at_real, lead;
+	json_object *record;
+};
+
+struct cluster {
+	uv_loop_t *loop;
+	const struct cluster_settings *s;
+	cluster_cb cb;
+	void *data;
+	redisAsyncContext *cmd, *rd; /* rd only blocks in XREAD */
+	uv_timer_t timeout_timer, close_timer;
+	int handles;
+	bool closing, failed, reading, aborting;
+	size_t me;
+	bool dropped[CLUSTER_MEMBERS_MAX]; /* ON_HOST_FAILURE=continue: left behind */
+	uint64_t seq;
+	char uuid_base[40];
+	int64_t rtt_ns, ping_t0;
+	uint32_t pending; /* a step ready while the last read was out */
+	struct step st;
+};
+
+static const char *stream_suffix(const struct cluster *c, int which)
+{
+	if (which == S_GLOBAL)
+		return "global";
+	if (which == S_INBOX)
+		return c->s->role == CLUSTER_LEADER ? "leader" : "followers";
+	return c->s->member;
+}
+
+/* ---- outcome ------------------------------------------------------------ */
+
+static void record_clock(json_object *rec, bool *unsync)
+{
+	struct timex tx = { 0 };
+	int state = adjtimex(&tx);
+	json_object *o = json_object_new_object();
+	*unsync = state == TIME_ERROR || (tx.status & STA_UNSYNC);
+	if (state < 0) {
+		json_object_object_add(o, "error", json_object_new_string(strerror(errno)));
+	} else {
+		json_object_object_add(o, "maxerror_us", json_object_new_int64(tx.maxerror));
+		json_object_object_add(o, "esterror_us", json_object_new_int64(tx.esterror));
+		json_object_object_add(o, "unsynchronised", json_object_new_boolean(*unsync));
+	}
+	json_object_object_add(rec, "host_clock", o);
+}
+
+static void deliver(struct cluster *c, enum cluster_outcome out, int64_t at, const char *why)
+{
+	struct step *st = &c->st;
+	struct cluster_result res = { .step = st->k, .outcome = out, .at_realtime_ns = at, .why = why };
+	uv_timer_stop(&c->timeout_timer);
+	if (st->record) {
+		json_object_object_add(st->record, "go_realtime_ns",
+				       json_object_new_int64(clock_real_ns()));
+		if (at)
+			json_object_object_add(st->record, "release_realtime_ns",
+					       json_object_new_int64(at));
+		json_object_object_add(st->record, "outcome",
+				       json_object_new_string(out == CLUSTER_RELEASED ? "released"
+							      : out == CLUSTER_TIMED_OUT ? "timeout"
+							      : out == CLUSTER_ABORTED	 ? "abort"
+							      : out == CLUSTER_HEARTBEAT ? "heartbeat-timeout"
+											 : "redis-error"));
+		record_clock(st->record, &res.clock_unsync);
+	}
+	res.record = st->record;
+	if (out != CLUSTER_RELEASED)
+		c->failed = true;
+	c->cb(c->data, &res);
+}
+
+static void fail(struct cluster *c, enum cluster_outcome out, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void fail(struct cluster *c, enum cluster_outcome out, const char *fmt, ...)
+{
+	char why[768];
+	va_list ap;
+	if (c->closing || c->failed)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	c->st.st = ST_DONE;
+	deliver(c, out, 0, why);
+}
+
+/* ---- Redis commands ------------------------------------------------------ */
+
+static bool reply_bad(struct cluster *c, redisAsyncContext *ac, redisReply *rep, const char *what)
+{
+	if (c->closing)
+		return true;
+	if (rep && rep->type != REDIS_REPLY_ERROR)
+		return false;
+	fail(c, CLUSTER_REDIS_ERROR, "cluster: Redis at %s:%d: %s: %s", c->s->redis_host,
+	     c->s->redis_port, what, rep ? rep->str : ac->errstr[0] ? ac->errstr : "connection lost");
+	return true;
+}
+
+static void cmd_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct cluster *c = ac->data;
+	reply_bad(c, ac, reply, priv ? priv : "a command");
+}
+
+static void xadd(struct cluster *c, const char *stream_suffix_, struct rb_msg *m)
+{
+	char stream[RB_ID_MAX + RB_NAME_MAX + 16];
+	char *text = rb_msg_encode(m);
+	rb_msg_clear(m);
+	if (!text)
+		return; /* only a user-object we build ourselves: never */
+	snprintf(stream, sizeof(stream), "%s__stream__%s", c->st.id, stream_suffix_);
+	const char *argv[] = { "XADD", stream, "*", "msg", text };
+	size_t len[] = { 4, strlen(stream), 1, 3, strlen(text) };
+	redisAsyncCommandArgv(c->cmd, cmd_done, "XADD", 5, argv, len);
+	free(text);
+}
+
+/* A message of ours for step's roadblock. */
+static void send_msg(struct cluster *c, const char *stream, enum rb_recipient to, const char *to_id,
+		     enum rb_command cmd, json_object *user_object, const char *value)
+{
+	struct rb_msg m;
+	char uuid[RB_UUID_MAX];
+	snprintf(uuid, sizeof(uuid), "%s-%" PRIu64, c->uuid_base, ++c->seq);
+	rb_msg_init(&m, uuid, c->st.id, clock_real_ns() / 1000000000, 
+		    c->s->role == CLUSTER_LEADER ? RB_ROLE_LEADER : RB_ROLE_FOLLOWER, c->s->member, to,
+		    to_id, cmd);
+	m.user_object = user_object;
+	if (value)
+		snprintf(m.value, sizeof(m.value), "%s", value);
+	xadd(c, stream, &m);
+}
+
+static void to_followers(struct cluster *c, enum rb_command cmd, json_object *uo)
+{
+	send_msg(c, "followers", RB_TO_ALL, NULL, cmd, uo, NULL);
+}
+
+static void to_leader(struct cluster *c, enum rb_command cmd, json_object *uo)
+{
+	send_msg(c, "leader", RB_TO_LEADER, c->s->members[0], cmd, uo, NULL);
+}
+
+/* ---- the leader ---------------------------------------------------------- */
+
+static bool all_followers(const struct cluster *c, const bool *flag)
+{
+	for (size_t i = 1; i < c->s->nmembers; i++)
+		if (!c->dropped[i] && !flag[i])
+			return false;
+	return true;
+}
+
+static void missing_list(const struct cluster *c, const bool *flag, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (size_t i = 1; i < c->s->nmembers && len < size; i++)
+		if (!c->dropped[i] && !flag[i])
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+						c->s->members[i]);
+}
+
+static void leader_advance(struct cluster *c)
+{
+	struct step *st = &c->st;
+	if (st->st != ST_WAITING)
+		return;
+	if (!st->sent_online_all) {
+		if (!all_followers(c, st->online))
+			return;
+		st->sent_online_all = true;
+		to_followers(c, RB_ALL_ONLINE, NULL);
+	}
+	if (!all_followers(c, st->ready))
+		return;
+	to_followers(c, RB_ALL_READY, NULL);
+	if (st->abort_seen || c->aborting) {
+		to_followers(c, RB_ALL_ABORT, NULL);
+		fail(c, CLUSTER_ABORTED, "cluster step %u (roadblock %s): a follower said "
+		     "follower-ready-abort; all-abort sent", st->k, st->id);
+		return;
+	}
+	int64_t slowest = c->rtt_ns;
+	json_object *rtts = json_object_new_object();
+	json_object_object_add(rtts, c->s->member, json_object_new_int64(c->rtt_ns));
+	for (size_t i = 1; i < c->s->nmembers; i++) {
+		if (c->dropped[i])
+			continue;
+		json_object_object_add(rtts, c->s->members[i], st->rtt[i] >= 0 ?
+				       json_object_new_int64(st->rtt[i]) : NULL);
+		if (st->rtt[i] > slowest)
+			slowest = st->rtt[i];
+	}
+	json_object_object_add(st->record, "rtt_ns", rtts);
+	int64_t lead = 2 * slowest + CLUSTER_MARGIN_NS;
+	int64_t at = clock_real_ns() + lead;
+	json_object_object_add(st->record, "lead_ns", json_object_new_int64(lead));
+	to_followers(c, RB_USER_OBJECT, rb_release_object(st->k, at, lead));
+	to_followers(c, RB_ALL_GO, NULL);
+	st->st = ST_RELEASED;
+	deliver(c, CLUSTER_RELEASED, at, NULL);
+}
+
+static ssize_t member_index(const struct cluster *c, const char *id)
+{
+	for (size_t i = 0; i < c->s->nmembers; i++)
+		if (strcmp(c->s->members[i], id) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+static void add_event(struct step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_event(struct step *st, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	json_object *ev = NULL;
+	if (!json_object_object_get_ex(st->record, "events", &ev)) {
+		ev = json_object_new_array();
+		json_object_object_add(st->record, "events", ev);
+	}
+	if (json_object_array_length(ev) < 32)
+		json_object_array_add(ev, json_object_new_string(text));
+}
+
+static void leader_handle(struct cluster *c, const struct rb_msg *m)
+{
+	struct step *st = &c->st;
+	ssize_t i = member_index(c, m->sender_id);
+	if (m->sender_type != RB_ROLE_FOLLOWER)
+		return;
+	if (i <= 0 || c->dropped[i]) {
+		add_event(st, "%s from %s, not a follower of CLUSTER_MEMBERS%s: ignored",
+			  rb_command_name(m->command), m->sender_id, i > 0 ? " (dropped)" : "");
+		return;
+	}
+	char err[256];
+	int64_t rtt;
+	switch (m->command) {
+	case RB_FOLLOWER_ONLINE:
+		st->online[i] = true;
+		break;
+	case RB_FOLLOWER_READY_ABORT:
+		st->abort_seen = true;
+		/* fall through */
+	case RB_FOLLOWER_READY:
+	case RB_FOLLOWER_READY_WAITING:
+		st->ready[i] = true;
+		break;
+	case RB_FOLLOWER_GONE:
+		st->gone[i] = true;
+		if (st->st == ST_RELEASED && all_followers(c, st->gone)) {
+			to_followers(c, RB_ALL_GONE, NULL);
+			st->st = ST_DONE;
+		}
+		return;
+	case RB_USER_OBJECT:
+		if (rb_rtt_parse(m->user_object, &rtt, err, sizeof(err)) > 0)
+			st->rtt[i] = rtt;
+		return;
+	default:
+		return;
+	}
+	leader_advance(c);
+}
+
+/* ---- a follower ---------------------------------------------------------- */
+
+static void follower_handle(struct cluster *c, const struct rb_msg *m)
+{
+	struct step *st = &c->st;
+	char err[256];
+	uint32_t k;
+	int64_t at, lead;
+	if (m->sender_type != RB_ROLE_LEADER || strcmp(m->sender_id, c->s->members[0]) != 0) {
+		if (m->sender_type == RB_ROLE_LEADER)
+			add_event(st, "%s from %s, not the leader %s: ignored",
+				  rb_command_name(m->command), m->sender_id, c->s->members[0]);
+		return;
+	}
+	switch (m->command) {
+	case RB_ALL_ONLINE:
+		if (st->sent_ready)
+			return;
+		st->sent_ready = true;
+		to_leader(c, RB_USER_OBJECT, rb_rtt_object(c->s->member, c->rtt_ns));
+		to_leader(c, c->aborting ? RB_FOLLOWER_READY_ABORT : RB_FOLLOWER_READY, NULL);
+		return;
+	case RB_USER_OBJECT: {
+		int r = rb_release_parse(m->user_object, &k, &at, &lead, err, sizeof(err));
+		if (r < 0)
+			add_event(st, "a release from %s: %s", m->sender_id, err);
+		else if (r > 0 && k == st->k) {
+			st->have_at = true;
+			st->at_real = at;
+			st->lead = lead;
+			json_object_object_add(st->record, "lead_ns", json_object_new_int64(lead));
+		}
+		return;
+	}
+	case RB_LEADER_HEARTBEAT:
+		to_leader(c, RB_FOLLOWER_HEARTBEAT, NULL);
+		return;
+	case RB_ALL_GO:
+		to_leader(c, RB_FOLLOWER_GONE, NULL);
+		st->st = ST_DONE;
+		deliver(c, CLUSTER_RELEASED, st->have_at ? st->at_real : 0, NULL);
+		return;
+	case RB_ALL_ABORT:
+		to_leader(c, RB_FOLLOWER_GONE, NULL);
+		fail(c, CLUSTER_ABORTED, "cluster step %u (roadblock %s): the leader %s sent all-abort",
+		     st->k, st->id, m->sender_id);
+		return;
+	case RB_HEARTBEAT_TIMEOUT:
+		fail(c, CLUSTER_HEARTBEAT, "cluster step %u (roadblock %s): the leader %s sent "
+		     "heartbeat-timeout", st->k, st->id, m->sender_id);
+		return;
+	default:
+		return;
+	}
+}
+
+/* ---- reading --------------------------------------------------------------- */
+
+static void read_next(struct cluster *c);
+static void step_begin(struct cluster *c, uint32_t k);
+static void timeout_cb(uv_timer_t *t);
+
+static bool message_for_me(const struct cluster *c, const struct rb_msg *m)
+{
+	enum rb_role mine = c->s->role == CLUSTER_LEADER ? RB_ROLE_LEADER : RB_ROLE_FOLLOWER;
+	if (m->sender_type == mine && strcmp(m->sender_id, c->s->member) == 0)
+		return false;
+	if (m->recipient_type == RB_TO_ALL)
+		return true;
+	return (m->recipient_type == RB_TO_LEADER) == (mine == RB_ROLE_LEADER) &&
+	       strcmp(m->recipient_id, c->s->member) == 0;
+}
+
+static void handle_entry(struct cluster *c, int which, redisReply *e)
+{
+	struct step *st = &c->st;
+	if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+	    e->element[0]->type != REDIS_REPLY_STRING || e->element[1]->type != REDIS_REPLY_ARRAY)
+		return;
+	snprintf(st->last[which], sizeof(st->last[which]), "%s", e->element[0]->str);
+	redisReply *f = e->element[1];
+	for (size_t j = 0; j + 1 < f->elements; j += 2) {
+		if (f->element[j]->type != REDIS_REPLY_STRING || strcmp(f->element[j]->str, "msg") != 0 ||
+		    f->element[j + 1]->type != REDIS_REPLY_STRING)
+			continue;
+		struct rb_msg m;
+		char err[320];
+		if (rb_msg_decode(f->element[j + 1]->str, (size_t)f->element[j + 1]->len, &m, err,
+				  sizeof(err)) < 0) {
+			add_event(st, "%s__stream__%s entry %s: %s", st->id, stream_suffix(c, which),
+				  e->element[0]->str, err);
+			continue;
+		}
+		if (strcmp(m.roadblock, st->id) != 0 || !message_for_me(c, &m)) {
+			rb_msg_clear(&m);
+			continue;
+		}
+		if (c->s->role == CLUSTER_LEADER)
+			leader_handle(c, &m);
+		else
+			follower_handle(c, &m);
+		rb_msg_clear(&m);
+		if (c->closing || c->failed || st->st == ST_DONE)
+			return;
+	}
+}
+
+static void read_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct cluster *c = ac->data;
+	redisReply *rep = reply;
+	(void)priv;
+	c->reading = false;
+	if (reply_bad(c, ac, rep, "XREAD"))
+		return;
+	for (size_t s = 0; rep->type == REDIS_REPLY_ARRAY && s < rep->elements; s++) {
+		redisReply *sr = rep->element[s];
+		if (sr->type != REDIS_REPLY_ARRAY || sr->elements != 2 ||
+		    sr->element[0]->type != REDIS_REPLY_STRING ||
+		    sr->element[1]->type != REDIS_REPLY_ARRAY)
+			continue;
+		const char *name = sr->element[0]->str, *suffix = strstr(name, "__stream__");
+		int which = -1;
+		for (int w = 0; suffix && w < S_COUNT; w++)
+			if (strcmp(suffix + 10, stream_suffix(c, w)) == 0)
+				which = w;
+		for (size_t i = 0; which >= 0 && i < sr->element[1]->elements; i++) {
+			handle_entry(c, which, sr->element[1]->element[i]);
+			if (c->closing || c->failed || c->st.st == ST_DONE)
+				break;
+		}
+		if (c->closing || c->failed || c->st.st == ST_DONE)
+			break;
+	}
+	if (c->closing || c->failed)
+		return;
+	if (c->pending && c->st.st != ST_WAITING) {
+		uint32_t k = c->pending;
+		c->pending = 0;
+		step_begin(c, k);
+		return;
+	}
+	read_next(c);
+}
+
+static void read_next(struct cluster *c)
+{
+	struct step *st = &c->st;
+	if (c->reading || c->closing || c->failed || st->st == ST_DONE || st->st == ST_IDLE)
+		return;
+	char names[S_COUNT][RB_ID_MAX + RB_NAME_MAX + 16], block[16];
+	const char *argv[5 + 2 * S_COUNT];
+	size_t len[5 + 2 * S_COUNT];
+	int n = 0;
+	snprintf(block, sizeof(block), "%d", CLUSTER_READ_BLOCK_MS);
+	argv[n++] = "XREAD";
+	argv[n++] = "BLOCK";
+	argv[n++] = block;
+	argv[n++] = "STREAMS";
+	for (int w = 0; w < S_COUNT; w++) {
+		snprintf(names[w], sizeof(names[w]), "%s__stream__%s", st->id, stream_suffix(c, w));
+		argv[n++] = names[w];
+	}
+	for (int w = 0; w < S_COUNT; w++)
+		argv[n++] = st->last[w];
+	for (int i = 0; i < n; i++)
+		len[i] = strlen(argv[i]);
+	c->reading = true;
+	redisAsyncCommandArgv(c->rd, read_done, NULL, n, argv, len);
+}
+
+/* ---- a step --------------------------------------------------------------- */
+
+static void ping_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct cluster *c = ac->data;
+	(void)priv;
+	if (reply_bad(c, ac, reply, "PING"))
+		return;
+	c->rtt_ns = clock_mono_ns() - c->ping_t0;
+}
+
+static void initiate(struct cluster *c)
+{
+	char ts[32];
+	snprintf(ts, sizeof(ts), "%" PRId64,
+		 clock_real_ns() / 1000000000 + (int64_t)(c->s->timeout_s + 0.999));
+	send_msg(c, "global", RB_TO_ALL, NULL, RB_GLOBAL_STREAM_CREATED, NULL, NULL);
+	send_msg(c, "leader", RB_TO_LEADER, c->s->members[0], RB_LEADER_STREAM_CREATED, NULL, NULL);
+	send_msg(c, "followers", RB_TO_ALL, NULL, RB_FOLLOWERS_STREAM_CREATED, NULL, NULL);
+	send_msg(c, "global", RB_TO_ALL, NULL, RB_TIMEOUT_TS, NULL, ts);
+	send_msg(c, "global", RB_TO_ALL, NULL, RB_INITIATOR_INFO, NULL, NULL);
+	char key[RB_ID_MAX + 16];
+	snprintf(key, sizeof(key), "%s__initialized", c->st.id);
+	redisAsyncCommand(c->cmd, cmd_done, "RPUSH", "RPUSH %s 1", key);
+}
+
+/* An integer reply to a command of step k (priv); false when it failed or
+ * the step moved on. */
+static bool step_int(struct cluster *c, redisAsyncContext *ac, redisReply *rep, void *priv,
+		     const char *what, long long *v)
+{
+	if (reply_bad(c, ac, rep, what) || (uint32_t)(uintptr_t)priv != c->st.k)
+		return false;
+	*v = rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0;
+	return true;
+}
+
+static void msetnx_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct cluster *c = ac->data;
+	long long v;
+	if (!step_int(c, ac, reply, priv, "MSETNX", &v))
+		return;
+	c->st.initiator = v == 1;
+	json_object_object_add(c->st.record, "initiator", json_object_new_boolean(c->st.initiator));
+	if (c->st.initiator)
+		initiate(c);
+}
+
+static void timedout_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct cluster *c = ac->data;
+	long long v;
+	if (step_int(c, ac, reply, priv, "EXISTS", &v) && v == 1)
+		fail(c, CLUSTER_TIMED_OUT, "cluster step %u (roadblock %s): it timed out before this "
+		     "member (%s) reached it", c->st.k, c->st.id, c->s->member);
+}
+
+static void step_begin(struct cluster *c, uint32_t k)
+{
+	struct step *st = &c->st;
+	json_object_put(st->record);
+	memset(st, 0, sizeof(*st));
+	st->k = k;
+	snprintf(st->id, sizeof(st->id), "%s:step-%" PRIu32, c->s->id, k);
+	for (int w = 0; w < S_COUNT; w++)
+		snprintf(st->last[w], sizeof(st->last[w]), "0");
+	for (size_t i = 0; i < CLUSTER_MEMBERS_MAX; i++)
+		st->rtt[i] = -1;
+	st->st = ST_WAITING;
+	st->record = json_object_new_object();
+	json_object_object_add(st->record, "roadblock", json_object_new_string(st->id));
+	json_object_object_add(st->record, "role", json_object_new_string(
+		c->s->role == CLUSTER_LEADER ? "leader" : "follower"));
+	json_object_object_add(st->record, "member", json_object_new_string(c->s->member));
+	json_object_object_add(st->record, "ready_realtime_ns",
+			       json_object_new_int64(clock_real_ns()));
+	if (c->s->role == CLUSTER_LEADER) {
+		json_object *d = json_object_new_array();
+		for (size_t i = 1; i < c->s->nmembers; i++)
+			if (c->dropped[i])
+				json_object_array_add(d, json_object_new_string(c->s->members[i]));
+		json_object_object_add(st->record, "dropped", d);
+	}
+
+	c->ping_t0 = clock_mono_ns();
+	redisAsyncCommand(c->cmd, ping_done, NULL, "PING");
+	char key[RB_ID_MAX + 16];
+	snprintf(key, sizeof(key), "%s__timedout", st->id);
+	redisAsyncCommand(c->cmd, timedout_done, (void *)(uintptr_t)k, "EXISTS %s", key);
+	redisAsyncCommand(c->cmd, msetnx_done, (void *)(uintptr_t)k, "MSETNX %s %lld", st->id,
+			  (long long)(clock_real_ns() / 1000000000));
+	send_msg(c, c->s->member, c->s->role == CLUSTER_LEADER ? RB_TO_LEADER : RB_TO_FOLLOWER,
+		 c->s->member, RB_PERSONAL_STREAM_CREATED, NULL, NULL);
+	if (c->s->role == CLUSTER_LEADER)
+		to_followers(c, RB_LEADER_ONLINE, NULL);
+	else
+		to_leader(c, RB_FOLLOWER_ONLINE, NULL);
+	uv_timer_start(&c->timeout_timer, timeout_cb, (uint64_t)(c->s->timeout_s * 1000), 0);
+	if (c->s->role == CLUSTER_LEADER)
+		leader_advance(c); /* every follower dropped: nobody to wait for */
+	read_next(c);
+}
+
+static void timeout_cb(uv_timer_t *t)
+{
+	struct cluster *c = t->data;
+	struct step *st = &c->st;
+	char missing[512], key[RB_ID_MAX + 16];
+	if (c->closing || c->failed || st->st != ST_WAITING)
+		return;
+	if (st->initiator) {
+		/* late members learn that this roadblock already failed */
+		snprintf(key, sizeof(key), "%s__timedout", st->id);
+		redisAsyncCommand(c->cmd, cmd_done, "SETNX", "SETNX %s 1", key);
+	}
+	if (c->s->role == CLUSTER_FOLLOWER) {
+		fail(c, CLUSTER_TIMED_OUT, "cluster step %u (roadblock %s): no %s from the leader %s "
+		     "within CLUSTER_TIMEOUT=%gs", st->k, st->id, st->sent_ready ? "all-go" :
+		     "all-online", c->s->members[0], c->s->timeout_s);
+		return;
+	}
+	const bool *flag = st->sent_online_all ? st->ready : st->online;
+	const char *what = st->sent_online_all ? "follower-ready" : "follower-online";
+	missing_list(c, flag, missing, sizeof(missing));
+	if (c->s->on_failure == CLUSTER_ON_FAILURE_CONTINUE) {
+		for (size_t i = 1; i < c->s->nmembers; i++)
+			if (!c->dropped[i] && !flag[i])
+				c->dropped[i] = true;
+		add_event(st, "no %s from %s within CLUSTER_TIMEOUT=%gs: left out of the run "
+			  "(ON_HOST_FAILURE=continue)", what, missing, c->s->timeout_s);
+		json_object *d = json_object_new_array();
+		for (size_t i = 1; i < c->s->nmembers; i++)
+			if (c->dropped[i])
+				json_object_array_add(d, json_object_new_string(c->s->members[i]));
+		json_object_object_add(st->record, "dropped", d);
+		leader_advance(c);
+		return;
+	}
+	fail(c, CLUSTER_TIMED_OUT, "cluster step %u (roadblock %s): no %s from %s within "
+	     "CLUSTER_TIMEOUT=%gs (ON_HOST_FAILURE=abort)", st->k, st->id, what, missing,
+	     c->s->timeout_s);
+}
+
+/* ---- the handle ------------------------------------------------------------ */
+
+/* hiredis frees a context after its disconnect or failed connect */
+static void forget(struct cluster *c, const redisAsyncContext *ac)
+{
+	if (ac == c->cmd)
+		c->cmd = NULL;
+	else if (ac == c->rd)
+		c->rd = NULL;
+}
+
+static void connected(const redisAsyncContext *ac, int status)
+{
+	struct cluster *c = ac->data;
+	if (status == REDIS_OK)
+		return;
+	forget(c, ac);
+	if (!c->closing)
+		fail(c, CLUSTER_REDIS_ERROR, "cluster: cannot reach Redis at %s:%d (CLUSTER_REDIS): %s",
+		     c->s->redis_host, c->s->redis_port, ac->errstr);
+}
+
+static void disconnected(const redisAsyncContext *ac, int status)
+{
+	struct cluster *c = ac->data;
+	forget(c, ac);
+	if (!c->closing)
+		fail(c, CLUSTER_REDIS_ERROR, "cluster: Redis at %s:%d closed the connection%s%s",
+		     c->s->redis_host, c->s->redis_port, status != REDIS_OK ? ": " : "",
+		     status != REDIS_OK ? ac->errstr : "");
+}
+
+static redisAsyncContext *connect_one(struct cluster *c)
+{
+	redisAsyncContext *ac = redisAsyncConnect(c->s->redis_host, c->s->redis_port);
+	if (!ac)
+		abort(); /* out of memory */
+	ac->data = c;
+	if (ac->err) {
+		/* reported once the loop runs, through the callback */
+		return ac;
+	}
+	redisLibuvAttach(ac, c->loop);
+	redisAsyncSetConnectCallback(ac, connected);
+	redisAsyncSetDisconnectCallback(ac, disconnected);
+	if (c->s->password) {
+		const char *argv[] = { "AUTH", c->s->password };
+		size_t len[] = { 4, strlen(c->s->password) };
+		redisAsyncCommandArgv(ac, cmd_done, "AUTH (CLUSTER_PASSWORD_FILE)", 2, argv, len);
+	}
+	return ac;
+}
+
+static void handle_closed(uv_handle_t *h)
+{
+	struct cluster *c = h->data;
+	if (--c->handles == 0) {
+		json_object_put(c->st.record);
+		free(c);
+	}
+}
+
+static void close_cb(uv_timer_t *t)
+{
+	struct cluster *c = t->data;
+	/* pending callbacks run with no reply; ours see closing */
+	redisAsyncContext *cmd = c->cmd, *rd = c->rd;
+	c->cmd = c->rd = NULL;
+	if (cmd)
+		redisAsyncFree(cmd);
+	if (rd)
+		redisAsyncFree(rd);
+	uv_close((uv_handle_t *)&c->timeout_timer, handle_closed);
+	uv_close((uv_handle_t *)&c->close_timer, handle_closed);
+}
+
+/* A connection that failed at once (ac->err) is told from the loop. */
+static void early_error_cb(uv_timer_t *t)
+{
+	struct cluster *c = t->data;
+	redisAsyncContext *bad = c->cmd && c->cmd->err ? c->cmd : c->rd && c->rd->err ? c->rd : NULL;
+	if (bad)
+		fail(c, CLUSTER_REDIS_ERROR, "cluster: cannot reach Redis at %s:%d (CLUSTER_REDIS): %s",
+		     c->s->redis_host, c->s->redis_port, bad->errstr);
+}
+
+struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s, cluster_cb cb,
+			    void *data)
+{
+	struct cluster *c = xcalloc(1, sizeof(*c));
+	c->loop = loop;
+	c->s = s;
+	c->cb = cb;
+	c->data = data;
+	for (size_t i = 0; i < s->nmembers; i++)
+		if (strcmp(s->members[i], s->member) == 0)
+			c->me = i;
+	snprintf(c->uuid_base, sizeof(c->uuid_base), "lockstep-%ld-%" PRIx64, (long)getpid(),
+		 (uint64_t)clock_real_ns());
+	uv_timer_init(loop, &c->timeout_timer);
+	uv_timer_init(loop, &c->close_timer);
+	c->timeout_timer.data = c->close_timer.data = c;
+	c->handles = 2;
+	c->cmd = connect_one(c);
+	c->rd = connect_one(c);
+	if (c->cmd->err || c->rd->err)
+		uv_timer_start(&c->close_timer, early_error_cb, 0, 0);
+	return c;
+}
+
+void cluster_step_ready(struct cluster *c, uint32_t k)
+{
+	if (c->closing || c->failed || !c->cmd || !c->rd || c->cmd->err || c->rd->err)
+		return;
+	if (c->reading) {
+		/* the last step's read is out: begin when it is back */
+		c->pending = k;
+		if (c->st.st == ST_RELEASED)
+			c->st.st = ST_DONE;
+		return;
+	}
+	step_begin(c, k);
+}
+
+void cluster_abort(struct cluster *c)
+{
+	if (!c || c->closing)
+		return;
+	c->aborting = true;
+	if (c->failed || c->st.st != ST_WAITING)
+		return;
+	c->failed = true; /* no callback follows */
+	if (c->s->role == CLUSTER_LEADER)
+		to_followers(c, RB_ALL_ABORT, NULL);
+	else
+		to_leader(c, RB_FOLLOWER_READY_ABORT, NULL);
+}
+
+void cluster_close(struct cluster *c)
+{
+	if (!c || c->closing)
+		return;
+	c->closing = true;
+	uv_timer_stop(&c->timeout_timer);
+	uv_timer_stop(&c->close_timer);
+	/* not from inside a hiredis callback, which may be this caller's */
+	uv_timer_start(&c->close_timer, close_cb, 0, 0);
+}

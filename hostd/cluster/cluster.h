@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One member's side of the cross-host barrier (docs/cluster.md): for each
+ * step one roadblock "<CLUSTER_ID>:step-<n>" on Redis Streams, spoken as
+ * roadblock speaks it, on the caller's libuv loop (hiredis' libuv adapter).
+ *
+ * The caller says when its own barrier of step n is complete
+ * (cluster_step_ready); the cluster answers once per step through the
+ * callback: released (with the leader's release instant on CLOCK_REALTIME,
+ * or 0 against a plain roadblock leader: release now), or failed (timeout,
+ * abort, Redis) with a sentence naming the step, the roadblock and who was
+ * missing.  The leader picks the instant on all-ready: now plus twice the
+ * slowest member's measured round trip through Redis plus a margin, sent
+ * as a user-object before all-go.  Nothing here logs.
+ */
+#ifndef LOCKSTEP_CLUSTER_H
+#define LOCKSTEP_CLUSTER_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "cluster_settings.h"
+
+/* What the leader adds to twice the slowest round trip: the followers'
+ * XREAD wake-up and their own go to their guests. */
+#define CLUSTER_MARGIN_NS 3000000LL
+/* XREAD's BLOCK: how long a close or a next step may wait for a read. */
+#define CLUSTER_READ_BLOCK_MS 200
+
+enum cluster_outcome {
+	CLUSTER_RELEASED,
+	CLUSTER_TIMED_OUT,   /* roadblock's exit 3 */
+	CLUSTER_ABORTED,     /* roadblock's exit 4: all-abort */
+	CLUSTER_HEARTBEAT,   /* roadblock's exit 5 */
+	CLUSTER_REDIS_ERROR, /* the server unreachable or refusing */
+};
+
+struct cluster_result {
+	uint32_t step;
+	enum cluster_outcome outcome;
+	int64_t at_realtime_ns; /* released: the common instant; 0: at once */
+	bool clock_unsync;	/* adjtimex says this host's clock is not synchronised */
+	const char *why;	/* not released: the sentence */
+	json_object *record;	/* the step's cluster facts for barriers.ndjson; borrowed */
+};
+
+typedef void (*cluster_cb)(void *data, const struct cluster_result *res);
+
+struct cluster;
+
+/* Connects (asynchronously: a refused connection comes back through cb as
+ * CLUSTER_REDIS_ERROR of step 0).  s must outlive the cluster. */
+struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s, cluster_cb cb,
+			    void *data);
+/* This host's own barrier of step k is complete. */
+void cluster_step_ready(struct cluster *c, uint32_t k);
+/* The local run is aborting: the leader sends all-abort, a follower
+ * follower-ready-abort, for the step open (if any).  No callback follows. */
+void cluster_abort(struct cluster *c);
+/* Closes the connections and timers; the handle goes when they have
+ * (uv_run returns).  Accepts NULL; safe inside the callback. */
+void cluster_close(struct cluster *c);
+
+#endif
