@@ -26,13 +26,11 @@ static void decided(void *data, const struct cluster_result *res)
 	struct run_cluster *rc = r->cluster;
 	if (res->clock_unsync && !rc->warned_unsync) {
 		rc->warned_unsync = true;
-		run_progress_clear(r);
 		log_warn("cluster: this host's clock is not synchronised (adjtimex): the release "
 			 "instant shared with the other hosts is only as good as its clock; run "
 			 "chrony or PTP (barriers.ndjson: cluster.host_clock)");
 	}
 	if (res->outcome != CLUSTER_RELEASED) {
-		run_progress_clear(r);
 		log_error("%s", res->why);
 		run_cluster_decided(r, res->why);
 		return;
