@@ -426,9 +426,25 @@ START_TEST(test_server_started_and_stopped)
 	ck_assert_int_ne(system(cmd), 0);
 	plan_fini(&p);
 
-	/* the command's status is the step's */
+	/* the command's status is the step's, and its failure is followed by
+	 * what the server printed */
 	ck_assert_int_eq(plan_of("MMTESTS=srv\nSRV_RC=3\n", 2, &p, &d), 0);
 	ck_assert_int_eq(run_step(p.steps[0].command, &out), 3);
+	ck_assert_msg(strstr(out, "lockstep: the command failed (status 3); the server's output:\n"
+				  "serving on "), "output: %s", out);
+	plan_fini(&p);
+
+	/* a server that dies under the command: said so, with its last words */
+	put("srv.bench",
+	    "BENCH_NAME=srv\nBENCH_BINARIES=sh\n"
+	    "BENCH_SERVER='sh -c \"echo \\$\\$ >srv.pid; echo serving on; exec sleep 600\"'\n"
+	    "BENCH_SERVER_READY='serving on'\n"
+	    "BENCH_COMMAND='kill $(cat srv.pid); sleep 0.2; echo all clients disconnected; "
+	    "exit 1'\nBENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n");
+	ck_assert_int_eq(plan_of("MMTESTS=srv\n", 2, &p, &d), 0);
+	ck_assert_int_eq(run_step(p.steps[0].command, &out), 1);
+	ck_assert_msg(strstr(out, "all clients disconnected\nlockstep: the server exited during the "
+				  "command; its output:\nserving on"), "output: %s", out);
 	plan_fini(&p);
 
 	/* a server that exits before it is ready */

@@ -240,7 +240,7 @@ static int fill_int(struct expand_ctx *x, const char *what, const char *tmpl, in
  * 0A, LISTEN) and/or its output holds the ready text.  There is no event to
  * wait on, so the wait polls, bounded.  Then it runs the command in a
  * subshell (its exit ends only itself), stops the server and exits with the
- * command's status.  A server that exits first, or is not ready in time,
+ * command's status; a failed command is followed by the server's output.  A server that exits first, or is not ready in time,
  * fails the step with its output as the reason.
  */
 static char *with_server(const struct bench_spec *s, const char *server, const char *cmd)
@@ -277,7 +277,14 @@ static char *with_server(const struct bench_spec *s, const char *server, const c
 		"lockstep_n=$((lockstep_n + 1)); if [ $lockstep_n -gt %d ]; then "
 		"echo \"lockstep: the server did not %s in %d s:\"; cat $lockstep_log; "
 		"kill $lockstep_srv; rm -f $lockstep_log; exit 124; fi; sleep 0.1; done; "
-		"(%s); lockstep_rc=$?; kill $lockstep_srv 2>/dev/null; wait $lockstep_srv 2>/dev/null; "
+		"(%s); lockstep_rc=$?; "
+		/* a failed command's reason may be the server's: say whether it
+		 * is still there and what it printed */
+		"if [ $lockstep_rc -ne 0 ]; then if kill -0 $lockstep_srv 2>/dev/null; then "
+		"echo \"lockstep: the command failed (status $lockstep_rc); the server's output:\"; "
+		"else echo \"lockstep: the server exited during the command; its output:\"; fi; "
+		"tail -n 40 $lockstep_log; fi; "
+		"kill $lockstep_srv 2>/dev/null; wait $lockstep_srv 2>/dev/null; "
 		"rm -f $lockstep_log; exit $lockstep_rc",
 		port,
 		s->server_port_fixed ? "if lockstep_listening; then echo \"lockstep: port "
