@@ -231,25 +231,37 @@ static int fill_int(struct expand_ctx *x, const char *what, const char *tmpl, in
 /*
  * A step with a server (BENCH_SERVER): the step's shell picks a port for it
  * from its own PID, so that nodes sharing the host's network (local guests,
- * the host) do not collide at the same instant, and exports it as
- * LOCKSTEP_PORT (or exports the server's fixed port, first making sure
- * nothing listens there: a server that fails to bind must not be mistaken
- * for ready by another's socket); starts the server in the background with
- * its output in a file of the work folder; waits until it is ready: the
- * port listens (BENCH_SERVER_PORT: /proc/net/tcp or tcp6 lists it in state
- * 0A, LISTEN) and/or its output holds the ready text.  There is no event to
- * wait on, so the wait polls, bounded.  Then it runs the command in a
- * subshell (its exit ends only itself), stops the server and exits with the
- * command's status; a failed command is followed by the server's output.  A server that exits first, or is not ready in time,
- * fails the step with its output as the reason.
+ * the host) do not collide at the same instant, below the node's ephemeral
+ * range (ip_local_port_range), where any client socket of the machine may
+ * hold the port and make the bind fail; and tries another port, up to
+ * BENCH_SERVER_PORT_TRIES in all, when the server exits before it is ready
+ * (a port taken all the same: a listener of something else).  Or it
+ * exports the server's fixed port, first making sure nothing listens there
+ * (a server that fails to bind must not be mistaken for ready by another's
+ * socket).  It starts the server in the background with its output in a
+ * file of the work folder and waits until it is ready: the port listens
+ * (BENCH_SERVER_PORT: /proc/net/tcp or tcp6 lists it in state 0A, LISTEN)
+ * and/or its output holds the ready text.  There is no event to wait on, so
+ * the wait polls, bounded.  Then it runs the command in a subshell (its
+ * exit ends only itself), stops the server and exits with the command's
+ * status; a failed command is followed by the server's output.  A server
+ * that exits first on every port tried, or is not ready in time, fails the
+ * step with its output as the reason.
  */
 static char *with_server(const struct bench_spec *s, const char *server, const char *cmd)
 {
-	char port[64], *ready, *waiting_for;
+	char port[256], *ready, *waiting_for;
 	if (s->server_port_fixed)
-		snprintf(port, sizeof(port), "%u", (unsigned)s->server_port_fixed);
+		snprintf(port, sizeof(port), "LOCKSTEP_PORT=%u; ", (unsigned)s->server_port_fixed);
 	else
-		snprintf(port, sizeof(port), "$((20000 + $$ %% 40000))");
+		/* 12000 ports below the ephemeral range (32768 by default:
+		 * 20768 to 32767); a node whose range starts too low gets
+		 * 21024 to 33023 and relies on the retries */
+		snprintf(port, sizeof(port),
+			 "lockstep_lo=32768; read lockstep_lo lockstep_hi "
+			 "</proc/sys/net/ipv4/ip_local_port_range 2>/dev/null; "
+			 "[ \"$lockstep_lo\" -gt 13024 ] 2>/dev/null || lockstep_lo=33024; "
+			 "LOCKSTEP_PORT=$((lockstep_lo - 12000 + ($$ + lockstep_try * 4001) %% 12000)); ");
 	if (s->server_port_wait && s->server_ready) {
 		ready = xasprintf("lockstep_listening && grep -q '%s' $lockstep_log", s->server_ready);
 		waiting_for = xasprintf("listen on port $LOCKSTEP_PORT and print \\\"%s\\\"",
@@ -262,21 +274,25 @@ static char *with_server(const struct bench_spec *s, const char *server, const c
 		waiting_for = xasprintf("print \\\"%s\\\"", s->server_ready);
 	}
 	char *out = xasprintf(
-		"LOCKSTEP_PORT=%s; export LOCKSTEP_PORT; "
 		"lockstep_listening() { grep -q \" [0-9A-F]*:$(printf %%04X $LOCKSTEP_PORT) "
 		"[0-9A-F]*:0000 0A \" /proc/net/tcp /proc/net/tcp6 2>/dev/null; }; "
-		"%s"
 		/* the log exists before the first grep, however late the
 		 * background shell opens it */
-		"lockstep_log=lockstep-server-$$.log; : >$lockstep_log; "
+		"lockstep_log=lockstep-server-$$.log; lockstep_try=0; "
+		"while :; do %sexport LOCKSTEP_PORT; "
+		"%s"
+		": >$lockstep_log; "
 		"%s >>$lockstep_log 2>&1 </dev/null & lockstep_srv=$!; lockstep_n=0; "
 		"until %s; do "
-		"if ! kill -0 $lockstep_srv 2>/dev/null; then "
-		"echo 'lockstep: the server exited before it was ready:'; cat $lockstep_log; "
-		"rm -f $lockstep_log; exit 125; fi; "
+		"kill -0 $lockstep_srv 2>/dev/null || break; "
 		"lockstep_n=$((lockstep_n + 1)); if [ $lockstep_n -gt %d ]; then "
 		"echo \"lockstep: the server did not %s in %d s:\"; cat $lockstep_log; "
 		"kill $lockstep_srv; rm -f $lockstep_log; exit 124; fi; sleep 0.1; done; "
+		"kill -0 $lockstep_srv 2>/dev/null && break; "
+		"lockstep_try=$((lockstep_try + 1)); "
+		"if [ %d -eq 0 ] || [ $lockstep_try -ge %d ]; then "
+		"echo 'lockstep: the server exited before it was ready:'; cat $lockstep_log; "
+		"rm -f $lockstep_log; exit 125; fi; done; "
 		"(%s); lockstep_rc=$?; "
 		/* a failed command's reason may be the server's: say whether it
 		 * is still there and what it printed */
@@ -291,7 +307,7 @@ static char *with_server(const struct bench_spec *s, const char *server, const c
 		"$LOCKSTEP_PORT already listens on this node (another server, or another node "
 		"on this network), before the server started\"; exit 125; fi; " : "",
 		server, ready, BENCH_SERVER_READY_TENTHS, waiting_for, BENCH_SERVER_READY_TENTHS / 10,
-		cmd);
+		s->server_port_fixed ? 0 : 1, BENCH_SERVER_PORT_TRIES, cmd);
 	free(ready);
 	free(waiting_for);
 	return out;

@@ -95,6 +95,9 @@ struct bench_step {
 
 /* How long a step waits for its server to be ready. */
 #define BENCH_SERVER_READY_TENTHS 300
+/* Ports a step with a picked port tries when its server exits before it is
+ * ready: a port taken by a listener of something else. */
+#define BENCH_SERVER_PORT_TRIES 3
 
 /* The spec keys, for the check of unknown names in spec files. */
 extern const char *const bench_spec_keys[];
