@@ -23,7 +23,8 @@
  * (CPUFREQ_GOVERNOR), disable_transhuge and echo V >
  * /sys/kernel/mm/transparent_hugepage/enabled|defrag
  * (TRANSPARENT_HUGEPAGES[_DEFRAG]), limit_memory (MEMTOTAL_BYTES capped),
- * grep -q TEXT /proc/cpuinfo ($? on the next line, from hostd's machine),
+ * grep -q TEXT /proc/cpuinfo ($? on the next line, from the node's file;
+ * $? is 0 after an assignment or another command read as a setting),
  * echo (a warning), die/exit (the config is refused), and the command
  * substitutions `uname -m|-r|-s`, `whoami`, `id -u`, `nproc`, `getconf
  * PAGESIZE`, `cat` of a /proc/sys or /sys file, `nas-class.sh` and `echo
@@ -93,6 +94,14 @@ void config_set_include_sizes(struct config *c, uint64_t memtotal_bytes, uint64_
  * folder holding proc/ and sys/; NULL or "/" for this machine's, tests
  * give a fake tree). */
 void config_set_root(struct config *c, const char *root);
+
+/* The config is of a node that is not this machine (a libvirt guest):
+ * `cat` and `grep -q` of a /proc or /sys file answer from the node's facts
+ * where they say it (CPUs and NUMA nodes online, the huge page size), and
+ * otherwise read this machine's file with a warning naming the line that
+ * the node's own is not known before it runs.  Not set (the host, local
+ * guests): the file read is the node's own, and nothing is warned. */
+void config_set_node_elsewhere(struct config *c, bool elsewhere);
 
 /* Loads one file, adding to (and overriding) what is already there.
  * 0 on success; -EINVAL with *err filled on a syntax error (the lines

@@ -16,6 +16,7 @@
  *   limit_memory BYTES                      MEMTOTAL_BYTES is at most BYTES for
  *                                           the rest of the config, with a warning
  *   grep -q TEXT /proc/cpuinfo              $? on the next line: 0 when found
+ *                                           (and 0 after the commands above)
  *   die MSG, exit N                         the config is refused (when read)
  *
  * Anything else stays an error naming its place.
@@ -330,7 +331,7 @@ static int echo_to(struct config_lexer *lx, size_t at, const struct args *a)
 /* grep -q TEXT FILE: the status $? holds on the next line (0: found). */
 static int grep(struct config_lexer *lx, size_t at, const struct args *a)
 {
-	bool found;
+	bool found, guessed;
 	int r;
 
 	if (a->n != 3 || (!lx->dry && strcmp(a->v[0], "-q")))
@@ -342,14 +343,18 @@ static int grep(struct config_lexer *lx, size_t at, const struct args *a)
 		if (strchr(".[]*^$\\", *p))
 			return config__error(lx, a->pos[1], "expected plain text after grep -q, found "
 					     "'%c': lockstep's grep reads no regular expression", *p);
-	r = config__grep_file(lx, a->pos[2], a->v[2], a->v[1], &found);
+	r = config__grep_file(lx, a->pos[2], a->v[2], a->v[1], &found, &guessed);
 	if (r < 0)
 		return r;
 	lx->status = found ? 0 : 1;
 	lx->status_pending = true;
-	config__warn(lx->c, lx->file, lx->line, config__column(lx, at), "grep -q \"%.40s\" %s: "
-		     "%s on hostd's machine, so $? is %d (a guest's own file is not known before "
-		     "it runs)", a->v[1], a->v[2], found ? "found" : "not found", lx->status);
+	lx->status_after = NULL;
+	/* the host's and local guests' file is hostd's machine's: no guess */
+	if (guessed)
+		config__warn(lx->c, lx->file, lx->line, config__column(lx, at), "grep -q \"%.40s\" "
+			     "%s: %s in hostd's machine's file, so $? is %d: this node is a libvirt "
+			     "guest, whose own file is not known before it runs", a->v[1], a->v[2],
+			     found ? "found" : "not found", lx->status);
 	return 0;
 }
 

@@ -680,6 +680,18 @@ static int cond_fi(struct config_lexer *lx)
 }
 
 /* One line: assignments and the keywords of if blocks, joined by ';'. */
+/* What $? holds after a statement: 0 after an assignment or a command the
+ * reader carries out as a setting (every one of them succeeds, or the
+ * config is refused), grep -q's own status (set by grep), and nothing after
+ * any other statement, whose status would depend on what a shell ran. */
+static void status_after(struct config_lexer *lx, const char *what)
+{
+	lx->status_after = what;
+	lx->status_pending = what == NULL;
+	if (what == NULL)
+		lx->status = 0;
+}
+
 int config__statements(struct config_lexer *lx)
 {
 	for (;;) {
@@ -698,38 +710,51 @@ int config__statements(struct config_lexer *lx)
 		    (r = config__case_line(lx)) != 1) {
 			if (r < 0)
 				return r;
+			status_after(lx, "a 'case' line");
 			continue;
 		}
+		bool grep = word_at(lx, "grep");
 		if (word_at(lx, "case")) {
 			r = config__case(lx);
+			status_after(lx, "'case'");
 			if (r == 0)
 				r = 1;
 		} else if (word_at(lx, "[") || word_at(lx, "[[")) {
 			r = config__test_statement(lx);
+			status_after(lx, "a test ([ ] && ..., [ ] || ...)");
 			if (r == 0)
 				r = 1;
 		} else if ((r = config__function(lx)) != 1) {
+			status_after(lx, "a function");
 			r = r == 0 ? 1 : r == 2 ? 0 : r;
 		} else if ((r = config__command(lx)) != 1) {
+			if (!grep)
+				status_after(lx, NULL);
 			/* 0: the line is read; 2: more follows a ';' */
 			r = r == 0 ? 1 : r == 2 ? 0 : r;
 		} else if (word_at(lx, "if")) {
 			r = cond_if(lx);
+			status_after(lx, "'if'");
 		} else if (word_at(lx, "elif")) {
 			r = cond_elif(lx);
+			status_after(lx, "'elif'");
 		} else if (word_at(lx, "then")) {
 			if (!lx->want_then)
 				return config__error(lx, lx->pos, "expected an assignment, found "
 						     "'then' with no 'if [ ... ];' before it");
 			lx->want_then = false;
 			lx->pos += 4;
+			status_after(lx, "'then'");
 			r = 0;
 		} else if (word_at(lx, "else")) {
 			r = cond_else(lx);
+			status_after(lx, "'else'");
 		} else if (word_at(lx, "fi")) {
 			r = cond_fi(lx);
+			status_after(lx, "'fi'");
 		} else {
 			r = config__assignment(lx, &more);
+			status_after(lx, NULL);
 			if (r == 0 && !more)
 				r = 1;
 		}

@@ -109,6 +109,45 @@ void config_set_root(struct config *c, const char *root)
 	c->root = root ? xstrdup(root) : NULL;
 }
 
+void config_set_node_elsewhere(struct config *c, bool elsewhere)
+{
+	c->elsewhere = elsewhere;
+}
+
+/*
+ * The files under /sys whose text a node's facts say, for a node that is
+ * not this machine: its CPUs and NUMA nodes as the kernel lists them
+ * ("0-3", "0" for one), its huge page size.  A template guest's facts are
+ * its own (GUEST_VCPUS, one NUMA node); an existing domain's are the
+ * host's, as for the rest of its plan (docs/benchmarks.md).
+ */
+static char *fact_file(struct config_lexer *lx, const char *p, size_t n)
+{
+	static const char *const files[][2] = {
+		{ "/sys/devices/system/cpu/online", "NUM_LOGICAL_CPUS" },
+		{ "/sys/devices/system/cpu/present", "NUM_LOGICAL_CPUS" },
+		{ "/sys/devices/system/cpu/possible", "NUM_LOGICAL_CPUS" },
+		{ "/sys/devices/system/node/online", "NUM_NODES" },
+		{ "/sys/devices/system/node/possible", "NUM_NODES" },
+		{ "/sys/devices/system/node/has_memory", "NUM_NODES" },
+		{ "/sys/devices/system/node/has_cpu", "NUM_NODES" },
+		{ "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "HUGE_PAGESIZE" },
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (strlen(files[i][0]) != n || memcmp(files[i][0], p, n))
+			continue;
+		const char *name = files[i][1];
+		const struct config_var *v = config__find(&lx->c->facts, name, strlen(name));
+		int64_t x = 0;
+		if (!v || !config__parse_int(v->value, &x) || x < 1)
+			return NULL;
+		if (name[0] == 'H')
+			return xstrdup(v->value);
+		return x == 1 ? xstrdup("0") : xasprintf("0-%" PRId64, x - 1);
+	}
+	return NULL;
+}
+
 /* A path under /proc/sys/ or /sys/ of plain characters, never "..". */
 static bool sys_path_ok(const char *p, size_t n)
 {
@@ -146,10 +185,18 @@ const char *config__read_why(int r)
 	return strerror(-r);
 }
 
+/* The text of a /proc or /sys file for the node: from its facts (fact_file)
+ * when it is not this machine and they say it, else read here; *guessed
+ * then says whether that read stands in for another machine's file. */
 static int read_sys(struct config_lexer *lx, size_t at, const char *cmd, const char *p, size_t n,
-		    char **out)
+		    char **out, bool *guessed)
 {
 	const char *root = lx->c->root ? lx->c->root : "";
+
+	*guessed = false;
+	if (lx->c->elsewhere && (*out = fact_file(lx, p, n)) != NULL)
+		return 0;
+	*guessed = lx->c->elsewhere;
 	char *path = xasprintf("%s%.*s", root, (int)n, p), *text = NULL;
 	size_t len = 0;
 	int r = config__readable_by_all(path);
@@ -170,7 +217,7 @@ static int read_sys(struct config_lexer *lx, size_t at, const char *cmd, const c
 }
 
 int config__grep_file(struct config_lexer *lx, size_t pos, const char *path, const char *text,
-		      bool *found)
+		      bool *found, bool *guessed)
 {
 	size_t n = strlen(path);
 	char *body = NULL;
@@ -180,12 +227,27 @@ int config__grep_file(struct config_lexer *lx, size_t pos, const char *path, con
 	if (!(n == 13 && !memcmp(path, "/proc/cpuinfo", 13)) && !sys_path_ok(path, n))
 		return config__error(lx, pos, "expected /proc/cpuinfo or a file under /proc/sys or "
 				     "/sys after grep -q TEXT, found \"%.60s\"", path);
-	r = read_sys(lx, pos, "grep -q", path, n, &body);
+	r = read_sys(lx, pos, "grep -q", path, n, &body, guessed);
 	if (r < 0)
 		return r;
 	*found = strstr(body, text) != NULL;
 	free(body);
 	return 0;
+}
+
+/* `cat FILE` of a /proc/sys or /sys file: its text, and a warning naming
+ * the line when that is hostd's machine's file standing in for a guest's. */
+static int cat_sys(struct config_lexer *lx, size_t at, const char *p, size_t n, char **out)
+{
+	bool guessed;
+	int r = read_sys(lx, at, "cat", p, n, out, &guessed);
+
+	if (r == 0 && guessed)
+		config__warn(lx->c, lx->file, lx->line, config__column(lx, at),
+			     "cat %.*s answered \"%.40s\" from hostd's machine: this node is a "
+			     "libvirt guest, whose own file is not known before it runs (set the "
+			     "value in the config if it matters)", (int)n, p, *out);
+	return r;
 }
 
 static bool is(const char *cmd, size_t n, const char *form)
@@ -273,7 +335,7 @@ int config__answer(struct config_lexer *lx, size_t at, const char *cmd, size_t n
 		while (pn > 0 && config__is_blank(*p))
 			p++, pn--;
 		if (sys_path_ok(p, pn))
-			return lx->dry ? (*out = xstrdup(""), 0) : read_sys(lx, at, "cat", p, pn, out);
+			return lx->dry ? (*out = xstrdup(""), 0) : cat_sys(lx, at, p, pn, out);
 	}
 	return config__error(lx, at, "expected a value, found the command substitution of "
 			     "'%.*s': lockstep never runs commands; it answers only " CONFIG_ANSWERS,

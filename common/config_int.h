@@ -39,6 +39,7 @@ struct config {
 	struct config_shipped *shipped; /* strings owned (path, name, text) */
 	size_t nshipped;
 	char *root;	  /* where cat of /proc/sys and /sys reads; NULL: "/" */
+	bool elsewhere;	  /* of a node not this machine (config_set_node_elsewhere) */
 	int include_depth; /* of source/. and function calls being read */
 	struct config_func *funcs;
 	size_t nfuncs;
@@ -115,10 +116,14 @@ struct config_lexer {
 	bool in_command; /* a ';' ends a word: the arguments of a command */
 	struct config_heredoc heredoc;
 	char *last_echo; /* the text of the last echo, what an exit after it says */
-	/* $?: the status of a grep -q, read on the statement line after it */
+	/* $?: the status of the last statement of the statement line before
+	 * (grep -q's, or 0 after an assignment or a command read as a
+	 * setting); after any other statement it has none, and status_after
+	 * says which one that was */
 	int status;
-	bool status_pending; /* this line held the grep */
-	bool status_ready;   /* the line before this one held it */
+	bool status_pending; /* this line's last statement left a status */
+	bool status_ready;   /* the line before this one did */
+	const char *status_after; /* "'fi'", "a test", ...: what left none */
 };
 
 struct config_var *config__find(const struct config_table *t, const char *name, size_t len);
@@ -204,10 +209,12 @@ int config__answer(struct config_lexer *lx, size_t at, const char *cmd, size_t n
  * when the command is no echo, -EINVAL. */
 int config__echo_sed(struct config_lexer *lx, size_t at, size_t p, size_t end, char **out);
 /* grep -q TEXT FILE (config_facts.c): 0 with *found, for FILE
- * /proc/cpuinfo or a file under /proc/sys or /sys, read on hostd's
- * machine; -EINVAL naming it at pos. */
+ * /proc/cpuinfo or a file under /proc/sys or /sys: the node's, from its
+ * facts (config_set_node_elsewhere) or read on hostd's machine, *guessed
+ * saying when that machine's file stands in for another's; -EINVAL naming
+ * it at pos. */
 int config__grep_file(struct config_lexer *lx, size_t pos, const char *path, const char *text,
-		      bool *found);
+		      bool *found, bool *guessed);
 /* 0 when path is a regular file everybody may read; -EINVAL when it is
  * no regular file, -EACCES when not readable by all, -errno (config_facts.c). */
 int config__readable_by_all(const char *path);

@@ -300,8 +300,11 @@ static int parse_dollar(struct config_lexer *lx, bool quoted)
 		return out_put(lx, at, st, strlen(st));
 	}
 	if (next == '?')
-		return config__error(lx, at, "expected a variable name after '$', found '$?': a "
-				     "config has a status only on the line after a grep -q");
+		return config__error(lx, at, "expected a variable name after '$', found '$?' after "
+				     "%s: a config has a status only on the statement line after "
+				     "grep -q TEXT FILE (0 when found, else 1), an assignment or a "
+				     "command read as a setting (0)",
+				     lx->status_after ? lx->status_after : "no statement");
 	if ((next >= '0' && next <= '9') || (next > 0 && strchr("@*#-!", next)))
 		return config__error(lx, at, "expected a variable name after '$', found the shell "
 				     "parameter '$%c': configs have no positional or special "

@@ -108,8 +108,7 @@ const struct mmtests_benchmark mmtests_benchmarks[] = {
 	{ "specjbb2015", "SPECjbb is licensed per site, not in Debian" },
 	{ "sqlite", "it is timed by MMTests' own Perl script over a sqlite it builds; no spec yet" },
 	{ "sstartup", NOT_IN_DEBIAN },
-	{ "stockfish", "stockfish is in Debian, but in /usr/games, off the PATH hostd finds "
-	  "binaries on, and MMTests times one move of a game it drives with expect; no spec yet" },
+	{ "stockfish", NULL },
 	{ "stream", NOT_IN_DEBIAN " (McCalpin's STREAM, compiled for the machine)" },
 	{ "stressng", NULL },
 	{ "stutterp", "MMTests' own programs, built at run time" },

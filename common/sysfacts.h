@@ -22,6 +22,9 @@ struct sysfacts {
 	char clocksource[32];   /* current_clocksource */
 	char cpu_model[128];
 	int has_hw_virt;        /* CPU flags carry vmx or svm */
+	/* 1: the facts of another machine (a libvirt guest), not read here:
+	 * this machine's /proc and /sys are not its own; sysfacts_read sets 0 */
+	int elsewhere;
 };
 
 /* Reads the facts below root ("/" normally; a fake tree in tests).  Missing

@@ -183,6 +183,9 @@ START_TEST(rt_tests)
 		  "$([ $(id -u) = 0 ] && echo -u root)");
 	ck_assert_double_gt(metric("random_seeks_lat"), 0);
 	ck_assert_ptr_null(bench_metrics_get(&m, "seqout_char"));
+	/* stockfish.bench's: its bench search, read by the pattern parser */
+	run_parse("pattern", "Nodes/second : {}", "/usr/games/stockfish bench 16 1 4 default depth");
+	ck_assert_double_gt(metric("value"), 0);
 	/* fsmark's form: two top folders, a row per iteration */
 	run_parse("fsmark", NULL, "mkdir -p fm/1 fm/2 && fs_mark -D 10 -S0 -n 50 -s 4096 -L 3 -t 1 "
 		  "-d fm/1 -d fm/2");

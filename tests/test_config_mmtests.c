@@ -233,6 +233,28 @@ START_TEST(test_other_substitutions)
 	value_is("E", "4096");
 	value_is("F", "20");
 	value_is("G", "Linux");
+	ck_assert_uint_eq(nwarnings(), 0);
+	/* a libvirt guest's: from its facts where they say it (no file of
+	 * this machine is read: the fake tree has none of these), else this
+	 * machine's with a warning naming the line */
+	config_set_node_elsewhere(cfg, true);
+	config_set_fact(cfg, "NUM_NODES", "1");
+	config_set_fact(cfg, "HUGE_PAGESIZE", "2097152");
+	load_ok("J=`cat /sys/devices/system/cpu/online`\nK=$(cat /sys/devices/system/node/online)\n"
+		"L=`cat /sys/kernel/mm/transparent_hugepage/hpage_pmd_size`\n"
+		"M=`cat /proc/sys/vm/dirty_ratio`\n");
+	value_is("J", "0-7");
+	value_is("K", "0");
+	value_is("L", "2097152");
+	value_is("M", "20");
+	ck_assert_uint_eq(nwarnings(), 1);
+	ck_assert_str_eq(warning(0), "t.conf:4:3: cat /proc/sys/vm/dirty_ratio answered \"20\" "
+			 "from hostd's machine: this node is a libvirt guest, whose own file is not "
+			 "known before it runs (set the value in the config if it matters)");
+	config_set_node_elsewhere(cfg, false);
+	load_err("J=`cat /sys/devices/system/cpu/online`\n", "t.conf:1:3: expected a file that can "
+		 "be read after cat, found /sys/devices/system/cpu/online: No such file or "
+		 "directory");
 	/* a branch not taken reads no file */
 	load_ok("if [ 1 = 2 ]; then H=`cat /proc/sys/vm/nothing`; fi\n");
 	/* nor one that not everybody may read: hostd reads configs as root */
@@ -398,15 +420,25 @@ START_TEST(test_nas_class)
 }
 END_TEST
 
+/* the end of the error for a $? with no status */
+#define STATUS_KNOWN " a config has a status only on the statement line after grep -q TEXT " \
+	"FILE (0 when found, else 1), an assignment or a command read as a setting (0)"
+
 /* grep -q TEXT /proc/cpuinfo and $? on the next line (MMTests' HT test
  * in its NAS and HPCC configs), against a fake /proc. */
 START_TEST(test_grep_status)
 {
 	static const char *const refused[][2] = {
-		{ "A=$?\n", "t.conf:1:3: expected a variable name after '$', found '$?': a config "
-		  "has a status only on the line after a grep -q" },
-		{ "grep -q ht /proc/cpuinfo\nB=1\nC=$?\n", "t.conf:3:3: expected a variable name "
-		  "after '$', found '$?': a config has a status only on the line after a grep -q" },
+		{ "A=$?\n", "t.conf:1:3: expected a variable name after '$', found '$?' after no "
+		  "statement: a config has a status only on the statement line after grep -q TEXT "
+		  "FILE (0 when found, else 1), an assignment or a command read as a setting (0)" },
+		/* after a statement whose status would be what a shell ran */
+		{ "grep -q ht /proc/cpuinfo\nif [ 1 = 1 ]; then B=1; fi\nC=$?\n", "t.conf:3:3: "
+		  "expected a variable name after '$', found '$?' after 'fi':" STATUS_KNOWN },
+		{ "[ 1 = 2 ] && B=1\nC=$?\n", "t.conf:2:3: expected a variable name after '$', "
+		  "found '$?' after a test ([ ] && ..., [ ] || ...):" STATUS_KNOWN },
+		{ "case x in\nx) B=1;;\nesac\nC=$?\n", "t.conf:4:3: expected a variable name after "
+		  "'$', found '$?' after a 'case' line:" STATUS_KNOWN },
 		{ "grep ht /proc/cpuinfo\n", "t.conf:1:1: expected grep -q TEXT FILE (read as a "
 		  "status for $? on the next line): lockstep runs no other grep" },
 		{ "grep -q ht\n", "t.conf:1:1: expected grep -q TEXT FILE (read as a status for $? "
@@ -433,14 +465,31 @@ START_TEST(test_grep_status)
 	value_is("A", "ht");
 	value_is("B", "1");
 	ck_assert_ptr_null(config_get(cfg, "C"));
-	/* one from the refused case 2 (its grep was read), then these two */
-	ck_assert_uint_eq(nwarnings(), 3);
-	ck_assert_str_eq(warning(1), "t.conf:1:1: grep -q \" ht \" /proc/cpuinfo: found on "
-			 "hostd's machine, so $? is 0 (a guest's own file is not known before it "
-			 "runs)");
-	ck_assert_str_eq(warning(2), "t.conf:5:1: grep -q \" smt \" /proc/cpuinfo: not found on "
-			 "hostd's machine, so $? is 1 (a guest's own file is not known before it "
-			 "runs)");
+	/* the file read is the node's own (the host, local guests): no guess,
+	 * no warning */
+	ck_assert_uint_eq(nwarnings(), 0);
+	/* 0 after an assignment and after the commands read as settings; the
+	 * last statement of the line counts */
+	load_ok("grep -q \" smt \" /proc/cpuinfo\nD=1\nE=$?\n"
+		"grep -q \" smt \" /proc/cpuinfo\nF=$?\n"
+		"disable_transhuge\nG=$?\n"
+		"cpupower frequency-set -g performance\nH=$?\n"
+		"grep -q \" smt \" /proc/cpuinfo; true\nI=$?\n"
+		"true; grep -q \" smt \" /proc/cpuinfo\nJ=$?\n");
+	value_is("E", "0");
+	value_is("F", "1");
+	value_is("G", "0");
+	value_is("H", "0");
+	value_is("I", "0");
+	value_is("J", "1");
+	/* a libvirt guest's own file is not hostd's machine's: said, by line */
+	config_set_node_elsewhere(cfg, true);
+	load_ok("A=1\ngrep -q \" ht \" /proc/cpuinfo\nK=$?\n");
+	value_is("K", "0");
+	ck_assert_uint_eq(nwarnings(), 1);
+	ck_assert_str_eq(warning(0), "t.conf:2:1: grep -q \" ht \" /proc/cpuinfo: found in "
+			 "hostd's machine's file, so $? is 0: this node is a libvirt guest, whose own "
+			 "file is not known before it runs");
 	snprintf(path, sizeof(path), "rm -r %s", dir);
 	ck_assert_int_eq(system(path), 0);
 }

@@ -166,9 +166,13 @@ START_TEST(test_check_libvirt_guests)
 		 "LIBVIRT_URI=test:///default\nGUEST_TEMPLATE=%s/vm-templates/demo-guest.xml.in\n",
 		 getenv("LOCKSTEP_SOURCE_ROOT"));
 	write_file("h.conf", hconf, 0644);
+	/* a guest's /sys files from its facts (the template's vCPUs), others
+	 * from this machine's with a warning: the guest's are not known */
 	write_file("g.conf", "MMTESTS=hackbench-process-pipes\nHACKBENCH_MAX_GROUPS=$NUMCPUS\n"
 			     "HACKBENCH_ITERATIONS=1\nHACKBENCH_WARMUP=0\n"
-			     "cpupower frequency-set -g performance\n", 0644);
+			     "cpupower frequency-set -g performance\n"
+			     "[ `cat /sys/devices/system/cpu/online` = 0 ] && HACKBENCH_MAX_GROUPS=3\n"
+			     "A=`cat /proc/sys/kernel/ostype`\n", 0644);
 	/* a sanitizer build's agent is not static: the test command names the
 	 * plain build's, as it does for the demo guests */
 	const char *ga = getenv("LOCKSTEP_GUEST_AGENT");
@@ -178,7 +182,11 @@ START_TEST(test_check_libvirt_guests)
 	ck_assert_int_eq(check(extra, out, sizeof(out)), 0);
 	has(out, "2 guests (libvirt)");
 	has(out, "  step 1: hackbench-process-pipes groups=1 iteration 1\n");
+	has(out, "  step 2: hackbench-process-pipes groups=2 iteration 1\n");
+	has(out, "  step 3: hackbench-process-pipes groups=3 iteration 1\n");
 	has(out, "    hackbench-process-pipes groups=1: 1: too few");
+	has(out, "/g.conf:7:3: cat /proc/sys/kernel/ostype answered \"Linux\" from hostd's machine: "
+		 "this node is a libvirt guest, whose own file is not known before it runs");
 	has(out, "  cpufreq governor of every CPU: performance\n");
 	has(out, "  libexec/hackbench (");
 	has(out, " bytes in all\n");

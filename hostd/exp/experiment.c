@@ -141,6 +141,8 @@ static int load_file(const char *path, const struct sysfacts *facts, const char 
 static struct sysfacts node_facts(const struct experiment *e, size_t i, const struct sysfacts *host)
 {
 	struct sysfacts f = *host;
+	/* a libvirt guest's /proc and /sys are its own, not this machine's */
+	f.elsewhere = i < e->guest_count && e->guest_kind == GUEST_KIND_LIBVIRT;
 	if (i < e->guest_count && e->guest_kind == GUEST_KIND_LIBVIRT && e->virt.template_path &&
 	    e->virt.vcpus > 0) {
 		f.num_logical_cpus = (int)e->virt.vcpus;

@@ -39,6 +39,7 @@ void plan_set_facts(struct config *c, const struct sysfacts *f)
 	config_set_include_sizes(c, f->memtotal_bytes, f->huge_pagesize, f->node_mem_bytes,
 				 f->num_nodes < SYSFACTS_NODES_MAX ? (size_t)f->num_nodes :
 				 SYSFACTS_NODES_MAX);
+	config_set_node_elsewhere(c, f->elsewhere);
 }
 
 /* COMMAND_<NAME>: the benchmark name upper-cased, '-' and '.' as '_'. */
