@@ -128,7 +128,8 @@ static void deadline_cb(uv_timer_t *t)
  * was released into until it is done, then the barrier it waits at. */
 uint32_t run_part_step(struct run *r, const struct participant *p)
 {
-	uint32_t step = p->running_step && !p->done ? p->running_step : barrier_step(r->barrier);
+	uint32_t step = part_step_running(p->step) ? part_step_running(p->step)
+						   : barrier_step(r->barrier);
 	return step > barrier_nsteps(r->barrier) ? barrier_nsteps(r->barrier) : step;
 }
 
@@ -146,10 +147,10 @@ void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 	p->failed = true;
 	log_error("%s: %s (step %u)", p->node.name, reason, step);
 	run_add_failure(r, p, step, reason);
-	if (p->running_step && !p->done)
-		run_bench_lost(r, p, p->running_step, reason);
+	if (part_step_running(p->step))
+		run_bench_lost(r, p, part_step_running(p->step), reason);
 	node_close(&p->node);
-	local_guest_kill(&p->proc, SIGKILL);
+	run_launch_kill(p);
 	run_launch_drop(r, p); /* a guest out of the run stops now */
 
 	if (r->exp->on_failure == ON_FAILURE_ABORT) {
@@ -182,9 +183,9 @@ static int64_t lead_floor(const struct run *r)
 						  RUN_LEAD_PER_NODE_NS;
 	for (size_t i = 0; i < r->n; i++) {
 		const struct participant *p = &r->p[i];
-		if (barrier_in_run(r->barrier, i) && !p->clock_shared &&
-		    p->clock.max_delay_ns * RUN_LEAD_RTTS > lead)
-			lead = p->clock.max_delay_ns * RUN_LEAD_RTTS;
+		int64_t rtts = part_clock_max_delay_ns(p->clock) * RUN_LEAD_RTTS;
+		if (barrier_in_run(r->barrier, i) && rtts > lead)
+			lead = rtts;
 	}
 	return lead < RUN_LEAD_MAX_NS ? lead : RUN_LEAD_MAX_NS;
 }
@@ -225,15 +226,16 @@ static int64_t scheduled_instant(struct run *r)
 		 * stamps in ticks: immediate is better (on_hello said so) */
 		if (clock_source_fitness(p->clocksource) == CLOCK_SOURCE_COARSE)
 			return 0;
-		if (p->clock_shared)
+		if (part_clock_shared(p->clock))
 			continue;
-		const struct clock_offset *c = part_clock(p);
-		if (!p->clock_ready || c->samples == 0 || c->bound_ns > RUN_CLOCK_BOUND_MAX_NS) {
+		const struct clock_offset *c = part_clock_offset(p->clock);
+		bool ready = part_clock_ready(p->clock);
+		if (!ready || c->samples == 0 || c->bound_ns > RUN_CLOCK_BOUND_MAX_NS) {
 			if (!r->warned_immediate) {
 				log_warn("%s: its clock offset is %s: releasing immediately instead "
 					 "of at a common instant",
 					 p->node.name,
-					 p->clock_ready && c->samples ? "too uncertain" : "unknown");
+					 ready && c->samples ? "too uncertain" : "unknown");
 				r->warned_immediate = true;
 			}
 			return 0;
@@ -277,7 +279,7 @@ static void send_go_scheduled(struct run *r, uint32_t k, int64_t at)
 		struct participant *p = &r->p[i];
 		if (!barrier_in_run(r->barrier, i))
 			continue;
-		go.u.go.at_ns = p->clock_shared ? at : clock_offset_to_guest(part_clock(p), at);
+		go.u.go.at_ns = part_clock_to_guest(p->clock, at);
 		go_sent(r, p, k, node_send(&p->node, &go));
 	}
 }
@@ -307,9 +309,7 @@ static void send_go_again(struct run *r, struct participant *p, uint32_t step)
 	/* the same instant as everybody's; if it passed, the agent starts at
 	 * once and reports how late */
 	if (r->rec.step == step && r->rec.release_at_ns)
-		go.u.go.at_ns = p->clock_shared
-					? r->rec.release_at_ns
-					: clock_offset_to_guest(part_clock(p), r->rec.release_at_ns);
+		go.u.go.at_ns = part_clock_to_guest(p->clock, r->rec.release_at_ns);
 	go_sent(r, p, step, node_send(&p->node, &go));
 }
 
@@ -335,8 +335,8 @@ static void go_resend_cb(uv_timer_t *t)
 	for (size_t i = 0; i < r->n; i++) {
 		struct participant *p = &r->p[i];
 		if (!go_watch_overdue(r->go_watch, i, now) || !barrier_in_run(r->barrier, i) ||
-		    p->failed || !p->node.open || p->running_step != k || p->started ||
-		    p->done || node_reply_unwritten(&p->node, NODE_REPLY_GO))
+		    p->failed || !p->node.open || part_step_running(p->step) != k ||
+		    part_step_has_started(p->step) || node_reply_unwritten(&p->node, NODE_REPLY_GO))
 			continue; /* a go still queued cannot have been lost */
 		char what[160];
 		snprintf(what, sizeof(what), "no started %.1f ms after the go of step %u; "
@@ -361,9 +361,9 @@ void run_on_started(struct run *r, struct participant *p, int64_t host_ns, int64
 	/* the first go was lost, unless the agent says it got it twice (an
 	 * agent error go-again: it was not scheduled in time) */
 	snprintf(what, sizeof(what), "started step %u only after its go was sent again",
-		 p->running_step);
+		 part_step_released(p->step));
 	log_warn("%s: %s", p->node.name, what);
-	run_add_event(r, p, p->running_step, what);
+	run_add_event(r, p, part_step_released(p->step), what);
 }
 
 static void arm_go_resend(struct run *r, int64_t due_ns)
@@ -428,13 +428,10 @@ static void release(struct run *r)
 		if (!barrier_in_run(r->barrier, i))
 			continue;
 		struct participant *p = &r->p[i];
-		p->running_step = k;
-		p->started = p->done = false;
-		p->results_in_step = 0;
-		p->output_in_step = 0;
+		part_step_release(p->step, k);
 		/* a pong now would come back after the agent's sleep until the
 		 * instant, and measure that: forget the ping in flight */
-		p->ping_inflight = false;
+		part_clock_forget_ping(p->clock);
 	}
 	int64_t at = run_cluster_instant(r, k, scheduled_instant(r));
 	r->rec.release_at_ns = at;
@@ -520,7 +517,7 @@ void run_on_ready(struct run *r, struct participant *p, uint32_t step)
 	case BARRIER_WAIT:
 		/* waiting for the others: a good moment to refresh its clock,
 		 * between steps and never during one */
-		if (!p->clock_shared && p->clock_ready && !p->ping_inflight)
+		if (part_clock_refresh_due(p->clock))
 			run_send_ping(r, p);
 		arm_deadline(r);
 		progress(r);
@@ -549,7 +546,7 @@ void run_gone_check(struct run *r)
 static uint32_t step_of(void *guest)
 {
 	const struct participant *p = guest;
-	return p->done ? 0 : p->running_step;
+	return part_step_running(p->step);
 }
 
 /* libvirt's per-vCPU times of the guests, sampled by hostd itself. */
@@ -560,8 +557,8 @@ static void start_host_monitor(struct run *r)
 	r->hmon = host_monitor_new(r->loop, r->mon, r->exp->host_mon.interval_ms, step_of);
 	for (size_t i = 0; i < r->n; i++) {
 		struct participant *p = &r->p[i];
-		if (p->kind == PART_LIBVIRT && !p->failed && p->vm.dom)
-			host_monitor_add(r->hmon, p->node.name, p->vm.dom, p);
+		if (!p->failed && run_launch_domain(p))
+			host_monitor_add(r->hmon, p->node.name, run_launch_domain(p), p);
 	}
 	host_monitor_start(r->hmon);
 }
@@ -599,7 +596,7 @@ static void grace_cb(uv_timer_t *t)
 {
 	struct run *r = t->data;
 	for (size_t i = 0; i < r->n; i++)
-		if (r->p[i].proc.running)
+		if (run_launch_agent_running(&r->p[i]))
 			log_warn("%s: agent still running %d ms after bye; killing it",
 				 r->p[i].node.name, RUN_BYE_GRACE_MS);
 	run_launch_kill_all(r);
@@ -760,9 +757,11 @@ static void make_participants(struct run *r)
 		node_init(&p->node, name, i, p, &run_participant_ops);
 		p->run = r;
 		p->guest_index = i;
-		p->clock_shared = p->kind == PART_HOST ||
-				  (p->kind == PART_LOCAL && !e->local_clock_offset_ns &&
-				   !e->local_clock_drift_ppm && !e->local_clock_jitter_ns);
+		p->step = part_step_new();
+		run_launch_part_init(p);
+		p->clock = part_clock_new(p->kind == PART_HOST ||
+					  (p->kind == PART_LOCAL && !e->local_clock_offset_ns &&
+					   !e->local_clock_drift_ppm && !e->local_clock_jitter_ns));
 	}
 }
 
@@ -820,10 +819,7 @@ static int setup(struct run *r)
 	if (r->hoststate)
 		log_info("host state set on %u knobs; saved in %s to be put back",
 			 hoststate_count(r->hoststate), r->opt->state_dir);
-	r->rec.ready_ns = xcalloc(r->n, sizeof(int64_t));
-	r->rec.started_ns = xcalloc(r->n, sizeof(int64_t));
-	r->rec.late_ns = xcalloc(r->n, sizeof(int64_t));
-	r->rec.timing = xcalloc(r->n, sizeof(*r->rec.timing));
+	run_record_init(r);
 	r->rtprio.priority = e->release_rt_priority;
 	r->barrier = barrier_new(r->n, e->nsteps, s_to_ns(e->barrier_timeout_s),
 				 s_to_ns(e->step_timeout_s), clock_mono_ns());
@@ -856,13 +852,11 @@ static int teardown(struct run *r, bool discard)
 	run_launch_fini(r);
 	for (size_t i = 0; i < r->n; i++) {
 		node_fini(&r->p[i].node);
-		free(r->p[i].bench_out);
+		part_step_free(r->p[i].step);
+		part_clock_free(r->p[i].clock);
 	}
 	free(r->p);
-	free(r->rec.ready_ns);
-	free(r->rec.started_ns);
-	free(r->rec.late_ns);
-	free(r->rec.timing);
+	run_record_fini(r);
 	barrier_free(r->barrier);
 	go_watch_free(r->go_watch);
 	run_auto_free(r->autoit);

@@ -26,26 +26,11 @@ static const struct plan_step *spec_step(struct run *r, struct participant *p, u
 	return &plan->info[step - 1];
 }
 
-static void drop_output(struct participant *p)
-{
-	free(p->bench_out);
-	p->bench_out = NULL;
-	p->bench_out_len = 0;
-	p->bench_out_cut = false;
-}
-
 void run_bench_output(struct run *r, struct participant *p, uint32_t step, const char *data,
 		      size_t len)
 {
-	if (!spec_step(r, p, step) || p->bench_out_cut)
-		return;
-	if (p->bench_out_len + len > RUN_PARSE_INPUT_MAX) {
-		p->bench_out_cut = true;
-		return;
-	}
-	p->bench_out = xrealloc(p->bench_out, p->bench_out_len + len);
-	memcpy(p->bench_out + p->bench_out_len, data, len);
-	p->bench_out_len += len;
+	if (spec_step(r, p, step))
+		part_step_buffer(p->step, data, len);
 }
 
 /* The common fields of a sample or failure record of a step. */
@@ -130,8 +115,10 @@ static void parse_and_write(struct run *r, struct participant *p, uint32_t step,
 	char why[512];
 	const struct bench_parser *parser = bench_parser_find(spec->parser);
 	struct bench_metrics *m = xmalloc(sizeof(*m));
-	int e = bench_parse(parser, p->bench_out ? p->bench_out : "", p->bench_out_len,
-			    spec->parser_arg, m, why, sizeof(why));
+	size_t len;
+	bool cut;
+	const char *out = part_step_buffered(p->step, &len, &cut);
+	int e = bench_parse(parser, out, len, spec->parser_arg, m, why, sizeof(why));
 	size_t found = 0;
 	for (size_t i = 0; i < spec->nmetrics && e == 0; i++) {
 		const struct bench_metric *got = bench_metrics_get(m, metric_in_parse(spec, i));
@@ -175,7 +162,7 @@ void run_bench_done(struct run *r, struct participant *p, uint32_t step, int exi
 		snprintf(reason, sizeof(reason), "%s exited with status %d", info->spec->name,
 			 exit_status);
 		run_write_failure(r, p, step, exit_status, reason);
-	} else if (p->bench_out_cut) {
+	} else if (part_step_buffer_cut(p->step)) {
 		char reason[128];
 		snprintf(reason, sizeof(reason), "output over %d bytes: too much to parse",
 			 RUN_PARSE_INPUT_MAX);
@@ -184,14 +171,14 @@ void run_bench_done(struct run *r, struct participant *p, uint32_t step, int exi
 	} else {
 		parse_and_write(r, p, step, info->spec);
 	}
-	drop_output(p);
+	part_step_buffer_drop(p->step);
 }
 
 void run_bench_lost(struct run *r, struct participant *p, uint32_t step, const char *why)
 {
 	/* every kind of step: a step without done leaves its record */
 	run_write_failure(r, p, step, -1, why);
-	drop_output(p);
+	part_step_buffer_drop(p->step);
 }
 
 void run_write_sample(struct run *r, struct participant *p, const struct proto_msg *m)

@@ -26,7 +26,84 @@
 #include "log.h"
 #include "run_priv.h"
 #include "ssh_key.h"
+#include "virt_json.h"
 #include "xalloc.h"
+
+/* A participant's launch: run_launch.c's alone. */
+struct part_launch {
+	bool launched;          /* its agent was started */
+	/* PART_LOCAL and PART_HOST */
+	struct local_guest proc;
+	char exit_desc[64];     /* how its agent process ended */
+	/* PART_LIBVIRT */
+	struct virt_guest vm;
+	bool vm_stopped;        /* nothing more to undo for it */
+	struct harness_job push;
+	bool push_busy;
+	char *known_hosts;
+	struct harness_job fetch; /* agent.log back, before it is stopped */
+	bool fetch_busy, log_fetched;
+	char *log_path;
+};
+
+void run_launch_part_init(struct participant *p)
+{
+	p->launch = xcalloc(1, sizeof(*p->launch));
+}
+
+void run_launch_kill(struct participant *p)
+{
+	local_guest_kill(&p->launch->proc, SIGKILL);
+}
+
+bool run_launch_agent_running(const struct participant *p)
+{
+	return p->launch->proc.running;
+}
+
+virDomainPtr run_launch_domain(const struct participant *p)
+{
+	return p->kind == PART_LIBVIRT ? p->launch->vm.dom : NULL;
+}
+
+const char *run_launch_exit(const struct participant *p)
+{
+	return p->launch->exit_desc[0] ? p->launch->exit_desc : NULL;
+}
+
+static const char *trust_name(enum ssh_push_trust t)
+{
+	switch (t) {
+	case SSH_PUSH_TRUST_PINNED:
+		return "pinned";
+	case SSH_PUSH_TRUST_KNOWN:
+		return "known";
+	case SSH_PUSH_TRUST_RECORDED:
+		return "recorded";
+	}
+	return "unknown";
+}
+
+void run_launch_json(json_object *o, const struct participant *p)
+{
+	const struct part_launch *l = p->launch;
+	if (p->kind != PART_LIBVIRT)
+		return;
+	if (l->vm.name)
+		json_object_object_add(o, "libvirt", virt_guest_json(&l->vm));
+	if (!l->launched)
+		return;
+	json_object *h = json_object_new_object();
+	json_object_object_add(h, "bytes", json_object_new_uint64(l->push.stats.bytes));
+	json_object_object_add(h, "seconds", json_object_new_double(l->push.stats.seconds));
+	json_object_object_add(h, "ssh_connect_s", json_object_new_double(l->push.connect_s));
+	json_object_object_add(h, "hostkey_fingerprint",
+			       json_object_new_string(l->push.hostkey.fingerprint));
+	json_object_object_add(h, "hostkey_trust",
+			       json_object_new_string(trust_name(l->push.hostkey.trust)));
+	json_object_object_add(h, "agent_pid", json_object_new_int64(l->push.agent_pid));
+	json_object_object_add(o, "harness", h);
+}
 
 const char *run_part_kind_name(enum part_kind k)
 {
@@ -48,15 +125,15 @@ static void on_exited(struct local_guest *g)
 	struct participant *p = g->data;
 	struct run *r = p->run;
 	if (g->exit_status > 128)
-		snprintf(p->exit_desc, sizeof(p->exit_desc), "killed by signal %d (%s)",
+		snprintf(p->launch->exit_desc, sizeof(p->launch->exit_desc), "killed by signal %d (%s)",
 			 g->exit_status - 128, strsignal(g->exit_status - 128));
 	else
-		snprintf(p->exit_desc, sizeof(p->exit_desc), "exited with status %d", g->exit_status);
+		snprintf(p->launch->exit_desc, sizeof(p->launch->exit_desc), "exited with status %d", g->exit_status);
 	if (r->finishing) {
 		run_gone_check(r);
 		return;
 	}
-	run_fail(r, p, "its agent %s", p->exit_desc);
+	run_fail(r, p, "its agent %s", p->launch->exit_desc);
 	run_manifest_write(r); /* the exit status completes an earlier failure */
 }
 
@@ -96,8 +173,8 @@ static int launch_process(struct run *r, struct participant *p)
 	char *log_rel = xasprintf("nodes/%s/agent.log", p->node.name);
 	int fd = -1, log_fd = results_open_file(r->results, log_rel, O_WRONLY | O_CREAT | O_APPEND,
 						0640);
-	p->proc.data = p;
-	p->proc.exited = on_exited;
+	p->launch->proc.data = p;
+	p->launch->proc.exited = on_exited;
 	/* the test double of a guest's own clock */
 	char offset[32], drift[32], jitter[32];
 	const struct experiment *x = r->exp;
@@ -109,14 +186,14 @@ static int launch_process(struct run *r, struct participant *p)
 	snprintf(prio, sizeof(prio), "%d", x->release_rt_priority);
 	const char *extra[] = { "--start-rt-priority", prio, "--clock-offset-ns", offset,
 				"--clock-drift-ppm", drift, "--clock-jitter-ns", jitter, NULL };
-	if (p->clock_shared)
+	if (part_clock_shared(p->clock))
 		extra[2] = NULL;
 	if (log_fd < 0) {
 		e = log_fd;
 		log_error("cannot open %s/%s: %s", results_path(r->results), log_rel, strerror(-e));
 	} else if ((e = write_shipped(r, p)) < 0) {
 		/* named by write_shipped */
-	} else if ((e = local_guest_spawn(r->loop, &p->proc, r->opt->agent_path, p->node.name,
+	} else if ((e = local_guest_spawn(r->loop, &p->launch->proc, r->opt->agent_path, p->node.name,
 					  work, extra, log_fd, ra, &fd)) < 0) {
 		log_error("cannot start the agent of %s (%s): %s", p->node.name, r->opt->agent_path,
 			  e < -1000 ? uv_strerror(e) : strerror(-e));
@@ -142,7 +219,7 @@ static void launch_processes(struct run *r)
 			run_fail(r, p, "could not be started");
 			continue;
 		}
-		p->launched = true;
+		p->launch->launched = true;
 	}
 	if (!r->finishing)
 		run_launched(r);
@@ -166,15 +243,15 @@ static void fetch_done(struct harness_job *j)
 {
 	struct participant *p = j->data;
 	struct run *r = p->run;
-	p->fetch_busy = false;
-	p->log_fetched = true;
+	p->launch->fetch_busy = false;
+	p->launch->log_fetched = true;
 	if (j->log_local_fd >= 0)
 		close(j->log_local_fd);
 	j->log_local_fd = -1;
 	if (j->result < 0)
 		log_warn("%s: cannot fetch its agent.log: %s", p->node.name, j->error);
-	if (p->vm.state != VIRT_GUEST_NEW && !p->vm_stopped)
-		virt_guest_stop(&p->vm);
+	if (p->launch->vm.state != VIRT_GUEST_NEW && !p->launch->vm_stopped)
+		virt_guest_stop(&p->launch->vm);
 	run_gone_check(r);
 }
 
@@ -182,27 +259,27 @@ static void fetch_done(struct harness_job *j)
  * and had an agent: a paused or lost one would just time out. */
 static bool fetch_log(struct run *r, struct participant *p)
 {
-	const struct virt_guest *g = &p->vm;
-	if (p->log_fetched || p->fetch_busy || !p->launched || g->lost || g->paused ||
+	const struct virt_guest *g = &p->launch->vm;
+	if (p->launch->log_fetched || p->launch->fetch_busy || !p->launch->launched || g->lost || g->paused ||
 	    (r->conn && virt_conn_lost(r->conn) && g->transient))
 		return false;
 	char *dir = NULL;
 	if (results_node_dir(r->results, p->node.name, &dir) < 0)
 		return false;
-	free(p->log_path);
-	p->log_path = xasprintf("%s/agent.log", dir);
+	free(p->launch->log_path);
+	p->launch->log_path = xasprintf("%s/agent.log", dir);
 	free(dir);
 	char *rel = xasprintf("nodes/%s/agent.log", p->node.name);
 	int fd = results_open_file(r->results, rel, O_WRONLY | O_CREAT | O_TRUNC, 0640);
 	free(rel);
 	if (fd < 0) {
-		log_warn("%s: cannot write its agent.log to %s: %s", p->node.name, p->log_path,
+		log_warn("%s: cannot write its agent.log to %s: %s", p->node.name, p->launch->log_path,
 			 strerror(-fd));
 		return false;
 	}
-	struct harness_job *j = &p->fetch;
+	struct harness_job *j = &p->launch->fetch;
 	fill_ssh(r, p, j);
-	j->log_local_path = p->log_path;
+	j->log_local_path = p->launch->log_path;
 	j->log_local_fd = fd;
 	j->done = fetch_done;
 	if (harness_fetch_log_start(r->loop, j) < 0) {
@@ -210,17 +287,17 @@ static bool fetch_log(struct run *r, struct participant *p)
 		j->log_local_fd = -1;
 		return false;
 	}
-	p->fetch_busy = true;
+	p->launch->fetch_busy = true;
 	return true;
 }
 
 void run_launch_drop(struct run *r, struct participant *p)
 {
-	if (p->kind != PART_LIBVIRT || p->push_busy || p->fetch_busy || p->vm_stopped ||
-	    p->vm.state == VIRT_GUEST_NEW)
+	if (p->kind != PART_LIBVIRT || p->launch->push_busy || p->launch->fetch_busy || p->launch->vm_stopped ||
+	    p->launch->vm.state == VIRT_GUEST_NEW)
 		return;
 	if (!fetch_log(r, p))
-		virt_guest_stop(&p->vm);
+		virt_guest_stop(&p->launch->vm);
 }
 
 const char *run_launch_closed_why(struct run *r, struct participant *p)
@@ -240,7 +317,7 @@ const char *run_launch_closed_why(struct run *r, struct participant *p)
 bool run_launch_paused_why(struct run *r, struct participant *p, char *buf, size_t len)
 {
 	(void)r;
-	const struct virt_guest *g = &p->vm;
+	const struct virt_guest *g = &p->launch->vm;
 	if (p->kind != PART_LIBVIRT || !g->paused)
 		return false;
 	snprintf(buf, len, "its domain was paused (libvirt: suspended, %s) %.1f s ago and is "
@@ -254,12 +331,12 @@ static void push_done(struct harness_job *j)
 {
 	struct participant *p = j->data;
 	struct run *r = p->run;
-	p->push_busy = false;
+	p->launch->push_busy = false;
 	if (r->finishing) {
 		if (j->result == 0)
-			p->launched = true;
-		if (!fetch_log(r, p) && p->vm.state != VIRT_GUEST_NEW)
-			virt_guest_stop(&p->vm);
+			p->launch->launched = true;
+		if (!fetch_log(r, p) && p->launch->vm.state != VIRT_GUEST_NEW)
+			virt_guest_stop(&p->launch->vm);
 		run_gone_check(r);
 		return;
 	}
@@ -275,7 +352,7 @@ static void push_done(struct harness_job *j)
 			 j->hostkey.fingerprint, j->known_hosts_path);
 	log_info("%s: agent started (pid %ld in the guest); harness %.1f KiB in %.2f s", p->node.name,
 		 j->agent_pid, (double)j->stats.bytes / 1024, j->stats.seconds);
-	p->launched = true;
+	p->launch->launched = true;
 	run_manifest_write(r);
 	launch_step_done(r);
 }
@@ -283,7 +360,7 @@ static void push_done(struct harness_job *j)
 /* Where and how to reach a guest over SSH: the push's and the fetch's. */
 static void fill_ssh(struct run *r, struct participant *p, struct harness_job *j)
 {
-	const struct virt_guest *g = &p->vm;
+	const struct virt_guest *g = &p->launch->vm;
 	const struct experiment *x = r->exp;
 	j->node = p->node.name;
 	j->host = g->addr.host;
@@ -291,9 +368,9 @@ static void fill_ssh(struct run *r, struct participant *p, struct harness_job *j
 	j->user = x->ssh_user;
 	j->private_key_path = r->key_path;
 	j->expected_hostkey = g->hostkey[0] ? g->hostkey : NULL;
-	if (!p->known_hosts)
-		p->known_hosts = xasprintf("%s/known_hosts.d/%s", r->opt->state_dir, p->node.name);
-	j->known_hosts_path = p->known_hosts;
+	if (!p->launch->known_hosts)
+		p->launch->known_hosts = xasprintf("%s/known_hosts.d/%s", r->opt->state_dir, p->node.name);
+	j->known_hosts_path = p->launch->known_hosts;
 	j->remote_dir = x->harness_dir;
 	j->timeout_ms = (int)(x->ssh_timeout_s * 1000);
 	j->data = p;
@@ -319,7 +396,7 @@ static void vm_ready(struct virt_guest *g)
 		return;
 	}
 
-	struct harness_job *j = &p->push;
+	struct harness_job *j = &p->launch->push;
 	const struct experiment *x = r->exp;
 	fill_ssh(r, p, j);
 	j->agent_path = r->opt->guest_agent_path;
@@ -336,7 +413,7 @@ static void vm_ready(struct virt_guest *g)
 		launch_step_done(r);
 		return;
 	}
-	p->push_busy = true;
+	p->launch->push_busy = true;
 }
 
 static void vm_failed(struct virt_guest *g)
@@ -347,7 +424,7 @@ static void vm_failed(struct virt_guest *g)
 		run_gone_check(r);
 		return;
 	}
-	bool was_launching = !p->launched && !p->failed && !p->push_busy;
+	bool was_launching = !p->launch->launched && !p->failed && !p->launch->push_busy;
 	run_fail(r, p, "%s", g->failure[0] ? g->failure : g->error);
 	if (was_launching)
 		launch_step_done(r);
@@ -359,7 +436,7 @@ static void vm_stopped(struct virt_guest *g)
 	/* an error now is about stopping; why it failed earlier is in failure */
 	if (g->error[0] && strcmp(g->error, g->failure) != 0)
 		log_warn("%s: %s", p->node.name, g->error);
-	p->vm_stopped = true;
+	p->launch->vm_stopped = true;
 	run_gone_check(p->run);
 }
 
@@ -389,7 +466,7 @@ static void vm_port(struct virt_guest *g, bool open)
 {
 	struct participant *p = g->data;
 	struct run *r = p->run;
-	if (open || r->finishing || p->failed || !p->launched)
+	if (open || r->finishing || p->failed || !p->launch->launched)
 		return;
 	run_fail(r, p, "its agent closed its virtio-serial port in the guest (QEMU: %s closed): "
 		 "the agent exited or was killed; its log is nodes/%s/agent.log",
@@ -449,8 +526,8 @@ static void conn_reconnect(struct virt_conn *c, int status, unsigned attempt, do
 	/* each guest looks its domain up on the new connection, and a stop
 	 * that waited for it goes on */
 	for (size_t i = 0; i < r->n; i++)
-		if (r->p[i].kind == PART_LIBVIRT && r->p[i].vm.state != VIRT_GUEST_NEW)
-			virt_guest_conn_changed(&r->p[i].vm);
+		if (r->p[i].kind == PART_LIBVIRT && r->p[i].launch->vm.state != VIRT_GUEST_NEW)
+			virt_guest_conn_changed(&r->p[i].launch->vm);
 }
 
 static void conn_overflow(struct virt_conn *c, uint64_t lost)
@@ -554,9 +631,9 @@ int run_launch_all(struct run *r)
 		struct participant *p = &r->p[i];
 		if (p->kind != PART_LIBVIRT)
 			continue;
-		virt_guest_init(&p->vm, r->conn, &r->exp->virt, &r->accel, p->guest_index,
+		virt_guest_init(&p->launch->vm, r->conn, &r->exp->virt, &r->accel, p->guest_index,
 				r->pubkey, &vm_ops, p);
-		if ((e = virt_guest_start(&p->vm)) < 0) {
+		if ((e = virt_guest_start(&p->launch->vm)) < 0) {
 			run_fail(r, p, "cannot queue its start: %s", uv_strerror(e));
 			launch_step_done(r);
 		}
@@ -568,11 +645,11 @@ void run_launch_stop_all(struct run *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		struct participant *p = &r->p[i];
-		if (p->kind == PART_LIBVIRT && !p->push_busy && !p->fetch_busy && !p->vm_stopped &&
-		    p->vm.state != VIRT_GUEST_NEW)
+		if (p->kind == PART_LIBVIRT && !p->launch->push_busy && !p->launch->fetch_busy && !p->launch->vm_stopped &&
+		    p->launch->vm.state != VIRT_GUEST_NEW)
 			run_launch_drop(r, p);
-		else if (p->kind == PART_LIBVIRT && p->vm.state == VIRT_GUEST_NEW)
-			p->vm_stopped = true;
+		else if (p->kind == PART_LIBVIRT && p->launch->vm.state == VIRT_GUEST_NEW)
+			p->launch->vm_stopped = true;
 	}
 }
 
@@ -580,9 +657,9 @@ bool run_launch_gone(const struct run *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		const struct participant *p = &r->p[i];
-		if (p->proc.running || p->node.open || p->push_busy || p->fetch_busy)
+		if (p->launch->proc.running || p->node.open || p->launch->push_busy || p->launch->fetch_busy)
 			return false;
-		if (p->kind == PART_LIBVIRT && !p->vm_stopped)
+		if (p->kind == PART_LIBVIRT && !p->launch->vm_stopped)
 			return false;
 	}
 	return true;
@@ -591,7 +668,7 @@ bool run_launch_gone(const struct run *r)
 void run_launch_kill_all(struct run *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
-		local_guest_kill(&r->p[i].proc, SIGKILL);
+		local_guest_kill(&r->p[i].launch->proc, SIGKILL);
 		node_close(&r->p[i].node);
 	}
 }
@@ -600,9 +677,9 @@ void run_launch_release(struct run *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		struct participant *p = &r->p[i];
-		if (p->kind == PART_LIBVIRT && p->vm.state != VIRT_GUEST_NEW) {
-			virt_guest_fini(&p->vm);
-			p->vm.state = VIRT_GUEST_NEW;
+		if (p->kind == PART_LIBVIRT && p->launch->vm.state != VIRT_GUEST_NEW) {
+			virt_guest_fini(&p->launch->vm);
+			p->launch->vm.state = VIRT_GUEST_NEW;
 		}
 	}
 	/* its async handle is what keeps the loop alive now */
@@ -613,8 +690,11 @@ void run_launch_release(struct run *r)
 void run_launch_fini(struct run *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
-		free(r->p[i].known_hosts);
-		free(r->p[i].log_path);
+		if (!r->p[i].launch)
+			continue;
+		free(r->p[i].launch->known_hosts);
+		free(r->p[i].launch->log_path);
+		free(r->p[i].launch);
 	}
 	free(r->key_path);
 	free(r->pubkey);

@@ -78,57 +78,6 @@ static json_object *host_facts(const struct sysfacts *f)
 	return o;
 }
 
-static const char *trust_name(enum ssh_push_trust t)
-{
-	switch (t) {
-	case SSH_PUSH_TRUST_PINNED:
-		return "pinned";
-	case SSH_PUSH_TRUST_KNOWN:
-		return "known";
-	case SSH_PUSH_TRUST_RECORDED:
-		return "recorded";
-	}
-	return "unknown";
-}
-
-/* How a libvirt guest came up and how the harness got in. */
-static void add_guest(json_object *o, const struct participant *p)
-{
-	if (p->vm.name)
-		json_object_object_add(o, "libvirt", virt_guest_json(&p->vm));
-	if (!p->launched)
-		return;
-	json_object *h = json_object_new_object();
-	json_object_object_add(h, "bytes", json_object_new_uint64(p->push.stats.bytes));
-	json_object_object_add(h, "seconds", json_object_new_double(p->push.stats.seconds));
-	json_object_object_add(h, "ssh_connect_s", json_object_new_double(p->push.connect_s));
-	json_object_object_add(h, "hostkey_fingerprint",
-			       json_object_new_string(p->push.hostkey.fingerprint));
-	json_object_object_add(h, "hostkey_trust",
-			       json_object_new_string(trust_name(p->push.hostkey.trust)));
-	json_object_object_add(h, "agent_pid", json_object_new_int64(p->push.agent_pid));
-	json_object_object_add(o, "harness", h);
-}
-
-static json_object *clock_json(const struct participant *p)
-{
-	json_object *c = json_object_new_object();
-	json_object_object_add(c, "method", json_object_new_string(part_clock_method(p)));
-	json_object_object_add(c, "offset_ns", json_object_new_int64(part_clock(p)->offset_ns));
-	json_object_object_add(c, "bound_ns", json_object_new_int64(part_clock(p)->bound_ns));
-	json_object_object_add(c, "exchanges", json_object_new_int64(p->clock.samples));
-	if (p->ptp.samples || p->ptp_refused) {
-		/* what ping/pong alone would have said, to judge the two by */
-		json_object_object_add(c, "ptp_readings", json_object_new_int64(p->ptp.samples));
-		json_object_object_add(c, "ptp_refused", json_object_new_int64(p->ptp_refused));
-		json_object_object_add(c, "ping_offset_ns", json_object_new_int64(p->clock.offset_ns));
-		json_object_object_add(c, "ping_bound_ns", json_object_new_int64(p->clock.bound_ns));
-		json_object_object_add(c, "guest_realtime_behind_ns",
-				       json_object_new_int64(p->ptp_real_behind_ns));
-	}
-	return c;
-}
-
 static json_object *settings(const struct experiment *e)
 {
 	json_object *o = json_object_new_object();
@@ -212,19 +161,18 @@ static json_object *participants(struct run *r)
 		json_object_object_add(o, "kind", json_object_new_string(run_part_kind_name(p->kind)));
 		/* ok: every step of its plan done */
 		const char *status = p->failed		      ? "failed"
-				     : p->steps_done == r->last_step ? "ok"
+				     : part_step_done_count(p->step) == r->last_step ? "ok"
 				     : r->status == RUN_RUNNING ? "running"
 								: "incomplete";
 		json_object_object_add(o, "status", json_object_new_string(status));
 		json_object_object_add(o, "agent_version", json_object_new_string(p->agent_version));
 		json_object_object_add(o, "boot_id", json_object_new_string(p->boot_id));
 		json_object_object_add(o, "clocksource", json_object_new_string(p->clocksource));
-		json_object_object_add(o, "steps_done", json_object_new_int64(p->steps_done));
-		if (p->exit_desc[0])
-			json_object_object_add(o, "exit", json_object_new_string(p->exit_desc));
-		json_object_object_add(o, "clock", clock_json(p));
-		if (p->kind == PART_LIBVIRT)
-			add_guest(o, p);
+		json_object_object_add(o, "steps_done", json_object_new_int64(part_step_done_count(p->step)));
+		if (run_launch_exit(p))
+			json_object_object_add(o, "exit", json_object_new_string(run_launch_exit(p)));
+		json_object_object_add(o, "clock", part_clock_json(p->clock));
+		run_launch_json(o, p);
 		json_object_array_add(a, o);
 	}
 	return a;

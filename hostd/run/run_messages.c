@@ -55,6 +55,12 @@ static void send_plan(struct run *r, struct participant *p)
 		run_fail(r, p, "cannot send the plan: %s", strerror(-e));
 }
 
+/* The clock is known: its own (shared) or measured before the plan. */
+static bool clock_known(const struct participant *p)
+{
+	return part_clock_shared(p->clock) || part_clock_ready(p->clock);
+}
+
 static void on_hello(struct run *r, struct participant *p, const struct proto_msg *m)
 {
 	if (strcmp(m->u.hello.node, p->node.name) != 0) {
@@ -74,8 +80,13 @@ static void on_hello(struct run *r, struct participant *p, const struct proto_ms
 	log_escape(m->u.hello.boot_id, strlen(m->u.hello.boot_id), p->boot_id, sizeof(p->boot_id));
 	log_escape(m->u.hello.clocksource, strlen(m->u.hello.clocksource), p->clocksource,
 		   sizeof(p->clocksource));
-	if (first)
-		run_clock_judge_source(r, p);
+	char why[320];
+	/* a jiffies one also makes every release immediate: said before the
+	 * first step */
+	if (first && part_clock_source_warning(p->clocksource, why, sizeof(why))) {
+		log_warn("%s: %s", p->node.name, why);
+		run_add_event(r, p, 0, why);
+	}
 	if (first)
 		run_manifest_write(r);
 	/* An agent says hello again after a resync, which it can only have
@@ -83,12 +94,12 @@ static void on_hello(struct run *r, struct participant *p, const struct proto_ms
 	 * a hello while that is still unwritten asks for copies it never reads. */
 	if (node_reply_unwritten(&p->node, NODE_REPLY_HELLO)) {
 		run_fail(r, p, "flooded its channel: hello again before it read the %s the last "
-			 "one got", p->clock_shared || p->clock_ready ? "plan" : "clock ping");
+			 "one got", clock_known(p) ? "plan" : "clock ping");
 		return;
 	}
 	/* A guest's start instants mean something only on the host's clock:
 	 * measure its offset before it can reach the first barrier. */
-	if (p->clock_shared || p->clock_ready)
+	if (clock_known(p))
 		send_plan(r, p);
 	else
 		run_send_ping(r, p); /* a ping in flight may have died in a resync */
@@ -97,81 +108,49 @@ static void on_hello(struct run *r, struct participant *p, const struct proto_ms
 
 void run_send_ping(struct run *r, struct participant *p)
 {
-	struct proto_msg m = { .type = PROTO_PING, .version = PROTO_VERSION };
-	m.u.ping.seq = ++p->ping_seq;
+	struct proto_msg m;
+	struct clock_realmono rm;
 	/* before t1: a PTP reading in the pong was taken after both */
-	clock_realmono_read(&p->ping_realmono);
-	p->ping_t1 = m.u.ping.t1 = clock_mono_ns();
-	p->ping_inflight = true;
+	clock_realmono_read(&rm);
+	part_clock_ping(p->clock, clock_mono_ns(), &rm, &m);
 	int e = node_send(&p->node, &m);
 	if (e < 0)
 		run_fail(r, p, "cannot send a ping: %s", strerror(-e));
 }
 
-/* A refresh between steps whose offset lies outside what the line said,
- * widened by both exchanges' bounds and by how far a clock may be slewed
- * since: the guest's clock (or its answers) jumped.  Flagged in the next
- * barrier record, and said once per node. */
-static void check_jump(struct run *r, struct participant *p, const struct proto_msg *m)
-{
-	struct clock_exchange e;
-	int64_t off_by, allowed;
-	if (clock_offset_exchange(p->ping_t1, m->u.ping.t2, m->u.ping.t3, p->node.rx_ns, &e) < 0 ||
-	    !clock_offset_jumped(&p->clock, &e, &off_by, &allowed))
-		return;
-	bool first = !p->clock_jumped && !(p->rec_flags & RUN_FLAG_OFFSET_JUMP);
-	p->clock_jumped = true;
-	if (!first)
-		return;
-	char what[200];
-	snprintf(what, sizeof(what), "its clock offset jumped by %lld ns between exchanges, beyond "
-		 "the %lld ns their bounds allow: flagged in barriers.ndjson",
-		 (long long)off_by, (long long)allowed);
-	log_warn("%s: %s", p->node.name, what);
-	run_add_event(r, p, run_part_step(r, p), what);
-}
-
+/* A pong: the clock says what it showed, said here; more pings until the
+ * clock is ready, then the plan. */
 static void on_pong(struct run *r, struct participant *p, const struct proto_msg *m)
 {
-	/* Only the answer to the ping in flight counts: a late one would pair
-	 * the wrong t4 with it. */
-	if (p->clock_shared || !p->ping_inflight || m->u.ping.seq != p->ping_seq ||
-	    m->u.ping.t1 != p->ping_t1)
+	struct clock_realmono now;
+	struct part_clock_news news;
+	clock_realmono_read(&now);
+	bool flagged = run_record_flagged(r, p, RUN_FLAG_OFFSET_JUMP);
+	enum part_clock_pong got = part_clock_pong(p->clock, m, p->node.rx_ns, &now, &news);
+	if (got == PART_CLOCK_PONG_IGNORED)
 		return;
-	p->ping_inflight = false;
-	p->clock_attempts++;
-	if (p->clock_ready && !p->clock_ptp)
-		check_jump(r, p, m);
-	/* An impossible exchange (a clock that ran backwards, or lies) is left
-	 * out; a clock with no possible exchange at all is not used for a
-	 * common instant. */
-	if (!clock_offset_add(&p->clock, p->ping_t1, m->u.ping.t2, m->u.ping.t3, p->node.rx_ns) &&
-	    p->clock_attempts == RUN_CLOCK_EXCHANGES)
+	/* a jump is said once per node until the records flag it */
+	if (news.jumped && !flagged) {
+		log_warn("%s: %s", p->node.name, news.jump);
+		run_add_event(r, p, run_part_step(r, p), news.jump);
+	}
+	if (news.impossible)
 		run_add_event(r, p, 0, "its clock answers to pings are impossible (t3 before t2)");
-	if (m->u.ping.ptp_window_ns)
-		run_clock_ptp_reading(r, p, m);
-	if (p->clock_ready)
-		return; /* a refresh between steps */
-	if (p->clock_attempts < RUN_CLOCK_EXCHANGES) {
+	if (news.ptp_refused) {
+		log_warn("%s: %s", p->node.name, news.ptp);
+		run_add_event(r, p, 0, news.ptp);
+	}
+	if (got == PART_CLOCK_PONG_REFRESH)
+		return;
+	if (got == PART_CLOCK_PONG_MORE) {
 		run_send_ping(r, p);
 		return;
 	}
-	p->clock_ready = true;
-	/* the guest's PTP clock reads the host's: far tighter than any trip */
-	p->clock_ptp = p->ptp.samples > 0;
-	if (p->clock_ptp)
-		log_info("%s: clock offset %+.3f ms, bound %.3f us (KVM PTP clock, %u readings; "
-			 "ping/pong said %+.3f ms, bound %.1f us)", p->node.name,
-			 (double)p->ptp.offset_ns / 1e6, (double)p->ptp.bound_ns / 1e3,
-			 p->ptp.samples, (double)p->clock.offset_ns / 1e6,
-			 (double)p->clock.bound_ns / 1e3);
-	else if (p->clock.samples)
-		log_info("%s: clock offset %+.3f ms, bound %.1f us (%u exchanges)", p->node.name,
-			 (double)p->clock.offset_ns / 1e6, (double)p->clock.bound_ns / 1e3,
-			 p->clock.samples);
+	char said[300];
+	if (part_clock_describe(p->clock, said, sizeof(said)))
+		log_info("%s: %s", p->node.name, said);
 	else
-		log_warn("%s: none of %u clock exchanges was possible: its start instants "
-			 "cannot be put on the host's clock", p->node.name, p->clock_attempts);
+		log_warn("%s: %s", p->node.name, said);
 	run_manifest_write(r);
 	send_plan(r, p);
 }
@@ -181,10 +160,10 @@ static void on_pong(struct run *r, struct participant *p, const struct proto_msg
 static bool step_matches(struct run *r, struct participant *p, const struct proto_msg *m,
 			 uint32_t step)
 {
-	if (step == p->running_step && p->running_step != 0 && !p->done)
+	if (part_step_matches(p->step, step))
 		return true;
 	run_fail(r, p, "sent %s for step %u while it runs step %u", proto_type_name(m->type), step,
-	     p->done ? 0 : p->running_step);
+		 part_step_running(p->step));
 	return false;
 }
 
@@ -193,8 +172,8 @@ static void host_proc_check_end(struct run *r, uint32_t step)
 {
 	for (size_t i = 0; r->hproc && i < r->n; i++) {
 		const struct participant *q = &r->p[i];
-		if (barrier_in_run(r->barrier, i) && !q->failed && q->running_step == step &&
-		    !q->done)
+		if (barrier_in_run(r->barrier, i) && !q->failed &&
+		    part_step_running(q->step) == step)
 			return;
 	}
 	host_proc_step_end(r->hproc, step);
@@ -202,8 +181,7 @@ static void host_proc_check_end(struct run *r, uint32_t step)
 
 static void on_done(struct run *r, struct participant *p, const struct proto_msg *m)
 {
-	p->done = true;
-	p->steps_done++;
+	part_step_done(p->step);
 	const struct proto_step *st = &r->exp->node_plan[p->guest_index]->steps[m->u.done.step - 1];
 	r->samples_written += monitor_store_step_done(r->mon, p->node.name, m->u.done.step,
 						      st->benchmark, st->iteration);
@@ -233,14 +211,6 @@ static void escape_in_place(char *s, size_t size)
 	memcpy(s, buf, strlen(buf) + 1);
 }
 
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 /* A result is the agent's own measure of a step it ran: a command's or a
  * cpu-probe's.  A spec's metrics come from hostd's parser of the raw
  * output; the agent adds only its elapsed.  Names hostd measures are not
@@ -260,53 +230,36 @@ static bool result_refused(struct run *r, struct participant *p, const struct pr
 			 "from hostd's parser of the output", metric, k);
 		return true;
 	}
-	uint64_t h = name_hash(metric);
-	for (uint32_t i = 0; i + 1 < p->results_in_step; i++) {
-		if (p->result_names[i] == h) {
-			run_fail(r, p, "sent the result %s twice for step %u", metric, k);
-			return true;
-		}
+	if (part_step_result_name(p->step, metric) == -EEXIST) {
+		run_fail(r, p, "sent the result %s twice for step %u", metric, k);
+		return true;
 	}
-	p->result_names[p->results_in_step - 1] = h;
 	return false;
 }
 
-/* Text held back over the budget, said in one line: at the end of its
- * step, or once the run's budget is spent, at the end of the run. */
-static void text_suppressed_say(struct run *r, struct participant *p, bool final)
+/* Text held back over the budget, said in one line (run_step.h says when). */
+static void text_held_say(struct run *r, struct participant *p, struct part_step_held held)
 {
-	if (!p->text_suppressed || (!final && p->text_run_bytes >= RUN_GUEST_TEXT_PER_RUN_MAX))
+	if (!held.bytes)
 		return;
 	char what[200];
 	snprintf(what, sizeof(what), "suppressed %llu bytes of agent error text (over %d bytes a "
-		 "step or %d a run)", (unsigned long long)p->text_suppressed,
+		 "step or %d a run)", (unsigned long long)held.bytes,
 		 RUN_GUEST_TEXT_PER_STEP_MAX, RUN_GUEST_TEXT_PER_RUN_MAX);
 	log_warn("%s: %s", p->node.name, what);
-	run_add_event(r, p, p->text_suppressed_step, what);
-	p->text_suppressed = 0;
+	run_add_event(r, p, held.step, what);
 }
 
 /* An agent's error: escaped, shown within the node's budget. */
 static void on_error(struct run *r, struct participant *p, const struct proto_msg *m)
 {
 	uint32_t step = run_part_step(r, p);
-	if (step != p->text_step) {
-		text_suppressed_say(r, p, false);
-		p->text_step = step;
-		p->text_step_bytes = 0;
-	}
+	struct part_step_held held;
 	size_t len = strlen(m->u.error.code) + strlen(m->u.error.text);
-	if (p->text_step_bytes + len > RUN_GUEST_TEXT_PER_STEP_MAX ||
-	    p->text_run_bytes + len > RUN_GUEST_TEXT_PER_RUN_MAX) {
-		if (!p->text_suppressed)
-			p->text_suppressed_step = step;
-		p->text_suppressed += len;
-		if (p->text_run_bytes + len > RUN_GUEST_TEXT_PER_RUN_MAX)
-			p->text_run_bytes = RUN_GUEST_TEXT_PER_RUN_MAX; /* spent: no more */
+	bool shown = part_step_text(p->step, step, len, &held);
+	text_held_say(r, p, held);
+	if (!shown)
 		return;
-	}
-	p->text_step_bytes += len;
-	p->text_run_bytes += len;
 	char code[PROTO_SHORT_MAX * 4], text[PROTO_TEXT_MAX * 4], what[sizeof(code) + sizeof(text) + 32];
 	log_escape(m->u.error.code, strlen(m->u.error.code), code, sizeof(code));
 	log_escape(m->u.error.text, strlen(m->u.error.text), text, sizeof(text));
@@ -322,15 +275,16 @@ void run_agents_finish(struct run *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		struct participant *p = &r->p[i];
-		text_suppressed_say(r, p, true);
-		if (!p->failed && p->running_step && !p->done) {
+		text_held_say(r, p, part_step_text_final(p->step));
+		uint32_t k = part_step_running(p->step);
+		if (!p->failed && k) {
 			char why[96];
 			snprintf(why, sizeof(why), "step cut short: the run ended (%s) before its done",
 				 run_status_name(r->status));
 			/* not the node's failure: an event, and the step's record */
-			run_add_event(r, p, p->running_step, why);
-			run_bench_lost(r, p, p->running_step, why);
-			p->done = true;
+			run_add_event(r, p, k, why);
+			run_bench_lost(r, p, k, why);
+			part_step_cut(p->step);
 		}
 	}
 }
@@ -339,13 +293,13 @@ void run_agents_finish(struct run *r)
  * (0 stays 0: not sent). */
 static void started_timing(struct run *r, struct participant *p, const struct proto_msg *m)
 {
-	const struct clock_offset *c = part_clock(p);
+	const struct part_clock *c = p->clock;
 	struct start_timing t = {
 		.agent_go_ns = m->u.started.agent_go_ns ?
-				       clock_offset_to_host(c, m->u.started.agent_go_ns) : 0,
+				       part_clock_to_host(c, m->u.started.agent_go_ns) : 0,
 		.child_go_ns = m->u.started.child_go_ns ?
-				       clock_offset_to_host(c, m->u.started.child_go_ns) : 0,
-		.start_ns = clock_offset_to_host(c, m->u.started.mono_ns),
+				       part_clock_to_host(c, m->u.started.child_go_ns) : 0,
+		.start_ns = part_clock_to_host(c, m->u.started.mono_ns),
 		.runq_ns = m->u.started.runq_ns,
 	};
 	run_record_timing(r, p, &t);
@@ -368,9 +322,9 @@ static void on_message(struct node *n, struct proto_msg *m)
 		break;
 	case PROTO_READY:
 		/* a step ends with done (or a failure): never skipped */
-		if (p->running_step && !p->done && m->u.ready.step > p->running_step) {
+		if (part_step_running(p->step) && m->u.ready.step > part_step_running(p->step)) {
 			run_fail(r, p, "said ready for step %u before done for step %u",
-				 m->u.ready.step, p->running_step);
+				 m->u.ready.step, part_step_running(p->step));
 			break;
 		}
 		run_on_ready(r, p, m->u.ready.step);
@@ -378,20 +332,19 @@ static void on_message(struct node *n, struct proto_msg *m)
 	case PROTO_STARTED:
 		if (!step_matches(r, p, m, m->u.started.step))
 			break;
-		if (p->started) {
+		if (part_step_started(p->step) == -EALREADY) {
 			run_fail(r, p, "sent started twice for step %u", m->u.started.step);
 			break;
 		}
-		p->started = true;
 		/* the timing first: the start may complete the record */
 		started_timing(r, p, m);
-		run_on_started(r, p, clock_offset_to_host(part_clock(p), m->u.started.mono_ns),
+		run_on_started(r, p, part_clock_to_host(p->clock, m->u.started.mono_ns),
 			       m->u.started.late_ns);
 		break;
 	case PROTO_RESULT:
 		if (!step_matches(r, p, m, m->u.result.step))
 			break;
-		if (++p->results_in_step > RUN_RESULTS_PER_STEP_MAX) {
+		if (part_step_count_result(p->step) == -E2BIG) {
 			run_fail(r, p, "sent more than %d results for step %u", RUN_RESULTS_PER_STEP_MAX,
 			     m->u.result.step);
 			break;
@@ -410,12 +363,12 @@ static void on_message(struct node *n, struct proto_msg *m)
 		if (!step_matches(r, p, m, m->u.output.step))
 			break;
 		run_bench_output(r, p, m->u.output.step, m->u.output.data, m->u.output.len);
-		if (p->output_in_step >= RUN_OUTPUT_PER_STEP_MAX)
+		enum part_step_output kept = part_step_output(p->step, m->u.output.len);
+		if (kept == PART_STEP_OUTPUT_DROP)
 			break;
-		p->output_in_step += m->u.output.len;
 		results_append_output(r->results, n->name, m->u.output.step, m->u.output.data,
 				      m->u.output.len);
-		if (p->output_in_step >= RUN_OUTPUT_PER_STEP_MAX)
+		if (kept == PART_STEP_OUTPUT_LAST)
 			run_add_event(r, p, m->u.output.step, "raw output over 8 MiB: the rest was dropped");
 		break;
 	case PROTO_DONE:
@@ -454,7 +407,7 @@ static void on_message(struct node *n, struct proto_msg *m)
 		}
 		escape_in_place(m->u.sample.unit, sizeof(m->u.sample.unit));
 		int e = monitor_store_sample(r->mon, n->name, m,
-					     clock_offset_to_host(part_clock(p), m->u.sample.mono_ns));
+					     part_clock_to_host(p->clock, m->u.sample.mono_ns));
 		if (e == -EFBIG && !r->warned_big_monitors) {
 			r->warned_big_monitors = true;
 			run_add_event(r, p, m->u.sample.step,

@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The state of a run, shared by run.c (the loop and the coordinator),
- * run_records.c (what goes into the results) and run_manifest.c. */
+/* The state of a run, shared by the seven run*.c files that include it:
+ * run.c (the loop and the coordinator), run_messages.c (the agents'
+ * messages), run_launch.c (participants up and down), run_records.c
+ * (barriers.ndjson), run_bench.c (samples and failure records),
+ * run_manifest.c and run_status.c.  A participant's clock and step are not
+ * shared: run_clock.c and run_step.c own them (run_clock.h, run_step.h),
+ * and its launch is run_launch.c's (struct part_launch); each is reached
+ * through functions, never through its fields. */
 #ifndef LOCKSTEP_RUN_PRIV_H
 #define LOCKSTEP_RUN_PRIV_H
 
@@ -27,34 +33,21 @@
 #include "run.h"
 #include "start_timing.h"
 #include "run_auto.h"
+#include "run_clock.h"
+#include "run_step.h"
 #include "sysfacts.h"
 #include "virt_conn.h"
 #include "virt_guest.h"
 
-/* What one participant may push at us in one step before it counts as a
- * protocol violation (results) or gets cut (raw output). */
-#define RUN_RESULTS_PER_STEP_MAX 256
-#define RUN_OUTPUT_PER_STEP_MAX (8u << 20)
 #define RUN_EVENTS_MAX 1000
-/* Agent error text hostd shows (log and manifest) per node: per step and
- * per run.  An agent says a few lines when something goes wrong; past
- * these the rest is counted, and said in one "suppressed N bytes" line. */
-#define RUN_GUEST_TEXT_PER_STEP_MAX (16 * 1024)
-#define RUN_GUEST_TEXT_PER_RUN_MAX (256 * 1024)
 /* Flags of a node in a barrier record (barriers.ndjson "flags"). */
 #define RUN_FLAG_START_IMPLAUSIBLE 1u /* its start stamp is outside what the host saw */
 #define RUN_FLAG_OFFSET_JUMP 2u       /* its clock offset jumped beyond its bounds */
 /* How long agents get to leave after bye before SIGKILL. */
 #define RUN_BYE_GRACE_MS 3000
-/* Ping/pong exchanges per guest before its plan: the best of them sets the
- * guest's clock offset (bench: 16 exchanges take ~5 ms on a TCG guest). */
-#define RUN_CLOCK_EXCHANGES 16
 /* A scheduled release needs every clock known this well; else that barrier
  * is released immediately, with a warning. */
 #define RUN_CLOCK_BOUND_MAX_NS (5 * 1000 * 1000LL)
-/* PTP readings fitted: those whose window is within 1.5x the smallest plus
- * this (a cross-timestamp's window is tens of ns, a plain read's a few us) */
-#define RUN_PTP_GOOD_SLACK_NS 2000
 /* Automatic lead of a scheduled go: the writes and wake-ups on the host
  * (base + per participant), or a few of the slowest recent round trips to
  * a guest, whichever is longer; never more than the cap. */
@@ -77,64 +70,20 @@ struct participant {
 	enum part_kind kind;
 	size_t guest_index;
 	struct run *run;
-	bool launched;          /* its agent was started */
-
-	/* PART_LOCAL and PART_HOST */
-	struct local_guest proc;
+	/* its agent process or libvirt guest, push and fetch (run_launch.c) */
+	struct part_launch *launch;
 
 	/* the agent's clock: shared for processes on the host, estimated by
-	 * ping/pong for guests before they get their plan */
-	bool clock_shared;
-	bool clock_ready;       /* the first RUN_CLOCK_EXCHANGES are in */
-	unsigned clock_attempts; /* pongs that answered our ping, possible or not */
-	bool ping_inflight;
-	struct clock_offset clock;
-	uint64_t ping_seq;
-	int64_t ping_t1;
-	/* the guest's KVM PTP clock, read on each pong when it has one: the
-	 * offset in use (method "ptp-kvm") once clock_ptp is set */
-	struct clock_offset ptp;
-	struct clock_realmono ping_realmono; /* the host's realtime - mono as the ping left */
-	bool clock_ptp;
-	unsigned ptp_refused;   /* readings outside the exchange they came with */
-	int64_t ptp_real_behind_ns; /* the guest's realtime behind the host's, last reading */
-
-	/* PART_LIBVIRT */
-	struct virt_guest vm;
-	bool vm_stopped;        /* nothing more to undo for it */
-	struct harness_job push;
-	bool push_busy;
-	char *known_hosts;
-	struct harness_job fetch; /* agent.log back, before it is stopped */
-	bool fetch_busy, log_fetched;
-	char *log_path;
+	 * ping/pong (or KVM PTP) for guests before they get their plan */
+	struct part_clock *clock; /* run_clock.h */
 
 	bool hello_seen;
 	bool failed;
-	uint32_t running_step;  /* released into it (0: none yet) */
-	bool started;           /* sent started for running_step */
-	bool timing_warned;     /* said once that its start timing is not believed */
-	bool done;              /* sent done for running_step */
-	uint32_t results_in_step;
-	uint64_t result_names[RUN_RESULTS_PER_STEP_MAX]; /* hashes of the step's metrics */
-	uint64_t output_in_step;
-	/* agent error text shown (RUN_GUEST_TEXT_*) and held back */
-	uint32_t text_step;
-	uint64_t text_step_bytes, text_run_bytes, text_suppressed;
-	uint32_t text_suppressed_step;
-	/* for the pending barrier record (run_records.c) */
-	unsigned rec_flags;     /* RUN_FLAG_* */
-	int64_t rec_claimed_ns; /* an implausible start stamp, on the host's clock */
-	bool clock_jumped;      /* since the last record: flag it in the next */
-	/* the step's raw output, kept for its parser (run_bench.c) */
-	char *bench_out;
-	size_t bench_out_len;
-	bool bench_out_cut;     /* more came than RUN_PARSE_INPUT_MAX */
-	uint32_t steps_done;
+	/* where it is in its steps: released, started, done, what it sent */
+	struct part_step *step; /* run_step.h */
 	char agent_version[PROTO_SHORT_MAX];
 	char boot_id[PROTO_SHORT_MAX];
 	char clocksource[PROTO_SHORT_MAX];
-	char exit_desc[64];
 };
 
 /* The barrier record of the step released last, written once every
@@ -147,6 +96,10 @@ struct step_record {
 	int64_t *started_ns; /* per participant, 0: not yet */
 	int64_t *late_ns;
 	struct start_timing *timing; /* per participant, start_ns 0: none or not believed */
+	unsigned *flags;     /* per participant, RUN_FLAG_* */
+	int64_t *claimed_ns; /* per participant, an implausible start stamp on the host's clock */
+	bool *timing_warned; /* per participant, for the run: said once that its start
+			      * timing is not believed */
 };
 
 struct run {
@@ -204,17 +157,6 @@ struct run {
 	struct run_cluster *cluster; /* CLUSTER_*: the other hosts (run_cluster.h); NULL: none */
 };
 
-/* The clock offset in use for a participant, and its method's name. */
-static inline const struct clock_offset *part_clock(const struct participant *p)
-{
-	return p->clock_ptp ? &p->ptp : &p->clock;
-}
-
-static inline const char *part_clock_method(const struct participant *p)
-{
-	return p->clock_shared ? "shared" : p->clock_ptp ? "ptp-kvm" : "ping";
-}
-
 /* run.c */
 void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -246,6 +188,18 @@ void run_send_ping(struct run *r, struct participant *p);
 void run_agents_finish(struct run *r);
 
 /* run_launch.c */
+/* p's launch (struct part_launch, run_launch.c's alone); run_launch_fini
+ * lets it go. */
+void run_launch_part_init(struct participant *p);
+/* Its agent process on the host, killed (SIGKILL); whether it still runs. */
+void run_launch_kill(struct participant *p);
+bool run_launch_agent_running(const struct participant *p);
+/* A libvirt guest's domain once it exists, else NULL. */
+virDomainPtr run_launch_domain(const struct participant *p);
+/* How its agent process ended ("exited with status 1"), else NULL. */
+const char *run_launch_exit(const struct participant *p);
+/* The manifest's "libvirt" and "harness" of a libvirt guest, into o. */
+void run_launch_json(json_object *o, const struct participant *p);
 /* What can fail before any guest starts (hostd's SSH key, GUEST_SSH_KEY's
  * public key, the known-hosts folder), checked before the run folder is
  * made: 0, or -errno, said in the log.  r->p[].kind must be set. */
@@ -268,16 +222,13 @@ const char *run_launch_closed_why(struct run *r, struct participant *p);
  * failure ("its domain was paused ..."), else false. */
 bool run_launch_paused_why(struct run *r, struct participant *p, char *buf, size_t len);
 
-/* run_clock.c */
-/* Warns of a clocksource unfit for microsecond timing (a jiffies one also
- * makes every release immediate); run.c calls it at a participant's first
- * hello, before its first step. */
-void run_clock_judge_source(struct run *r, struct participant *p);
-/* A pong's KVM PTP reading: into p->ptp, or refused and said once. */
-void run_clock_ptp_reading(struct run *r, struct participant *p, const struct proto_msg *m);
-
 /* run_records.c */
+/* The pending record's arrays, for r->n participants; and let go. */
+void run_record_init(struct run *r);
+void run_record_fini(struct run *r);
 void run_record_reset(struct run *r, uint32_t step);
+/* p's start or clock is flagged (RUN_FLAG_*) in the pending record. */
+bool run_record_flagged(const struct run *r, const struct participant *p, unsigned flag);
 /* p said started: host_ns is its stamp on the host's clock, checked
  * against the go's send and the receipt (p->node.rx_ns), widened by its
  * clock's bound; outside, it is flagged implausible and left out of skew.
@@ -298,10 +249,8 @@ struct record_lateness {
  * to start (force: write it anyway, with who is missing): true, and *late
  * filled; false (nothing pending, or still waiting): *late is zero. */
 bool run_record_flush(struct run *r, bool force, struct record_lateness *late);
-void run_write_sample(struct run *r, struct participant *p, const struct proto_msg *m);
 
 /* run_bench.c: steps of benchmark specs, parsed on the host */
-#define RUN_PARSE_INPUT_MAX (1 << 20) /* bytes of one step's output a parser reads */
 void run_bench_output(struct run *r, struct participant *p, uint32_t step, const char *data,
 		      size_t len);
 /* The step ended with exit_status: its metrics, or a failure record. */
@@ -309,6 +258,9 @@ void run_bench_done(struct run *r, struct participant *p, uint32_t step, int exi
 /* The step will never end (timeout, the participant failed, the run
  * ended): its failure record, whatever kind of step it was. */
 void run_bench_lost(struct run *r, struct participant *p, uint32_t step, const char *why);
+/* A result's sample in samples.ndjson (and its value for adaptive
+ * iterations). */
+void run_write_sample(struct run *r, struct participant *p, const struct proto_msg *m);
 /* A failure record in samples.ndjson: where the numbers would have been. */
 void run_write_failure(struct run *r, struct participant *p, uint32_t step, int exit_status,
 		       const char *reason);

@@ -8,11 +8,41 @@
 #include "log.h"
 #include "run_cluster.h"
 #include "run_priv.h"
+#include "xalloc.h"
 
 static int64_t sat_add(int64_t a, int64_t b)
 {
 	int64_t s;
 	return __builtin_add_overflow(a, b, &s) ? (b > 0 ? INT64_MAX : INT64_MIN) : s;
+}
+
+void run_record_init(struct run *r)
+{
+	struct step_record *rec = &r->rec;
+	rec->ready_ns = xcalloc(r->n, sizeof(int64_t));
+	rec->started_ns = xcalloc(r->n, sizeof(int64_t));
+	rec->late_ns = xcalloc(r->n, sizeof(int64_t));
+	rec->timing = xcalloc(r->n, sizeof(*rec->timing));
+	rec->flags = xcalloc(r->n, sizeof(*rec->flags));
+	rec->claimed_ns = xcalloc(r->n, sizeof(int64_t));
+	rec->timing_warned = xcalloc(r->n, sizeof(bool));
+}
+
+void run_record_fini(struct run *r)
+{
+	struct step_record *rec = &r->rec;
+	free(rec->ready_ns);
+	free(rec->started_ns);
+	free(rec->late_ns);
+	free(rec->timing);
+	free(rec->flags);
+	free(rec->claimed_ns);
+	free(rec->timing_warned);
+}
+
+bool run_record_flagged(const struct run *r, const struct participant *p, unsigned flag)
+{
+	return r->rec.flags && (r->rec.flags[p->node.index] & flag);
 }
 
 void run_record_reset(struct run *r, uint32_t step)
@@ -27,34 +57,33 @@ void run_record_reset(struct run *r, uint32_t step)
 	memset(rec->timing, 0, r->n * sizeof(*rec->timing));
 	/* a jump seen while waiting at this barrier belongs to this step */
 	for (size_t i = 0; i < r->n; i++) {
-		struct participant *p = &r->p[i];
-		p->rec_flags = p->clock_jumped ? RUN_FLAG_OFFSET_JUMP : 0;
-		p->clock_jumped = false;
-		p->rec_claimed_ns = 0;
+		rec->flags[i] = part_clock_take_jump(r->p[i].clock) ? RUN_FLAG_OFFSET_JUMP : 0;
+		rec->claimed_ns[i] = 0;
 	}
 }
 
 void run_record_started(struct run *r, struct participant *p, int64_t host_ns, int64_t late_ns)
 {
-	if (r->rec.step != p->running_step)
+	uint32_t k = part_step_released(p->step);
+	if (r->rec.step != k)
 		return;
 	/* It started after the go left and before we heard so: anything else
 	 * is a clock that lies (or an offset that is wrong), not a skew. */
-	int64_t bound = p->clock_shared ? 0 : clock_offset_bound_at(part_clock(p), p->node.rx_ns);
+	int64_t bound = part_clock_bound_at(p->clock, p->node.rx_ns);
 	int64_t lo = sat_add(r->rec.go_first_ns, -bound), hi = sat_add(p->node.rx_ns, bound);
 	/* late after a scheduled instant: no later than the receipt allows
 	 * (its lateness feeds the lead of every release after) */
 	int64_t late_max = r->rec.release_at_ns ? sat_add(hi, -r->rec.release_at_ns) : INT64_MAX;
 	if (host_ns < lo || host_ns > hi || (late_ns > 0 && late_ns > late_max)) {
 		char what[300];
-		p->rec_flags |= RUN_FLAG_START_IMPLAUSIBLE;
-		p->rec_claimed_ns = host_ns;
+		r->rec.flags[p->node.index] |= RUN_FLAG_START_IMPLAUSIBLE;
+		r->rec.claimed_ns[p->node.index] = host_ns;
 		snprintf(what, sizeof(what), "its start stamp (%lld ns on the host's clock, %lld ns "
 			 "late) is outside the go's send and the receipt of started (%lld..%lld ns, "
 			 "its offset bound included): implausible, left out of the skew",
 			 (long long)host_ns, (long long)late_ns, (long long)lo, (long long)hi);
-		log_warn("%s: %s (step %u)", p->node.name, what, p->running_step);
-		run_add_event(r, p, p->running_step, what);
+		log_warn("%s: %s (step %u)", p->node.name, what, k);
+		run_add_event(r, p, k, what);
 	} else {
 		r->rec.started_ns[p->node.index] = host_ns;
 		r->rec.late_ns[p->node.index] = late_ns;
@@ -63,16 +92,17 @@ void run_record_started(struct run *r, struct participant *p, int64_t host_ns, i
 
 void run_record_timing(struct run *r, struct participant *p, const struct start_timing *t)
 {
-	if (r->rec.step != p->running_step)
+	uint32_t k = part_step_released(p->step);
+	if (r->rec.step != k)
 		return;
-	int64_t bound = p->clock_shared ? 0 : clock_offset_bound_at(part_clock(p), p->node.rx_ns);
+	int64_t bound = part_clock_bound_at(p->clock, p->node.rx_ns);
 	int e = start_timing_check(t, r->rec.go_first_ns, bound);
-	if (e == -ERANGE && !p->timing_warned) {
-		p->timing_warned = true;
+	if (e == -ERANGE && !r->rec.timing_warned[p->node.index]) {
+		r->rec.timing_warned[p->node.index] = true;
 		log_warn("%s: its start timing for step %u cannot be true (agent read the go at %lld, "
 			 "its child at %lld, started at %lld, %lld ns queued; the go left at %lld, "
 			 "clock bound %lld ns): left out of barriers.ndjson (said once)",
-			 p->node.name, p->running_step, (long long)t->agent_go_ns,
+			 p->node.name, k, (long long)t->agent_go_ns,
 			 (long long)t->child_go_ns, (long long)t->start_ns, (long long)t->runq_ns,
 			 (long long)r->rec.go_first_ns, (long long)bound);
 	}
@@ -117,18 +147,19 @@ static json_object *flags_json(struct run *r, bool claimed)
 	json_object *o = json_object_new_object();
 	for (size_t i = 0; i < r->n; i++) {
 		const struct participant *p = &r->p[i];
-		if (!r->rec.ready_ns[i] || !p->rec_flags)
+		unsigned flags = r->rec.flags[i];
+		if (!r->rec.ready_ns[i] || !flags)
 			continue;
 		if (claimed) {
-			if (p->rec_flags & RUN_FLAG_START_IMPLAUSIBLE)
+			if (flags & RUN_FLAG_START_IMPLAUSIBLE)
 				json_object_object_add(o, p->node.name,
-						       json_object_new_int64(p->rec_claimed_ns));
+						       json_object_new_int64(r->rec.claimed_ns[i]));
 			continue;
 		}
 		json_object *a = json_object_new_array();
-		if (p->rec_flags & RUN_FLAG_START_IMPLAUSIBLE)
+		if (flags & RUN_FLAG_START_IMPLAUSIBLE)
 			json_object_array_add(a, json_object_new_string("start-implausible"));
-		if (p->rec_flags & RUN_FLAG_OFFSET_JUMP)
+		if (flags & RUN_FLAG_OFFSET_JUMP)
 			json_object_array_add(a, json_object_new_string("offset-jump"));
 		json_object_object_add(o, p->node.name, a);
 	}
@@ -156,7 +187,7 @@ bool run_record_flush(struct run *r, bool force, struct record_lateness *late)
 				last = rec->started_ns[i];
 				last_i = i;
 			}
-		} else if (!r->p[i].failed && !(r->p[i].rec_flags & RUN_FLAG_START_IMPLAUSIBLE)) {
+		} else if (!r->p[i].failed && !(rec->flags[i] & RUN_FLAG_START_IMPLAUSIBLE)) {
 			missing++;
 		}
 	}
@@ -201,10 +232,11 @@ bool run_record_flush(struct run *r, bool force, struct record_lateness *late)
 		if (!rec->ready_ns[i])
 			continue;
 		json_object *c = json_object_new_object();
-		json_object_object_add(c, "method", json_object_new_string(part_clock_method(p)));
+		const struct clock_offset *in_use = part_clock_offset(p->clock);
+		json_object_object_add(c, "method", json_object_new_string(part_clock_method(p->clock)));
 		json_object_object_add(c, "offset_ns", json_object_new_int64(
-			p->clock_shared ? 0 : clock_offset_at(part_clock(p), rec->go_first_ns)));
-		json_object_object_add(c, "bound_ns", json_object_new_int64(part_clock(p)->bound_ns));
+			part_clock_shared(p->clock) ? 0 : clock_offset_at(in_use, rec->go_first_ns)));
+		json_object_object_add(c, "bound_ns", json_object_new_int64(in_use->bound_ns));
 		json_object_object_add(offsets, p->node.name, c);
 	}
 	json_object_object_add(o, "clock_offsets", offsets);
@@ -212,8 +244,8 @@ bool run_record_flush(struct run *r, bool force, struct record_lateness *late)
 		json_object_object_add(o, "skew_ns", json_object_new_int64(last - first));
 		/* each end of the spread is only known to within its own bound */
 		json_object_object_add(o, "skew_bound_ns",
-				       json_object_new_int64(part_clock(&r->p[first_i])->bound_ns +
-							     part_clock(&r->p[last_i])->bound_ns));
+				       json_object_new_int64(part_clock_offset(r->p[first_i].clock)->bound_ns +
+							     part_clock_offset(r->p[last_i].clock)->bound_ns));
 	} else {
 		json_object_object_add(o, "skew_ns", NULL);
 		json_object_object_add(o, "skew_bound_ns", NULL);
@@ -221,7 +253,7 @@ bool run_record_flush(struct run *r, bool force, struct record_lateness *late)
 	json_object *gaps = json_object_new_array();
 	for (size_t i = 0; i < r->n; i++)
 		if (rec->ready_ns[i] && !rec->started_ns[i] &&
-		    !(r->p[i].rec_flags & RUN_FLAG_START_IMPLAUSIBLE))
+		    !(rec->flags[i] & RUN_FLAG_START_IMPLAUSIBLE))
 			json_object_array_add(gaps, json_object_new_string(r->p[i].node.name));
 	json_object_object_add(o, "not_started", gaps);
 	run_cluster_record(r, o);
