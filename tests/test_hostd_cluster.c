@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The cross-host barrier end to end (issue 18, docs/cluster.md): a real
+ * redis-server on 127.0.0.1 at a free port, two real hostds (local guests)
+ * as leader "a" and follower "b" of one cluster.  Both complete with the
+ * same release instant per step in their barriers.ndjson; a follower that
+ * never comes, or dies after a step, makes the leader fail naming it
+ * within CLUSTER_TIMEOUT, with what ran kept.  tools/install-deps installs
+ * redis-server: its absence fails the test.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hostd_testlib.h"
+
+static pid_t redis_pid;
+static int redis_port;
+
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+static bool redis_answers(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)redis_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	bool ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (ok) {
+		char buf[16] = "";
+		ok = write(fd, "PING\r\n", 6) == 6 && read(fd, buf, sizeof(buf) - 1) > 0 &&
+		     strncmp(buf, "+PONG", 5) == 0;
+	}
+	close(fd);
+	return ok;
+}
+
+/* argv[0] started with stdout and stderr to tmpdir/<log>. */
+static pid_t spawn(const char *log, const char *const *argv)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, log);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void setup(void)
+{
+	hostd_test_setup();
+	ck_assert_msg(access("/usr/bin/redis-server", X_OK) == 0,
+		      "redis-server is missing: tools/install-deps installs it");
+	redis_port = free_port();
+	char port[16];
+	snprintf(port, sizeof(port), "%d", redis_port);
+	const char *argv[] = { "/usr/bin/redis-server", "--port", port, "--bind", "127.0.0.1",
+			       "--save", "", "--appendonly", "no", "--dir", tmpdir, NULL };
+	redis_pid = spawn("redis.log", argv);
+	for (int i = 0; i < 200 && !redis_answers(); i++)
+		usleep(20000);
+	ck_assert_msg(redis_answers(), "redis-server on 127.0.0.1:%d did not answer PING", redis_port);
+}
+
+static void teardown(void)
+{
+	if (redis_pid > 0) {
+		kill(redis_pid, SIGTERM);
+		waitpid(redis_pid, NULL, 0);
+	}
+	hostd_test_teardown();
+}
+
+/* member's h.conf, its results folder tmpdir/<member>, its stderr
+ * tmpdir/<member>.err */
+static pid_t start_member(const char *member, const char *role, const char *extra_conf)
+{
+	char name[64], h[512], g[512], res[512], err[64], conf[1024];
+	snprintf(conf, sizeof(conf), "GUEST_KIND=local\nGUEST_COUNT=2\nBARRIER_TIMEOUT=30\n"
+		 "CLUSTER_REDIS=127.0.0.1:%d\nCLUSTER_ID=t%d\nCLUSTER_ROLE=%s\nCLUSTER_MEMBER=%s\n"
+		 "CLUSTER_MEMBERS=\"a b\"\n%s", redis_port, redis_port, role, member, extra_conf);
+	snprintf(name, sizeof(name), "h-%s.conf", member);
+	write_file(name, conf, 0644);
+	snprintf(h, sizeof(h), "%s/%s", tmpdir, name);
+	snprintf(g, sizeof(g), "%s/g.conf", tmpdir);
+	snprintf(res, sizeof(res), "%s/%s", tmpdir, member);
+	snprintf(err, sizeof(err), "%s.err", member);
+	const char *argv[] = { hostd_path, "--host-config", h, "--guest-config", g, "--results",
+			       res, "--run-name", "t", "--agent", agent_path, "--no-progress", NULL };
+	return spawn(err, argv);
+}
+
+static const char *member_err(const char *member)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s.err", tmpdir, member);
+	const char *t = read_text(path);
+	return t ? t : "";
+}
+
+static json_object **barriers(const char *member, size_t *n)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s/t/barriers.ndjson", tmpdir, member);
+	const char *text = read_text(path);
+	ck_assert_msg(text, "%s has no barriers.ndjson: %s", member, member_err(member));
+	json_object **v = calloc(64, sizeof(*v));
+	*n = 0;
+	for (const char *l = text; *l && *n < 64;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		char *line = strndup(l, len);
+		v[(*n)++] = json_tokener_parse(line);
+		free(line);
+		l += len + (e ? 1 : 0);
+	}
+	return v;
+}
+
+static json_object *field(json_object *o, const char *k)
+{
+	json_object *v = NULL;
+	ck_assert_msg(json_object_object_get_ex(o, k, &v), "no %s in %s", k,
+		      json_object_to_json_string(o));
+	return v;
+}
+
+#define GCONF "MMTESTS=\"cpu-probe\"\nMMTEST_ITERATIONS=%d\nCPU_PROBE_UNITS=%d\n"
+
+START_TEST(test_two_hosts_one_instant)
+{
+	char g[256];
+	snprintf(g, sizeof(g), GCONF, 3, 2000);
+	write_file("g.conf", g, 0644);
+	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=20\n");
+	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=20\n");
+	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
+	ck_assert_msg(sa == 0, "leader exit %d: %s", sa, member_err("a"));
+	ck_assert_msg(sb == 0, "follower exit %d: %s", sb, member_err("b"));
+
+	size_t na, nb;
+	json_object **ra = barriers("a", &na), **rb = barriers("b", &nb);
+	ck_assert_uint_eq(na, 3);
+	ck_assert_uint_eq(nb, 3);
+	int64_t spread_max = 0;
+	for (size_t i = 0; i < na; i++) {
+		json_object *ca = field(ra[i], "cluster"), *cb = field(rb[i], "cluster");
+		char id[64];
+		snprintf(id, sizeof(id), "t%d:step-%zu", redis_port, i + 1);
+		ck_assert_str_eq(json_object_get_string(field(ca, "roadblock")), id);
+		ck_assert_str_eq(json_object_get_string(field(cb, "roadblock")), id);
+		ck_assert_str_eq(json_object_get_string(field(ca, "role")), "leader");
+		ck_assert_str_eq(json_object_get_string(field(cb, "role")), "follower");
+		int64_t at = json_object_get_int64(field(ca, "release_realtime_ns"));
+		ck_assert_int_gt(at, 0);
+		ck_assert_int_eq(json_object_get_int64(field(cb, "release_realtime_ns")), at);
+		/* each host's own scheduled release is that instant on its clock */
+		ck_assert_str_eq(json_object_get_string(field(ra[i], "release")), "scheduled");
+		ck_assert_str_eq(json_object_get_string(field(rb[i], "release")), "scheduled");
+		ck_assert(json_object_is_type(field(field(ca, "host_clock"), "unsynchronised"),
+					      json_type_boolean));
+		/* the leader knows both round trips */
+		ck_assert_int_gt(json_object_get_int64(field(field(ca, "rtt_ns"), "b")), 0);
+		int64_t lo = INT64_MAX, hi = INT64_MIN;
+		json_object *hosts[] = { ca, cb };
+		for (int h = 0; h < 2; h++) {
+			json_object *st = field(hosts[h], "started_realtime_ns");
+			ck_assert_int_eq(json_object_object_length(st), 2);
+			json_object_object_foreach(st, node, v)
+			{
+				int64_t t = json_object_get_int64(v);
+				/* no guest before the instant (stamps to 1 ms), none long after */
+				ck_assert_msg(t > at - 1000000 && t < at + 1000000000,
+					      "step %zu: %s of host %d started %lld ns from the instant",
+					      i + 1, node, h, (long long)(t - at));
+				lo = t < lo ? t : lo;
+				hi = t > hi ? t : hi;
+			}
+		}
+		spread_max = hi - lo > spread_max ? hi - lo : spread_max;
+	}
+	printf("two hostds, 2 local guests each: release instant shared on every step; "
+	       "start spread across the 4 guests at most %lld us\n", (long long)(spread_max / 1000));
+	free_ndjson(ra, na);
+	free_ndjson(rb, nb);
+}
+END_TEST
+
+START_TEST(test_follower_never_comes)
+{
+	char g[256];
+	snprintf(g, sizeof(g), GCONF, 2, 1000);
+	write_file("g.conf", g, 0644);
+	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=1\n");
+	int sa = hostd_test_wait(a);
+	/* nothing ran: a usage-type end, no run folder */
+	ck_assert_msg(sa == 1, "leader exit %d: %s", sa, member_err("a"));
+	char want[160];
+	snprintf(want, sizeof(want), "cluster step 1 (roadblock t%d:step-1): no follower-online from "
+		 "b within CLUSTER_TIMEOUT=1s (ON_HOST_FAILURE=abort)", redis_port);
+	ck_assert_msg(strstr(member_err("a"), want), "want \"%s\" in: %s", want, member_err("a"));
+	struct stat st;
+	char path[512];
+	snprintf(path, sizeof(path), "%s/a/t", tmpdir);
+	ck_assert_int_ne(stat(path, &st), 0);
+}
+END_TEST
+
+/* The follower dies after its first step: the leader's next barrier times
+ * out naming it; its results so far stay. */
+START_TEST(test_follower_dies_results_kept)
+{
+	char g[256], path[512];
+	snprintf(g, sizeof(g), GCONF, 6, 20000);
+	write_file("g.conf", g, 0644);
+	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=2\n");
+	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=2\n");
+	snprintf(path, sizeof(path), "%s/b/t/barriers.ndjson", tmpdir);
+	struct stat st;
+	for (int i = 0; i < 1000 && (stat(path, &st) != 0 || st.st_size == 0); i++)
+		usleep(10000);
+	ck_assert_msg(stat(path, &st) == 0 && st.st_size > 0, "the follower wrote no barrier: %s",
+		      member_err("b"));
+	kill(b, SIGKILL);
+	waitpid(b, NULL, 0);
+	int sa = hostd_test_wait(a);
+	ck_assert_msg(sa == 2, "leader exit %d: %s", sa, member_err("a"));
+	const char *err = member_err("a");
+	ck_assert_msg(strstr(err, "from b within CLUSTER_TIMEOUT=2s (ON_HOST_FAILURE=abort)"),
+		      "leader's stderr: %s", err);
+	size_t n;
+	json_object **ra = barriers("a", &n);
+	ck_assert_uint_ge(n, 1);
+	ck_assert_uint_lt(n, 6);
+	free_ndjson(ra, n);
+	snprintf(path, sizeof(path), "%s/a/t/manifest.json", tmpdir);
+	json_object *m = json_object_from_file(path);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_str_eq(json_object_get_string(field(m, "status")), "aborted");
+	json_object_put(m);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("hostd-cluster");
+	TCase *tc = tcase_create("cluster");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_two_hosts_one_instant);
+	tcase_add_test(tc, test_follower_never_comes);
+	tcase_add_test(tc, test_follower_dies_results_kept);
+	suite_add_tcase(s, tc);
+	return hostd_test_main(s);
+}
