@@ -98,7 +98,8 @@ static void teardown(void)
 
 /* member's h.conf, its results folder tmpdir/<member>, its stderr
  * tmpdir/<member>.err */
-static pid_t start_member(const char *member, const char *role, const char *extra_conf)
+static pid_t start_member_g(const char *member, const char *role, const char *gconf,
+			    const char *extra_conf)
 {
 	char name[64], h[512], g[512], res[512], err[64], conf[1024];
 	snprintf(conf, sizeof(conf), "GUEST_KIND=local\nGUEST_COUNT=2\nBARRIER_TIMEOUT=30\n"
@@ -107,12 +108,17 @@ static pid_t start_member(const char *member, const char *role, const char *extr
 	snprintf(name, sizeof(name), "h-%s.conf", member);
 	write_file(name, conf, 0644);
 	snprintf(h, sizeof(h), "%s/%s", tmpdir, name);
-	snprintf(g, sizeof(g), "%s/g.conf", tmpdir);
+	snprintf(g, sizeof(g), "%s/%s", tmpdir, gconf);
 	snprintf(res, sizeof(res), "%s/%s", tmpdir, member);
 	snprintf(err, sizeof(err), "%s.err", member);
 	const char *argv[] = { hostd_path, "--host-config", h, "--guest-config", g, "--results",
 			       res, "--run-name", "t", "--agent", agent_path, "--no-progress", NULL };
 	return spawn(err, argv);
+}
+
+static pid_t start_member(const char *member, const char *role, const char *extra_conf)
+{
+	return start_member_g(member, role, "g.conf", extra_conf);
 }
 
 static const char *member_err(const char *member)
@@ -150,13 +156,18 @@ static json_object *field(json_object *o, const char *k)
 	return v;
 }
 
-#define GCONF "MMTESTS=\"cpu-probe\"\nMMTEST_ITERATIONS=%d\nCPU_PROBE_UNITS=%d\n"
+/* tmpdir/<name>: cpu-probe steps */
+static void write_gconf(const char *name, int iterations, int units)
+{
+	char g[256];
+	snprintf(g, sizeof(g), "MMTESTS=\"cpu-probe\"\nMMTEST_ITERATIONS=%d\nCPU_PROBE_UNITS=%d\n",
+		 iterations, units);
+	write_file(name, g, 0644);
+}
 
 START_TEST(test_two_hosts_one_instant)
 {
-	char g[256];
-	snprintf(g, sizeof(g), GCONF, 3, 2000);
-	write_file("g.conf", g, 0644);
+	write_gconf("g.conf", 3, 2000);
 	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=20\n");
 	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=20\n");
 	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
@@ -213,9 +224,7 @@ END_TEST
 
 START_TEST(test_follower_never_comes)
 {
-	char g[256];
-	snprintf(g, sizeof(g), GCONF, 2, 1000);
-	write_file("g.conf", g, 0644);
+	write_gconf("g.conf", 2, 1000);
 	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=1\n");
 	int sa = hostd_test_wait(a);
 	/* nothing ran: a usage-type end, no run folder */
@@ -231,14 +240,13 @@ START_TEST(test_follower_never_comes)
 }
 END_TEST
 
-/* The follower dies after its first step: the leader's next barrier times
- * out naming it; its results so far stay. */
-START_TEST(test_follower_dies_results_kept)
+/* Leader a and follower b on 6 steps; b SIGKILLed once it wrote its first
+ * barrier.  The leader's exit status. */
+static int run_follower_dies(const char *leader_conf)
 {
-	char g[256], path[512];
-	snprintf(g, sizeof(g), GCONF, 6, 20000);
-	write_file("g.conf", g, 0644);
-	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=2\n");
+	char path[512];
+	write_gconf("g.conf", 6, 20000);
+	pid_t a = start_member("a", "leader", leader_conf);
 	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=2\n");
 	snprintf(path, sizeof(path), "%s/b/t/barriers.ndjson", tmpdir);
 	struct stat st;
@@ -248,7 +256,15 @@ START_TEST(test_follower_dies_results_kept)
 		      member_err("b"));
 	kill(b, SIGKILL);
 	waitpid(b, NULL, 0);
-	int sa = hostd_test_wait(a);
+	return hostd_test_wait(a);
+}
+
+/* The follower dies after its first step: the leader's next barrier times
+ * out naming it; its results so far stay. */
+START_TEST(test_follower_dies_results_kept)
+{
+	char path[512];
+	int sa = run_follower_dies("CLUSTER_TIMEOUT=2\n");
 	ck_assert_msg(sa == 2, "leader exit %d: %s", sa, member_err("a"));
 	const char *err = member_err("a");
 	ck_assert_msg(strstr(err, "from b within CLUSTER_TIMEOUT=2s (ON_HOST_FAILURE=abort)"),
@@ -266,6 +282,40 @@ START_TEST(test_follower_dies_results_kept)
 }
 END_TEST
 
+/* The same, ON_HOST_FAILURE=continue: the leader leaves b out and completes. */
+START_TEST(test_follower_dies_leader_continues)
+{
+	int sa = run_follower_dies("CLUSTER_TIMEOUT=1\nON_HOST_FAILURE=continue\n");
+	ck_assert_msg(sa == 0, "leader exit %d: %s", sa, member_err("a"));
+	size_t n;
+	json_object **ra = barriers("a", &n);
+	ck_assert_uint_eq(n, 6);
+	/* the step it was left out of says so, and the last one still does */
+	json_object *last = field(ra[n - 1], "cluster");
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(field(last, "dropped"), 0)),
+			 "b");
+	free_ndjson(ra, n);
+}
+END_TEST
+
+/* A follower with another g.conf is refused before its first step runs. */
+START_TEST(test_different_plan_refused)
+{
+	write_gconf("g.conf", 2, 1000);
+	write_gconf("g-other.conf", 3, 1000);
+	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=10\n");
+	pid_t b = start_member_g("b", "follower", "g-other.conf", "CLUSTER_TIMEOUT=10\n");
+	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
+	ck_assert_msg(sa == 1, "leader exit %d: %s", sa, member_err("a"));
+	ck_assert_msg(strstr(member_err("a"), "member b runs a different plan"), "leader: %s",
+		      member_err("a"));
+	/* the follower hears all-abort at once, not after its timeout */
+	ck_assert_msg(sb == 1, "follower exit %d: %s", sb, member_err("b"));
+	ck_assert_msg(strstr(member_err("b"), "the leader a sent all-abort"), "follower: %s",
+		      member_err("b"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hostd-cluster");
@@ -275,6 +325,8 @@ int main(void)
 	tcase_add_test(tc, test_two_hosts_one_instant);
 	tcase_add_test(tc, test_follower_never_comes);
 	tcase_add_test(tc, test_follower_dies_results_kept);
+	tcase_add_test(tc, test_follower_dies_leader_continues);
+	tcase_add_test(tc, test_different_plan_refused);
 	suite_add_tcase(s, tc);
 	return hostd_test_main(s);
 }

@@ -49,6 +49,7 @@ struct cluster {
 	char uuid_base[40];
 	int64_t rtt_ns, ping_t0;
 	uint32_t pending; /* a step ready while the last read was out */
+	char plan[RB_SHA256_HEX + 1];
 	struct step st;
 };
 
@@ -275,8 +276,9 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 			  rb_command_name(m->command), m->sender_id, i > 0 ? " (dropped)" : "");
 		return;
 	}
-	char err[256];
+	char err[256], plan[RB_SHA256_HEX + 1];
 	int64_t rtt;
+	int r;
 	switch (m->command) {
 	case RB_FOLLOWER_ONLINE:
 		st->online[i] = true;
@@ -296,8 +298,19 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 		}
 		return;
 	case RB_USER_OBJECT:
-		if (rb_rtt_parse(m->user_object, &rtt, err, sizeof(err)) > 0)
-			st->rtt[i] = rtt;
+		r = rb_member_parse(m->user_object, &rtt, plan, err, sizeof(err));
+		if (r < 0)
+			add_event(st, "a member object from %s: %s", m->sender_id, err);
+		if (r <= 0)
+			return;
+		st->rtt[i] = rtt;
+		if (strcmp(plan, c->plan) != 0) {
+			to_followers(c, RB_ALL_ABORT, NULL);
+			fail(c, CLUSTER_ABORTED, "cluster step %u (roadblock %s): member %s runs a "
+			     "different plan (sha256 %.12s..., this leader's %.12s...): every member "
+			     "must run the same g.conf; all-abort sent", st->k, st->id, m->sender_id,
+			     plan, c->plan);
+		}
 		return;
 	default:
 		return;
@@ -324,7 +337,7 @@ static void follower_handle(struct cluster *c, const struct rb_msg *m)
 		if (st->sent_ready)
 			return;
 		st->sent_ready = true;
-		to_leader(c, RB_USER_OBJECT, rb_rtt_object(c->s->member, c->rtt_ns));
+		to_leader(c, RB_USER_OBJECT, rb_member_object(c->s->member, c->rtt_ns, c->plan));
 		to_leader(c, c->aborting ? RB_FOLLOWER_READY_ABORT : RB_FOLLOWER_READY, NULL);
 		return;
 	case RB_USER_OBJECT: {
@@ -366,6 +379,7 @@ static void follower_handle(struct cluster *c, const struct rb_msg *m)
 static void read_next(struct cluster *c);
 static void step_begin(struct cluster *c, uint32_t k);
 static void timeout_cb(uv_timer_t *t);
+static void close_final(uv_timer_t *t);
 
 static bool message_for_me(const struct cluster *c, const struct rb_msg *m)
 {
@@ -615,6 +629,7 @@ static void timeout_cb(uv_timer_t *t)
 		leader_advance(c);
 		return;
 	}
+	to_followers(c, RB_ALL_ABORT, NULL); /* the others need not wait for theirs */
 	fail(c, CLUSTER_TIMED_OUT, "cluster step %u (roadblock %s): no %s from %s within "
 	     "CLUSTER_TIMEOUT=%gs (ON_HOST_FAILURE=abort)", st->k, st->id, what, missing,
 	     c->s->timeout_s);
@@ -646,6 +661,11 @@ static void disconnected(const redisAsyncContext *ac, int status)
 {
 	struct cluster *c = ac->data;
 	forget(c, ac);
+	if (c->closing && !c->cmd && !c->rd && uv_is_active((uv_handle_t *)&c->close_timer)) {
+		/* flushed: no need to wait out the grace */
+		uv_timer_stop(&c->close_timer);
+		uv_timer_start(&c->close_timer, close_final, 0, 0);
+	}
 	if (!c->closing)
 		fail(c, CLUSTER_REDIS_ERROR, "cluster: Redis at %s:%d closed the connection%s%s",
 		     c->s->redis_host, c->s->redis_port, status != REDIS_OK ? ": " : "",
@@ -682,18 +702,37 @@ static void handle_closed(uv_handle_t *h)
 	}
 }
 
+/* The end: a command connection that did not flush within its grace goes
+ * now, and the timers close. */
+static void close_final(uv_timer_t *t)
+{
+	struct cluster *c = t->data;
+	redisAsyncContext *cmd = c->cmd;
+	if (uv_is_closing((uv_handle_t *)&c->close_timer))
+		return;
+	c->cmd = NULL;
+	if (cmd)
+		redisAsyncFree(cmd);
+	uv_close((uv_handle_t *)&c->timeout_timer, handle_closed);
+	uv_close((uv_handle_t *)&c->close_timer, handle_closed);
+}
+
+/* What was written last (all-abort, follower-gone) still goes out: the
+ * command connection is flushed before it closes, for at most
+ * CLUSTER_CLOSE_GRACE_MS; the blocked read is dropped. */
 static void close_cb(uv_timer_t *t)
 {
 	struct cluster *c = t->data;
-	/* pending callbacks run with no reply; ours see closing */
-	redisAsyncContext *cmd = c->cmd, *rd = c->rd;
-	c->cmd = c->rd = NULL;
-	if (cmd)
-		redisAsyncFree(cmd);
+	redisAsyncContext *rd = c->rd;
+	c->rd = NULL;
 	if (rd)
-		redisAsyncFree(rd);
-	uv_close((uv_handle_t *)&c->timeout_timer, handle_closed);
-	uv_close((uv_handle_t *)&c->close_timer, handle_closed);
+		redisAsyncFree(rd); /* pending callbacks run with no reply; ours see closing */
+	if (!c->cmd) {
+		close_final(t);
+		return;
+	}
+	uv_timer_start(&c->close_timer, close_final, CLUSTER_CLOSE_GRACE_MS, 0);
+	redisAsyncDisconnect(c->cmd);
 }
 
 /* A connection that failed at once (ac->err) is told from the loop. */
@@ -706,10 +745,11 @@ static void early_error_cb(uv_timer_t *t)
 		     c->s->redis_host, c->s->redis_port, bad->errstr);
 }
 
-struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s, cluster_cb cb,
-			    void *data)
+struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,
+			    const char *plan_sha256, cluster_cb cb, void *data)
 {
 	struct cluster *c = xcalloc(1, sizeof(*c));
+	snprintf(c->plan, sizeof(c->plan), "%s", plan_sha256);
 	c->loop = loop;
 	c->s = s;
 	c->cb = cb;
