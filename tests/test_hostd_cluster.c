@@ -26,6 +26,8 @@
 
 #include "hostd_testlib.h"
 
+#define REDIS_PW "pw-of-the-test"
+
 static pid_t redis_pid;
 static int redis_port;
 
@@ -49,8 +51,9 @@ static bool redis_answers(void)
 	bool ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
 	if (ok) {
 		char buf[16] = "";
+		/* up, and asking for the password */
 		ok = write(fd, "PING\r\n", 6) == 6 && read(fd, buf, sizeof(buf) - 1) > 0 &&
-		     strncmp(buf, "+PONG", 5) == 0;
+		     strncmp(buf, "-NOAUTH", 7) == 0;
 	}
 	close(fd);
 	return ok;
@@ -125,6 +128,7 @@ static int dump_messages(void)
 	FILE *out = fopen(path, "w");
 	redisContext *rc = redisConnect("127.0.0.1", redis_port);
 	ck_assert(rc && !rc->err);
+	freeReplyObject(redisCommand(rc, "AUTH %s", REDIS_PW));
 	redisReply *keys = redisCommand(rc, "KEYS %s", pattern);
 	ck_assert_int_eq(keys->type, REDIS_REPLY_ARRAY);
 	int n = 0;
@@ -154,12 +158,16 @@ static void setup(void)
 	redis_port = free_port();
 	char port[16];
 	snprintf(port, sizeof(port), "%d", redis_port);
+	/* with a password: the members AUTH from CLUSTER_PASSWORD_FILE */
+	write_file("redis.pw", REDIS_PW "\n", 0600);
 	const char *argv[] = { "/usr/bin/redis-server", "--port", port, "--bind", "127.0.0.1",
-			       "--save", "", "--appendonly", "no", "--dir", tmpdir, NULL };
+			       "--save", "", "--appendonly", "no", "--dir", tmpdir,
+			       "--requirepass", REDIS_PW, NULL };
 	redis_pid = spawn("redis.log", argv);
 	for (int i = 0; i < 200 && !redis_answers(); i++)
 		usleep(20000);
-	ck_assert_msg(redis_answers(), "redis-server on 127.0.0.1:%d did not answer PING", redis_port);
+	ck_assert_msg(redis_answers(), "redis-server on 127.0.0.1:%d did not answer PING with NOAUTH",
+		      redis_port);
 }
 
 static void teardown(void)
@@ -179,7 +187,8 @@ static pid_t start_member_g(const char *member, const char *role, const char *gc
 	char name[64], h[512], g[512], res[512], err[64], conf[1024];
 	snprintf(conf, sizeof(conf), "GUEST_KIND=local\nGUEST_COUNT=2\nBARRIER_TIMEOUT=30\n"
 		 "CLUSTER_REDIS=127.0.0.1:%d\nCLUSTER_ID=t%d\nCLUSTER_ROLE=%s\nCLUSTER_MEMBER=%s\n"
-		 "CLUSTER_MEMBERS=\"a b\"\n%s", redis_port, redis_port, role, member, extra_conf);
+		 "CLUSTER_MEMBERS=\"a b\"\nCLUSTER_PASSWORD_FILE=%s/redis.pw\n%s", redis_port,
+		 redis_port, role, member, tmpdir, extra_conf);
 	snprintf(name, sizeof(name), "h-%s.conf", member);
 	write_file(name, conf, 0644);
 	snprintf(h, sizeof(h), "%s/%s", tmpdir, name);
@@ -414,6 +423,23 @@ START_TEST(test_different_plan_refused)
 }
 END_TEST
 
+/* A wrong password: the run ends before its first step, naming Redis and
+ * the password file's key. */
+START_TEST(test_wrong_password)
+{
+	write_gconf("g.conf", 2, 1000);
+	write_file("bad.pw", "not-it\n", 0600);
+	char conf[600];
+	snprintf(conf, sizeof(conf), "CLUSTER_PASSWORD_FILE=%s/bad.pw\n", tmpdir);
+	int sa = hostd_test_wait(start_member("a", "leader", conf));
+	ck_assert_msg(sa == 1, "leader exit %d: %s", sa, member_err("a"));
+	char want[128];
+	snprintf(want, sizeof(want), "cluster: Redis at 127.0.0.1:%d: AUTH (CLUSTER_PASSWORD_FILE): ",
+		 redis_port);
+	ck_assert_msg(strstr(member_err("a"), want), "want \"%s\" in: %s", want, member_err("a"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hostd-cluster");
@@ -425,6 +451,7 @@ int main(void)
 	tcase_add_test(tc, test_follower_dies_results_kept);
 	tcase_add_test(tc, test_follower_dies_leader_continues);
 	tcase_add_test(tc, test_different_plan_refused);
+	tcase_add_test(tc, test_wrong_password);
 	suite_add_tcase(s, tc);
 	return hostd_test_main(s);
 }
