@@ -25,6 +25,7 @@
 #include <hiredis/hiredis.h>
 
 #include "hostd_testlib.h"
+#include "roadblock_msg.h"
 
 #define REDIS_PW "pw-of-the-test"
 
@@ -440,6 +441,115 @@ START_TEST(test_wrong_password)
 }
 END_TEST
 
+/* ---- a plain roadblock leader -------------------------------------------- */
+
+static void rb_send(redisContext *rc, const char *id, const char *stream, enum rb_command cmd)
+{
+	struct rb_msg m;
+	char uuid[64], key[300];
+	static int seq;
+	snprintf(uuid, sizeof(uuid), "plain-%d", ++seq);
+	rb_msg_init(&m, uuid, id, time(NULL), RB_ROLE_LEADER, "a", RB_TO_ALL, NULL, cmd);
+	char *text = rb_msg_encode(&m);
+	snprintf(key, sizeof(key), "%s__stream__%s", id, stream);
+	freeReplyObject(redisCommand(rc, "XADD %s * msg %s", key, text));
+	free(text);
+}
+
+/* Waits (10 s at most) on the leader stream of id for cmd from b. */
+static bool rb_wait(redisContext *rc, const char *id, char *last, enum rb_command cmd)
+{
+	char key[300];
+	snprintf(key, sizeof(key), "%s__stream__leader", id);
+	for (int tries = 0; tries < 100; tries++) {
+		redisReply *r = redisCommand(rc, "XREAD BLOCK 100 STREAMS %s %s", key, last);
+		bool got = false;
+		redisReply *entries = r && r->type == REDIS_REPLY_ARRAY ? r->element[0]->element[1]
+									 : NULL;
+		for (size_t i = 0; entries && i < entries->elements; i++) {
+			redisReply *e = entries->element[i];
+			struct rb_msg m;
+			char err[256];
+			snprintf(last, 48, "%s", e->element[0]->str);
+			if (rb_msg_decode(e->element[1]->element[1]->str, e->element[1]->element[1]->len, &m,
+					  err, sizeof(err)) < 0)
+				_exit(3); /* the follower wrote what roadblock would refuse */
+			got = got || (m.command == cmd && strcmp(m.sender_id, "b") == 0);
+			rb_msg_clear(&m);
+		}
+		freeReplyObject(r);
+		if (got)
+			return true;
+	}
+	return false;
+}
+
+/* Roadblock's leader as roadblock runs it, without lockstep's additions:
+ * no release instant.  Exits 0 after steps roadblocks with b. */
+static void plain_leader(int steps)
+{
+	redisContext *rc = redisConnect("127.0.0.1", redis_port);
+	if (!rc || rc->err)
+		_exit(2);
+	freeReplyObject(redisCommand(rc, "AUTH %s", REDIS_PW));
+	for (int k = 1; k <= steps; k++) {
+		char id[64], last[48] = "0", ts[32];
+		snprintf(id, sizeof(id), "t%d:step-%d", redis_port, k);
+		snprintf(ts, sizeof(ts), "%lld", (long long)time(NULL));
+		redisReply *r = redisCommand(rc, "MSETNX %s %s", id, ts);
+		bool initiator = r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+		freeReplyObject(r);
+		if (initiator) {
+			rb_send(rc, id, "global", RB_GLOBAL_STREAM_CREATED);
+			rb_send(rc, id, "followers", RB_FOLLOWERS_STREAM_CREATED);
+			rb_send(rc, id, "global", RB_INITIATOR_INFO);
+			freeReplyObject(redisCommand(rc, "RPUSH %s__initialized 1", id));
+		}
+		rb_send(rc, id, "followers", RB_LEADER_ONLINE);
+		if (!rb_wait(rc, id, last, RB_FOLLOWER_ONLINE))
+			_exit(10 + k);
+		rb_send(rc, id, "followers", RB_ALL_ONLINE);
+		if (!rb_wait(rc, id, last, RB_FOLLOWER_READY))
+			_exit(30 + k);
+		rb_send(rc, id, "followers", RB_ALL_READY);
+		rb_send(rc, id, "followers", RB_ALL_GO);
+		if (!rb_wait(rc, id, last, RB_FOLLOWER_GONE))
+			_exit(50 + k);
+		rb_send(rc, id, "followers", RB_ALL_GONE);
+	}
+	redisFree(rc);
+	_exit(0);
+}
+
+/* A lockstep follower of a plain roadblock leader: no instant comes, each
+ * step is released at all-go. */
+START_TEST(test_follows_plain_roadblock_leader)
+{
+	write_gconf("g.conf", 3, 2000);
+	pid_t leader = fork();
+	ck_assert_int_ge(leader, 0);
+	if (leader == 0)
+		plain_leader(3);
+	int sb = hostd_test_wait(start_member("b", "follower", "CLUSTER_TIMEOUT=15\n"));
+	int st;
+	ck_assert_int_eq(waitpid(leader, &st, 0), leader);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the plain leader ended with %d", st);
+	ck_assert_msg(sb == 0, "follower exit %d: %s", sb, member_err("b"));
+	size_t n;
+	json_object **rb = barriers("b", &n);
+	ck_assert_uint_eq(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		json_object *c = field(rb[i], "cluster"), *v = NULL;
+		ck_assert_str_eq(json_object_get_string(field(c, "outcome")), "released");
+		ck_assert_msg(!json_object_object_get_ex(c, "release_realtime_ns", &v),
+			      "an instant from a leader that sent none: %s",
+			      json_object_to_json_string(c));
+		ck_assert_int_eq(json_object_object_length(field(c, "started_realtime_ns")), 2);
+	}
+	free_ndjson(rb, n);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hostd-cluster");
@@ -452,6 +562,7 @@ int main(void)
 	tcase_add_test(tc, test_follower_dies_leader_continues);
 	tcase_add_test(tc, test_different_plan_refused);
 	tcase_add_test(tc, test_wrong_password);
+	tcase_add_test(tc, test_follows_plain_roadblock_leader);
 	suite_add_tcase(s, tc);
 	return hostd_test_main(s);
 }
