@@ -182,8 +182,8 @@ static void teardown(void)
 
 /* member's h.conf, its results folder tmpdir/<member>, its stderr
  * tmpdir/<member>.err */
-static pid_t start_member_g(const char *member, const char *role, const char *gconf,
-			    const char *extra_conf)
+static pid_t start_member_args(const char *member, const char *role, const char *gconf,
+			       const char *extra_conf, bool check)
 {
 	char name[64], h[512], g[512], res[512], err[64], conf[1024];
 	snprintf(conf, sizeof(conf), "GUEST_KIND=local\nGUEST_COUNT=2\nBARRIER_TIMEOUT=30\n"
@@ -197,8 +197,20 @@ static pid_t start_member_g(const char *member, const char *role, const char *gc
 	snprintf(res, sizeof(res), "%s/%s", tmpdir, member);
 	snprintf(err, sizeof(err), "%s.err", member);
 	const char *argv[] = { hostd_path, "--host-config", h, "--guest-config", g, "--results",
-			       res, "--run-name", "t", "--agent", agent_path, "--no-progress", NULL };
+			       res, "--run-name", "t", "--agent", agent_path, "--no-progress",
+			       check ? "--check" : NULL, NULL };
 	return spawn(err, argv);
+}
+
+static pid_t start_member_g(const char *member, const char *role, const char *gconf,
+			    const char *extra_conf)
+{
+	return start_member_args(member, role, gconf, extra_conf, false);
+}
+
+static pid_t start_member_check(const char *member)
+{
+	return start_member_args(member, "leader", "g.conf", "", true);
 }
 
 static pid_t start_member(const char *member, const char *role, const char *extra_conf)
@@ -550,6 +562,22 @@ START_TEST(test_follows_plain_roadblock_leader)
 }
 END_TEST
 
+/* hostd --check prints the keys and talks to nobody. */
+START_TEST(test_check_prints_keys)
+{
+	write_gconf("g.conf", 1, 1000);
+	int sa = hostd_test_wait(start_member_check("a"));
+	ck_assert_msg(sa == 0, "--check exit %d: %s", sa, member_err("a"));
+	const char *out = member_err("a");
+	char want[128];
+	snprintf(want, sizeof(want), "  CLUSTER_REDIS=127.0.0.1:%d\n", redis_port);
+	ck_assert_msg(strstr(out, want), "no %s in: %s", want, out);
+	ck_assert_msg(strstr(out, "  CLUSTER_MEMBERS=a (leader) b\n  CLUSTER_TIMEOUT=60s\n  "
+				  "ON_HOST_FAILURE=abort\n"), "%s", out);
+	ck_assert_msg(strstr(out, "check passed"), "%s", out);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hostd-cluster");
@@ -563,6 +591,7 @@ int main(void)
 	tcase_add_test(tc, test_different_plan_refused);
 	tcase_add_test(tc, test_wrong_password);
 	tcase_add_test(tc, test_follows_plain_roadblock_leader);
+	tcase_add_test(tc, test_check_prints_keys);
 	suite_add_tcase(s, tc);
 	return hostd_test_main(s);
 }
