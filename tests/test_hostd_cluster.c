@@ -562,6 +562,29 @@ START_TEST(test_follows_plain_roadblock_leader)
 }
 END_TEST
 
+/* A follower whose own run aborts (a guest killed, ON_GUEST_FAILURE=abort)
+ * says so at the next roadblock (follower-ready-abort): the leader aborts
+ * at once, naming it, not after CLUSTER_TIMEOUT. */
+START_TEST(test_follower_abort_reaches_leader)
+{
+	write_file("g.conf", "BENCHMARKS='nap'\nITERATIONS=4\n"
+			     "COMMAND_NAP='case $PWD in */b/t/nodes/guest-2/work) kill -KILL $PPID; "
+			     "sleep 5;; esac; sleep 0.1'\n", 0644);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=20\n");
+	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=20\n");
+	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_msg(sb == 2, "follower exit %d: %s", sb, member_err("b"));
+	ck_assert_msg(sa == 2, "leader exit %d: %s", sa, member_err("a"));
+	ck_assert_msg(strstr(member_err("a"), "follower b said follower-ready-abort"), "leader: %s",
+		      member_err("a"));
+	ck_assert_msg(t1.tv_sec - t0.tv_sec < 10, "took %ld s: the leader waited for its timeout",
+		      (long)(t1.tv_sec - t0.tv_sec));
+}
+END_TEST
+
 /* hostd --check prints the keys and talks to nobody. */
 START_TEST(test_check_prints_keys)
 {
@@ -592,6 +615,7 @@ int main(void)
 	tcase_add_test(tc, test_wrong_password);
 	tcase_add_test(tc, test_follows_plain_roadblock_leader);
 	tcase_add_test(tc, test_check_prints_keys);
+	tcase_add_test(tc, test_follower_abort_reaches_leader);
 	suite_add_tcase(s, tc);
 	return hostd_test_main(s);
 }

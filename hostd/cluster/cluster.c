@@ -30,6 +30,7 @@ struct step {
 	bool online[CLUSTER_MEMBERS_MAX], ready[CLUSTER_MEMBERS_MAX], gone[CLUSTER_MEMBERS_MAX];
 	int64_t rtt[CLUSTER_MEMBERS_MAX];
 	bool initiator, sent_online_all, sent_ready, abort_seen, have_at;
+	char abort_from[RB_NAME_MAX]; /* the follower that said follower-ready-abort */
 	int64_t at_real, lead;
 	json_object *record;
 };
@@ -215,8 +216,9 @@ static void leader_advance(struct cluster *c)
 	to_followers(c, RB_ALL_READY, NULL);
 	if (st->abort_seen || c->aborting) {
 		to_followers(c, RB_ALL_ABORT, NULL);
-		fail(c, CLUSTER_ABORTED, "cluster step %u (roadblock %s): a follower said "
-		     "follower-ready-abort; all-abort sent", st->k, st->id);
+		fail(c, CLUSTER_ABORTED, "cluster step %u (roadblock %s): follower %s said "
+		     "follower-ready-abort (its run is ending); all-abort sent", st->k, st->id,
+		     st->abort_from[0] ? st->abort_from : c->s->member);
 		return;
 	}
 	int64_t slowest = c->rtt_ns;
@@ -285,6 +287,7 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 		break;
 	case RB_FOLLOWER_READY_ABORT:
 		st->abort_seen = true;
+		snprintf(st->abort_from, sizeof(st->abort_from), "%s", m->sender_id);
 		/* fall through */
 	case RB_FOLLOWER_READY:
 	case RB_FOLLOWER_READY_WAITING:
@@ -548,7 +551,8 @@ static void timedout_done(redisAsyncContext *ac, void *reply, void *priv)
 		     "member (%s) reached it", c->st.k, c->st.id, c->s->member);
 }
 
-static void step_begin(struct cluster *c, uint32_t k)
+/* Step k's roadblock as this member starts it: its state and record. */
+static void step_reset(struct cluster *c, uint32_t k)
 {
 	struct step *st = &c->st;
 	json_object_put(st->record);
@@ -574,7 +578,14 @@ static void step_begin(struct cluster *c, uint32_t k)
 				json_object_array_add(d, json_object_new_string(c->s->members[i]));
 		json_object_object_add(st->record, "dropped", d);
 	}
+}
 
+/* This member arrives at the step's roadblock: a PING for its round trip,
+ * the initiator's MSETNX, its personal stream, online. */
+static void step_join(struct cluster *c)
+{
+	struct step *st = &c->st;
+	uint32_t k = st->k;
 	c->ping_t0 = clock_mono_ns();
 	redisAsyncCommand(c->cmd, ping_done, NULL, "PING");
 	char key[RB_ID_MAX + 16];
@@ -588,6 +599,12 @@ static void step_begin(struct cluster *c, uint32_t k)
 		to_followers(c, RB_LEADER_ONLINE, NULL);
 	else
 		to_leader(c, RB_FOLLOWER_ONLINE, NULL);
+}
+
+static void step_begin(struct cluster *c, uint32_t k)
+{
+	step_reset(c, k);
+	step_join(c);
 	uv_timer_start(&c->timeout_timer, timeout_cb, (uint64_t)(c->s->timeout_s * 1000), 0);
 	if (c->s->role == CLUSTER_LEADER)
 		leader_advance(c); /* every follower dropped: nobody to wait for */
@@ -789,9 +806,16 @@ void cluster_abort(struct cluster *c)
 	if (!c || c->closing)
 		return;
 	c->aborting = true;
-	if (c->failed || c->st.st != ST_WAITING)
+	if (c->failed)
 		return;
 	c->failed = true; /* no callback follows */
+	if (c->st.st != ST_WAITING) {
+		/* between steps: the others learn it at the next one, not at
+		 * its timeout (roadblock's leader answers a follower's
+		 * follower-ready-abort with all-abort) */
+		step_reset(c, c->st.k + 1);
+		step_join(c);
+	}
 	if (c->s->role == CLUSTER_LEADER)
 		to_followers(c, RB_ALL_ABORT, NULL);
 	else
