@@ -87,7 +87,8 @@ static void usage(FILE *f)
 		"     or a step left a failure record), aborted or interrupted; what was\n"
 		"     collected is in the results folder\n"
 		"\n"
-		"See docs/hostd.md and docs/config.md.\n");
+		"See docs/hostd.md and docs/config.md; many hosts in one run (CLUSTER_* keys):\n"
+		"docs/cluster.md.\n");
 }
 
 /* The first of rel_paths (relative to hostd's own folder) that exists, or

@@ -114,9 +114,19 @@ START_TEST(test_release_object_round_trip)
 	json_object_put(wrong);
 
 	int64_t rtt = 0;
-	json_object *r = rb_rtt_object("hostB", 250000);
-	ck_assert_int_eq(rb_rtt_parse(r, &rtt, err, sizeof(err)), 1);
+	char plan[RB_SHA256_HEX + 1];
+	rb_sha256_hex("plan", 4, plan);
+	json_object *r = rb_member_object("hostB", 250000, plan);
+	char got[RB_SHA256_HEX + 1] = "";
+	ck_assert_int_eq(rb_member_parse(r, &rtt, got, err, sizeof(err)), 1);
 	ck_assert_int_eq(rtt, 250000);
+	ck_assert_str_eq(got, plan);
+	json_object_put(r);
+	r = json_tokener_parse("{\"lockstep-member\":{\"member\":\"b\",\"rtt_ns\":1,"
+			       "\"plan_sha256\":\"XYZ\"}}");
+	ck_assert_int_eq(rb_member_parse(r, &rtt, got, err, sizeof(err)), -EBADMSG);
+	ck_assert_str_eq(err, "payload.message.user-object.lockstep-member.plan_sha256: \"XYZ\" is "
+			      "not 64 lowercase hex digits");
 	json_object_put(r);
 }
 END_TEST

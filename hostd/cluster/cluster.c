@@ -30,6 +30,7 @@ struct step {
 	bool online[CLUSTER_MEMBERS_MAX], ready[CLUSTER_MEMBERS_MAX], gone[CLUSTER_MEMBERS_MAX];
 	int64_t rtt[CLUSTER_MEMBERS_MAX];
 	bool initiator, sent_online_all, sent_ready, abort_seen, have_at;
+	char abort_from[RB_NAME_MAX]; /* the follower that said follower-ready-abort */
 	int64_t at_real, lead;
 	json_object *record;
 };
@@ -49,6 +50,7 @@ struct cluster {
 	char uuid_base[40];
 	int64_t rtt_ns, ping_t0;
 	uint32_t pending; /* a step ready while the last read was out */
+	char plan[RB_SHA256_HEX + 1];
 	struct step st;
 };
 
@@ -214,8 +216,9 @@ static void leader_advance(struct cluster *c)
 	to_followers(c, RB_ALL_READY, NULL);
 	if (st->abort_seen || c->aborting) {
 		to_followers(c, RB_ALL_ABORT, NULL);
-		fail(c, CLUSTER_ABORTED, "cluster step %u (roadblock %s): a follower said "
-		     "follower-ready-abort; all-abort sent", st->k, st->id);
+		fail(c, CLUSTER_ABORTED, "cluster step %u (roadblock %s): follower %s said "
+		     "follower-ready-abort (its run is ending); all-abort sent", st->k, st->id,
+		     st->abort_from[0] ? st->abort_from : c->s->member);
 		return;
 	}
 	int64_t slowest = c->rtt_ns;
@@ -275,14 +278,16 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 			  rb_command_name(m->command), m->sender_id, i > 0 ? " (dropped)" : "");
 		return;
 	}
-	char err[256];
+	char err[256], plan[RB_SHA256_HEX + 1];
 	int64_t rtt;
+	int r;
 	switch (m->command) {
 	case RB_FOLLOWER_ONLINE:
 		st->online[i] = true;
 		break;
 	case RB_FOLLOWER_READY_ABORT:
 		st->abort_seen = true;
+		snprintf(st->abort_from, sizeof(st->abort_from), "%s", m->sender_id);
 		/* fall through */
 	case RB_FOLLOWER_READY:
 	case RB_FOLLOWER_READY_WAITING:
@@ -296,8 +301,19 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 		}
 		return;
 	case RB_USER_OBJECT:
-		if (rb_rtt_parse(m->user_object, &rtt, err, sizeof(err)) > 0)
-			st->rtt[i] = rtt;
+		r = rb_member_parse(m->user_object, &rtt, plan, err, sizeof(err));
+		if (r < 0)
+			add_event(st, "a member object from %s: %s", m->sender_id, err);
+		if (r <= 0)
+			return;
+		st->rtt[i] = rtt;
+		if (strcmp(plan, c->plan) != 0) {
+			to_followers(c, RB_ALL_ABORT, NULL);
+			fail(c, CLUSTER_ABORTED, "cluster step %u (roadblock %s): member %s runs a "
+			     "different plan (sha256 %.12s..., this leader's %.12s...): every member "
+			     "must run the same g.conf; all-abort sent", st->k, st->id, m->sender_id,
+			     plan, c->plan);
+		}
 		return;
 	default:
 		return;
@@ -324,7 +340,7 @@ static void follower_handle(struct cluster *c, const struct rb_msg *m)
 		if (st->sent_ready)
 			return;
 		st->sent_ready = true;
-		to_leader(c, RB_USER_OBJECT, rb_rtt_object(c->s->member, c->rtt_ns));
+		to_leader(c, RB_USER_OBJECT, rb_member_object(c->s->member, c->rtt_ns, c->plan));
 		to_leader(c, c->aborting ? RB_FOLLOWER_READY_ABORT : RB_FOLLOWER_READY, NULL);
 		return;
 	case RB_USER_OBJECT: {
@@ -366,6 +382,7 @@ static void follower_handle(struct cluster *c, const struct rb_msg *m)
 static void read_next(struct cluster *c);
 static void step_begin(struct cluster *c, uint32_t k);
 static void timeout_cb(uv_timer_t *t);
+static void close_final(uv_timer_t *t);
 
 static bool message_for_me(const struct cluster *c, const struct rb_msg *m)
 {
@@ -534,7 +551,8 @@ static void timedout_done(redisAsyncContext *ac, void *reply, void *priv)
 		     "member (%s) reached it", c->st.k, c->st.id, c->s->member);
 }
 
-static void step_begin(struct cluster *c, uint32_t k)
+/* Step k's roadblock as this member starts it: its state and record. */
+static void step_reset(struct cluster *c, uint32_t k)
 {
 	struct step *st = &c->st;
 	json_object_put(st->record);
@@ -560,7 +578,14 @@ static void step_begin(struct cluster *c, uint32_t k)
 				json_object_array_add(d, json_object_new_string(c->s->members[i]));
 		json_object_object_add(st->record, "dropped", d);
 	}
+}
 
+/* This member arrives at the step's roadblock: a PING for its round trip,
+ * the initiator's MSETNX, its personal stream, online. */
+static void step_join(struct cluster *c)
+{
+	struct step *st = &c->st;
+	uint32_t k = st->k;
 	c->ping_t0 = clock_mono_ns();
 	redisAsyncCommand(c->cmd, ping_done, NULL, "PING");
 	char key[RB_ID_MAX + 16];
@@ -574,6 +599,12 @@ static void step_begin(struct cluster *c, uint32_t k)
 		to_followers(c, RB_LEADER_ONLINE, NULL);
 	else
 		to_leader(c, RB_FOLLOWER_ONLINE, NULL);
+}
+
+static void step_begin(struct cluster *c, uint32_t k)
+{
+	step_reset(c, k);
+	step_join(c);
 	uv_timer_start(&c->timeout_timer, timeout_cb, (uint64_t)(c->s->timeout_s * 1000), 0);
 	if (c->s->role == CLUSTER_LEADER)
 		leader_advance(c); /* every follower dropped: nobody to wait for */
@@ -615,6 +646,7 @@ static void timeout_cb(uv_timer_t *t)
 		leader_advance(c);
 		return;
 	}
+	to_followers(c, RB_ALL_ABORT, NULL); /* the others need not wait for theirs */
 	fail(c, CLUSTER_TIMED_OUT, "cluster step %u (roadblock %s): no %s from %s within "
 	     "CLUSTER_TIMEOUT=%gs (ON_HOST_FAILURE=abort)", st->k, st->id, what, missing,
 	     c->s->timeout_s);
@@ -646,6 +678,11 @@ static void disconnected(const redisAsyncContext *ac, int status)
 {
 	struct cluster *c = ac->data;
 	forget(c, ac);
+	if (c->closing && !c->cmd && !c->rd && uv_is_active((uv_handle_t *)&c->close_timer)) {
+		/* flushed: no need to wait out the grace */
+		uv_timer_stop(&c->close_timer);
+		uv_timer_start(&c->close_timer, close_final, 0, 0);
+	}
 	if (!c->closing)
 		fail(c, CLUSTER_REDIS_ERROR, "cluster: Redis at %s:%d closed the connection%s%s",
 		     c->s->redis_host, c->s->redis_port, status != REDIS_OK ? ": " : "",
@@ -682,18 +719,37 @@ static void handle_closed(uv_handle_t *h)
 	}
 }
 
+/* The end: a command connection that did not flush within its grace goes
+ * now, and the timers close. */
+static void close_final(uv_timer_t *t)
+{
+	struct cluster *c = t->data;
+	redisAsyncContext *cmd = c->cmd;
+	if (uv_is_closing((uv_handle_t *)&c->close_timer))
+		return;
+	c->cmd = NULL;
+	if (cmd)
+		redisAsyncFree(cmd);
+	uv_close((uv_handle_t *)&c->timeout_timer, handle_closed);
+	uv_close((uv_handle_t *)&c->close_timer, handle_closed);
+}
+
+/* What was written last (all-abort, follower-gone) still goes out: the
+ * command connection is flushed before it closes, for at most
+ * CLUSTER_CLOSE_GRACE_MS; the blocked read is dropped. */
 static void close_cb(uv_timer_t *t)
 {
 	struct cluster *c = t->data;
-	/* pending callbacks run with no reply; ours see closing */
-	redisAsyncContext *cmd = c->cmd, *rd = c->rd;
-	c->cmd = c->rd = NULL;
-	if (cmd)
-		redisAsyncFree(cmd);
+	redisAsyncContext *rd = c->rd;
+	c->rd = NULL;
 	if (rd)
-		redisAsyncFree(rd);
-	uv_close((uv_handle_t *)&c->timeout_timer, handle_closed);
-	uv_close((uv_handle_t *)&c->close_timer, handle_closed);
+		redisAsyncFree(rd); /* pending callbacks run with no reply; ours see closing */
+	if (!c->cmd) {
+		close_final(t);
+		return;
+	}
+	uv_timer_start(&c->close_timer, close_final, CLUSTER_CLOSE_GRACE_MS, 0);
+	redisAsyncDisconnect(c->cmd);
 }
 
 /* A connection that failed at once (ac->err) is told from the loop. */
@@ -706,10 +762,11 @@ static void early_error_cb(uv_timer_t *t)
 		     c->s->redis_host, c->s->redis_port, bad->errstr);
 }
 
-struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s, cluster_cb cb,
-			    void *data)
+struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,
+			    const char *plan_sha256, cluster_cb cb, void *data)
 {
 	struct cluster *c = xcalloc(1, sizeof(*c));
+	snprintf(c->plan, sizeof(c->plan), "%s", plan_sha256);
 	c->loop = loop;
 	c->s = s;
 	c->cb = cb;
@@ -749,9 +806,16 @@ void cluster_abort(struct cluster *c)
 	if (!c || c->closing)
 		return;
 	c->aborting = true;
-	if (c->failed || c->st.st != ST_WAITING)
+	if (c->failed)
 		return;
 	c->failed = true; /* no callback follows */
+	if (c->st.st != ST_WAITING) {
+		/* between steps: the others learn it at the next one, not at
+		 * its timeout (roadblock's leader answers a follower's
+		 * follower-ready-abort with all-abort) */
+		step_reset(c, c->st.k + 1);
+		step_join(c);
+	}
 	if (c->s->role == CLUSTER_LEADER)
 		to_followers(c, RB_ALL_ABORT, NULL);
 	else

@@ -28,6 +28,8 @@
 #define CLUSTER_MARGIN_NS 3000000LL
 /* XREAD's BLOCK: how long a close or a next step may wait for a read. */
 #define CLUSTER_READ_BLOCK_MS 200
+/* At the end, how long the last messages written may take to go out. */
+#define CLUSTER_CLOSE_GRACE_MS 1000
 
 enum cluster_outcome {
 	CLUSTER_RELEASED,
@@ -51,9 +53,11 @@ typedef void (*cluster_cb)(void *data, const struct cluster_result *res);
 struct cluster;
 
 /* Connects (asynchronously: a refused connection comes back through cb as
- * CLUSTER_REDIS_ERROR of step 0).  s must outlive the cluster. */
-struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s, cluster_cb cb,
-			    void *data);
+ * CLUSTER_REDIS_ERROR of step 0).  s must outlive the cluster.  plan_sha256:
+ * this host's plan; the leader aborts the run at the first step when a
+ * follower's differs (every member must run the same g.conf). */
+struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,
+			    const char *plan_sha256, cluster_cb cb, void *data);
 /* This host's own barrier of step k is complete. */
 void cluster_step_ready(struct cluster *c, uint32_t k);
 /* The local run is aborting: the leader sends all-abort, a follower

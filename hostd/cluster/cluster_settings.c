@@ -11,16 +11,18 @@
 /* Room left in a roadblock id for ":step-4294967295" and a stream's suffix. */
 #define CLUSTER_ID_MAX (RB_ID_MAX - 48)
 
-static int need(const struct config *c, const char *name, const char *path, const char **out,
-		struct config_diag *d)
+/* A key every member needs; the error points at the key that made this a
+ * cluster run (first). */
+static int need(const struct config *c, const char *name, const char *path, const char *first,
+		const char **out, struct config_diag *d)
 {
 	*out = config_get(c, name);
 	if (*out && **out)
 		return 0;
-	return config_diag_at(d, c, NULL, path,
-			      "%s is not set: a cluster run (CLUSTER_* set) needs CLUSTER_REDIS, "
+	return config_diag_at(d, c, first, path,
+			      "%s is set but %s is not: a cluster run needs CLUSTER_REDIS, "
 			      "CLUSTER_ID, CLUSTER_ROLE, CLUSTER_MEMBER and CLUSTER_MEMBERS",
-			      name);
+			      first, name);
 }
 
 static int parse_redis(const struct config *c, const char *path, const char *v,
@@ -106,18 +108,19 @@ int cluster_settings_load(const struct config *c, const char *path, struct clust
 	static const char *const keys[] = { CLUSTER_KEYS, NULL };
 	static const char *const roles[] = { "leader", "follower", NULL };
 	static const char *const policies[] = { "abort", "continue", NULL };
-	const char *redis, *id, *role_s, *member, *members, *pw;
+	const char *redis, *id, *role_s, *member, *members, *pw, *first = config_first_set(c, keys);
 	int role = CLUSTER_LEADER, policy = CLUSTER_ON_FAILURE_ABORT;
 
 	memset(s, 0, sizeof(*s));
 	s->timeout_s = 60;
-	if (!config_first_set(c, keys))
+	if (!first)
 		return 0;
 	s->enabled = true;
-	if (need(c, "CLUSTER_REDIS", path, &redis, d) < 0 || need(c, "CLUSTER_ID", path, &id, d) < 0 ||
-	    need(c, "CLUSTER_ROLE", path, &role_s, d) < 0 ||
-	    need(c, "CLUSTER_MEMBER", path, &member, d) < 0 ||
-	    need(c, "CLUSTER_MEMBERS", path, &members, d) < 0 ||
+	if (need(c, "CLUSTER_REDIS", path, first, &redis, d) < 0 ||
+	    need(c, "CLUSTER_ID", path, first, &id, d) < 0 ||
+	    need(c, "CLUSTER_ROLE", path, first, &role_s, d) < 0 ||
+	    need(c, "CLUSTER_MEMBER", path, first, &member, d) < 0 ||
+	    need(c, "CLUSTER_MEMBERS", path, first, &members, d) < 0 ||
 	    config_get_choice(c, "CLUSTER_ROLE", roles, &role, d) < 0 ||
 	    config_get_choice(c, "ON_HOST_FAILURE", policies, &policy, d) < 0 ||
 	    config_get_seconds(c, "CLUSTER_TIMEOUT", 0.1, 86400, &s->timeout_s, d) < 0 ||

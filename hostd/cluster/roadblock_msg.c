@@ -514,7 +514,7 @@ static int get_int(json_object *o, const char *path, const char *key, int64_t mi
 }
 
 #define PATH_RELEASE "payload.message.user-object.lockstep-release"
-#define PATH_RTT "payload.message.user-object.lockstep-rtt"
+#define PATH_MEMBER "payload.message.user-object.lockstep-member"
 
 int rb_release_parse(json_object *o, uint32_t *step, int64_t *at_realtime_ns, int64_t *lead_ns,
 		     char *err, size_t errlen)
@@ -536,22 +536,30 @@ int rb_release_parse(json_object *o, uint32_t *step, int64_t *at_realtime_ns, in
 	return 1;
 }
 
-json_object *rb_rtt_object(const char *member_id, int64_t rtt_ns)
+json_object *rb_member_object(const char *member_id, int64_t rtt_ns, const char *plan_sha256)
 {
 	json_object *o = json_object_new_object(), *v = json_object_new_object();
 	json_object_object_add(v, "member", json_object_new_string(member_id));
 	json_object_object_add(v, "rtt_ns", json_object_new_int64(rtt_ns));
-	json_object_object_add(o, "lockstep-rtt", v);
+	json_object_object_add(v, "plan_sha256", json_object_new_string(plan_sha256));
+	json_object_object_add(o, "lockstep-member", v);
 	return o;
 }
 
-int rb_rtt_parse(json_object *o, int64_t *rtt_ns, char *err, size_t errlen)
+int rb_member_parse(json_object *o, int64_t *rtt_ns, char *plan_sha256, char *err, size_t errlen)
 {
-	json_object *v = json_object_is_type(o, json_type_object) ? member(o, "lockstep-rtt") : NULL;
+	json_object *v = json_object_is_type(o, json_type_object) ? member(o, "lockstep-member")
+								   : NULL;
 	if (!v)
 		return 0;
-	if (!(v = get_obj(o, "payload.message.user-object", "lockstep-rtt", err, errlen)))
+	if (!(v = get_obj(o, "payload.message.user-object", "lockstep-member", err, errlen)))
 		return -EBADMSG;
-	int r = get_int(v, PATH_RTT, "rtt_ns", 0, 60 * 1000000000LL, rtt_ns, err, errlen);
+	int r = get_int(v, PATH_MEMBER, "rtt_ns", 0, 60 * 1000000000LL, rtt_ns, err, errlen);
+	if (r == 0)
+		r = get_str(v, PATH_MEMBER, "plan_sha256", plan_sha256, RB_SHA256_HEX + 1, true, err,
+			    errlen);
+	if (r == 0 && strspn(plan_sha256, "0123456789abcdef") != RB_SHA256_HEX)
+		r = bad(err, errlen, -EBADMSG, PATH_MEMBER ".plan_sha256: \"%s\" is not 64 lowercase "
+			"hex digits", plan_sha256);
 	return r < 0 ? r : 1;
 }

@@ -121,9 +121,11 @@ json_object *rb_release_object(uint32_t step, int64_t at_realtime_ns, int64_t le
 int rb_release_parse(json_object *o, uint32_t *step, int64_t *at_realtime_ns, int64_t *lead_ns,
 		     char *err, size_t errlen);
 
-/* A member's measured round trip through Redis, to the leader:
- *   {"lockstep-rtt":{"member":NAME,"rtt_ns":R}} */
-json_object *rb_rtt_object(const char *member, int64_t rtt_ns);
-int rb_rtt_parse(json_object *o, int64_t *rtt_ns, char *err, size_t errlen);
+/* A follower about itself, to the leader before follower-ready: its
+ * measured round trip through Redis and its plan's digest (sha256 hex):
+ *   {"lockstep-member":{"member":NAME,"rtt_ns":R,"plan_sha256":HEX}}
+ * rb_member_parse: as rb_release_parse; plan gets RB_SHA256_HEX + 1 bytes. */
+json_object *rb_member_object(const char *member, int64_t rtt_ns, const char *plan_sha256);
+int rb_member_parse(json_object *o, int64_t *rtt_ns, char *plan_sha256, char *err, size_t errlen);
 
 #endif

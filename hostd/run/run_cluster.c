@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "run_cluster.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "clock.h"
 #include "cluster.h"
 #include "log.h"
+#include "roadblock_msg.h"
 #include "run_priv.h"
 #include "xalloc.h"
 
@@ -42,12 +45,33 @@ static void decided(void *data, const struct cluster_result *res)
 	run_cluster_decided(r, NULL);
 }
 
+/* What every member must run alike: each step's benchmark, iteration,
+ * kind, units and command, as the first node's plan has them. */
+static void plan_digest(const struct experiment *e, char *hex)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+	if (!f)
+		abort();
+	for (uint32_t k = 0; k < e->nsteps; k++) {
+		const struct proto_step *s = &e->steps[k];
+		fprintf(f, "%" PRIu32 " %" PRIu32 " %s %d %" PRIu64 " %s\n", s->index, s->iteration,
+			s->benchmark, (int)s->kind, s->units, s->command ? s->command : "");
+	}
+	fclose(f);
+	rb_sha256_hex(buf, size, hex);
+	free(buf);
+}
+
 void run_cluster_start(struct run *r)
 {
+	char plan[RB_SHA256_HEX + 1];
 	if (!r->exp->cluster.enabled)
 		return;
+	plan_digest(r->exp, plan);
 	r->cluster = xcalloc(1, sizeof(*r->cluster));
-	r->cluster->c = cluster_new(r->loop, &r->exp->cluster, decided, r);
+	r->cluster->c = cluster_new(r->loop, &r->exp->cluster, plan, decided, r);
 	log_info("cluster %s: %s %s of %zu members, Redis at %s:%d", r->exp->cluster.id,
 		 r->exp->cluster.role == CLUSTER_LEADER ? "leader" : "follower",
 		 r->exp->cluster.member, r->exp->cluster.nmembers, r->exp->cluster.redis_host,

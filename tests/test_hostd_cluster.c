@@ -1,0 +1,621 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The cross-host barrier end to end (issue 18, docs/cluster.md): a real
+ * redis-server on 127.0.0.1 at a free port, two real hostds (local guests)
+ * as leader "a" and follower "b" of one cluster.  Both complete with the
+ * same release instant per step in their barriers.ndjson; a follower that
+ * never comes, or dies after a step, makes the leader fail naming it
+ * within CLUSTER_TIMEOUT, with what ran kept.  tools/install-deps installs
+ * redis-server: its absence fails the test.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#include "hostd_testlib.h"
+#include "roadblock_msg.h"
+
+#define REDIS_PW "pw-of-the-test"
+
+static pid_t redis_pid;
+static int redis_port;
+
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+static bool redis_answers(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)redis_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	bool ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (ok) {
+		char buf[16] = "";
+		/* up, and asking for the password */
+		ok = write(fd, "PING\r\n", 6) == 6 && read(fd, buf, sizeof(buf) - 1) > 0 &&
+		     strncmp(buf, "-NOAUTH", 7) == 0;
+	}
+	close(fd);
+	return ok;
+}
+
+/* argv[0] started with stdout and stderr to tmpdir/<log>. */
+static pid_t spawn(const char *log, const char *const *argv)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, log);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* roadblock's message format from its facts (issue 18), checked by
+ * Python's own json and hashlib: every message a member wrote must be one
+ * that roadblock's Python would accept and checksum alike. */
+static const char schema_check_py[] =
+	"import hashlib, json, sys\n"
+	"import jsonschema\n"
+	"name = {'type': 'string', 'minLength': 1}\n"
+	"commands = ['global-stream-created', 'leader-stream-created', 'followers-stream-created',\n"
+	"  'personal-stream-created', 'timeout-ts', 'initialized', 'leader-online',\n"
+	"  'follower-online', 'all-online', 'initiator-info', 'follower-ready',\n"
+	"  'follower-ready-abort', 'follower-ready-waiting', 'leader-heartbeat',\n"
+	"  'follower-heartbeat', 'follower-waiting-complete', 'follower-waiting-complete-failed',\n"
+	"  'heartbeat-timeout', 'all-ready', 'all-go', 'all-abort', 'all-wait', 'follower-gone',\n"
+	"  'all-gone', 'user-string', 'user-object']\n"
+	"schema = {'type': 'object', 'required': ['payload', 'tx_checksum'],\n"
+	" 'additionalProperties': False, 'properties': {\n"
+	"  'tx_checksum': {'type': 'string', 'pattern': '^[0-9a-f]{64}$'},\n"
+	"  'payload': {'type': 'object', 'additionalProperties': False,\n"
+	"   'required': ['uuid', 'roadblock', 'sender', 'recipient', 'message'], 'properties': {\n"
+	"    'uuid': name, 'roadblock': name,\n"
+	"    'sender': {'type': 'object', 'additionalProperties': False,\n"
+	"     'required': ['timestamp', 'type', 'id'], 'properties': {\n"
+	"      'timestamp': {'type': 'integer', 'minimum': 0},\n"
+	"      'type': {'enum': ['leader', 'follower']}, 'id': name}},\n"
+	"    'recipient': {'type': 'object', 'additionalProperties': False, 'required': ['type'],\n"
+	"     'properties': {'type': {'enum': ['all', 'leader', 'follower']}, 'id': name},\n"
+	"     'if': {'properties': {'type': {'enum': ['leader', 'follower']}}},\n"
+	"     'then': {'required': ['id']}},\n"
+	"    'message': {'type': 'object', 'additionalProperties': False, 'required': ['command'],\n"
+	"     'properties': {'command': {'enum': commands}, 'value': name, 'user-string': name,\n"
+	"      'user-object': {}}}}}}}\n"
+	"seen = set()\n"
+	"n = 0\n"
+	"for line in open(sys.argv[1]):\n"
+	"    m = json.loads(line)\n"
+	"    jsonschema.validate(m, schema)\n"
+	"    s = json.dumps(m['payload'], separators=(',', ':'))\n"
+	"    assert hashlib.sha256(s.encode()).hexdigest() == m['tx_checksum'], line\n"
+	"    seen.add(m['payload']['message']['command'])\n"
+	"    n += 1\n"
+	"print(n, ' '.join(sorted(seen)))\n";
+
+/* Every message of every stream of the run's roadblocks into
+ * tmpdir/messages.ndjson; how many. */
+static int dump_messages(void)
+{
+	char path[512], pattern[64];
+	snprintf(path, sizeof(path), "%s/messages.ndjson", tmpdir);
+	snprintf(pattern, sizeof(pattern), "t%d:*__stream__*", redis_port);
+	FILE *out = fopen(path, "w");
+	redisContext *rc = redisConnect("127.0.0.1", redis_port);
+	ck_assert(rc && !rc->err);
+	freeReplyObject(redisCommand(rc, "AUTH %s", REDIS_PW));
+	redisReply *keys = redisCommand(rc, "KEYS %s", pattern);
+	ck_assert_int_eq(keys->type, REDIS_REPLY_ARRAY);
+	int n = 0;
+	for (size_t k = 0; k < keys->elements; k++) {
+		redisReply *r = redisCommand(rc, "XRANGE %s - +", keys->element[k]->str);
+		ck_assert_int_eq(r->type, REDIS_REPLY_ARRAY);
+		for (size_t i = 0; i < r->elements; i++) {
+			redisReply *f = r->element[i]->element[1];
+			ck_assert_int_eq(f->elements, 2);
+			ck_assert_str_eq(f->element[0]->str, "msg");
+			fprintf(out, "%s\n", f->element[1]->str);
+			n++;
+		}
+		freeReplyObject(r);
+	}
+	freeReplyObject(keys);
+	redisFree(rc);
+	fclose(out);
+	return n;
+}
+
+static void setup(void)
+{
+	hostd_test_setup();
+	ck_assert_msg(access("/usr/bin/redis-server", X_OK) == 0,
+		      "redis-server is missing: tools/install-deps installs it");
+	redis_port = free_port();
+	char port[16];
+	snprintf(port, sizeof(port), "%d", redis_port);
+	/* with a password: the members AUTH from CLUSTER_PASSWORD_FILE */
+	write_file("redis.pw", REDIS_PW "\n", 0600);
+	const char *argv[] = { "/usr/bin/redis-server", "--port", port, "--bind", "127.0.0.1",
+			       "--save", "", "--appendonly", "no", "--dir", tmpdir,
+			       "--requirepass", REDIS_PW, NULL };
+	redis_pid = spawn("redis.log", argv);
+	for (int i = 0; i < 200 && !redis_answers(); i++)
+		usleep(20000);
+	ck_assert_msg(redis_answers(), "redis-server on 127.0.0.1:%d did not answer PING with NOAUTH",
+		      redis_port);
+}
+
+static void teardown(void)
+{
+	if (redis_pid > 0) {
+		kill(redis_pid, SIGTERM);
+		waitpid(redis_pid, NULL, 0);
+	}
+	hostd_test_teardown();
+}
+
+/* member's h.conf, its results folder tmpdir/<member>, its stderr
+ * tmpdir/<member>.err */
+static pid_t start_member_args(const char *member, const char *role, const char *gconf,
+			       const char *extra_conf, bool check)
+{
+	char name[64], h[512], g[512], res[512], err[64], conf[1024];
+	snprintf(conf, sizeof(conf), "GUEST_KIND=local\nGUEST_COUNT=2\nBARRIER_TIMEOUT=30\n"
+		 "CLUSTER_REDIS=127.0.0.1:%d\nCLUSTER_ID=t%d\nCLUSTER_ROLE=%s\nCLUSTER_MEMBER=%s\n"
+		 "CLUSTER_MEMBERS=\"a b\"\nCLUSTER_PASSWORD_FILE=%s/redis.pw\n%s", redis_port,
+		 redis_port, role, member, tmpdir, extra_conf);
+	snprintf(name, sizeof(name), "h-%s.conf", member);
+	write_file(name, conf, 0644);
+	snprintf(h, sizeof(h), "%s/%s", tmpdir, name);
+	snprintf(g, sizeof(g), "%s/%s", tmpdir, gconf);
+	snprintf(res, sizeof(res), "%s/%s", tmpdir, member);
+	snprintf(err, sizeof(err), "%s.err", member);
+	const char *argv[] = { hostd_path, "--host-config", h, "--guest-config", g, "--results",
+			       res, "--run-name", "t", "--agent", agent_path, "--no-progress",
+			       check ? "--check" : NULL, NULL };
+	return spawn(err, argv);
+}
+
+static pid_t start_member_g(const char *member, const char *role, const char *gconf,
+			    const char *extra_conf)
+{
+	return start_member_args(member, role, gconf, extra_conf, false);
+}
+
+static pid_t start_member_check(const char *member)
+{
+	return start_member_args(member, "leader", "g.conf", "", true);
+}
+
+static pid_t start_member(const char *member, const char *role, const char *extra_conf)
+{
+	return start_member_g(member, role, "g.conf", extra_conf);
+}
+
+static const char *member_err(const char *member)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s.err", tmpdir, member);
+	const char *t = read_text(path);
+	return t ? t : "";
+}
+
+static json_object **barriers(const char *member, size_t *n)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s/t/barriers.ndjson", tmpdir, member);
+	const char *text = read_text(path);
+	ck_assert_msg(text, "%s has no barriers.ndjson: %s", member, member_err(member));
+	json_object **v = calloc(64, sizeof(*v));
+	*n = 0;
+	for (const char *l = text; *l && *n < 64;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		char *line = strndup(l, len);
+		v[(*n)++] = json_tokener_parse(line);
+		free(line);
+		l += len + (e ? 1 : 0);
+	}
+	return v;
+}
+
+static json_object *field(json_object *o, const char *k)
+{
+	json_object *v = NULL;
+	ck_assert_msg(json_object_object_get_ex(o, k, &v), "no %s in %s", k,
+		      json_object_to_json_string(o));
+	return v;
+}
+
+/* tmpdir/<name>: cpu-probe steps */
+static void write_gconf(const char *name, int iterations, int units)
+{
+	char g[256];
+	snprintf(g, sizeof(g), "MMTESTS=\"cpu-probe\"\nMMTEST_ITERATIONS=%d\nCPU_PROBE_UNITS=%d\n",
+		 iterations, units);
+	write_file(name, g, 0644);
+}
+
+START_TEST(test_two_hosts_one_instant)
+{
+	write_gconf("g.conf", 3, 2000);
+	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=20\n");
+	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=20\n");
+	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
+	ck_assert_msg(sa == 0, "leader exit %d: %s", sa, member_err("a"));
+	ck_assert_msg(sb == 0, "follower exit %d: %s", sb, member_err("b"));
+
+	size_t na, nb;
+	json_object **ra = barriers("a", &na), **rb = barriers("b", &nb);
+	ck_assert_uint_eq(na, 3);
+	ck_assert_uint_eq(nb, 3);
+	int64_t spread_max = 0;
+	for (size_t i = 0; i < na; i++) {
+		json_object *ca = field(ra[i], "cluster"), *cb = field(rb[i], "cluster");
+		char id[64];
+		snprintf(id, sizeof(id), "t%d:step-%zu", redis_port, i + 1);
+		ck_assert_str_eq(json_object_get_string(field(ca, "roadblock")), id);
+		ck_assert_str_eq(json_object_get_string(field(cb, "roadblock")), id);
+		ck_assert_str_eq(json_object_get_string(field(ca, "role")), "leader");
+		ck_assert_str_eq(json_object_get_string(field(cb, "role")), "follower");
+		int64_t at = json_object_get_int64(field(ca, "release_realtime_ns"));
+		ck_assert_int_gt(at, 0);
+		ck_assert_int_eq(json_object_get_int64(field(cb, "release_realtime_ns")), at);
+		/* each host's own scheduled release is that instant on its clock */
+		ck_assert_str_eq(json_object_get_string(field(ra[i], "release")), "scheduled");
+		ck_assert_str_eq(json_object_get_string(field(rb[i], "release")), "scheduled");
+		ck_assert(json_object_is_type(field(field(ca, "host_clock"), "unsynchronised"),
+					      json_type_boolean));
+		/* the leader knows both round trips */
+		ck_assert_int_gt(json_object_get_int64(field(field(ca, "rtt_ns"), "b")), 0);
+		int64_t lo = INT64_MAX, hi = INT64_MIN;
+		json_object *hosts[] = { ca, cb };
+		for (int h = 0; h < 2; h++) {
+			json_object *st = field(hosts[h], "started_realtime_ns");
+			ck_assert_int_eq(json_object_object_length(st), 2);
+			json_object_object_foreach(st, node, v)
+			{
+				int64_t t = json_object_get_int64(v);
+				/* no guest before the instant (stamps to 1 ms), none long after */
+				ck_assert_msg(t > at - 1000000 && t < at + 1000000000,
+					      "step %zu: %s of host %d started %lld ns from the instant",
+					      i + 1, node, h, (long long)(t - at));
+				lo = t < lo ? t : lo;
+				hi = t > hi ? t : hi;
+			}
+		}
+		spread_max = hi - lo > spread_max ? hi - lo : spread_max;
+	}
+	printf("two hostds, 2 local guests each: release instant shared on every step; "
+	       "start spread across the 4 guests at most %lld us\n", (long long)(spread_max / 1000));
+	free_ndjson(ra, na);
+	free_ndjson(rb, nb);
+
+	/* every message either member wrote is one roadblock accepts */
+	int n = dump_messages();
+	ck_assert_int_gt(n, 3 * 10);
+	write_file("schema_check.py", schema_check_py, 0644);
+	char cmd[1200], out[1024] = "";
+	snprintf(cmd, sizeof(cmd), "python3 %s/schema_check.py %s/messages.ndjson 2>&1", tmpdir,
+		 tmpdir);
+	FILE *p = popen(cmd, "r");
+	size_t len = fread(out, 1, sizeof(out) - 1, p);
+	out[len] = 0;
+	ck_assert_msg(pclose(p) == 0, "roadblock's schema or checksum refused a message: %s", out);
+	char want[64];
+	snprintf(want, sizeof(want), "%d ", n);
+	ck_assert_msg(strncmp(out, want, strlen(want)) == 0, "checked: %s", out);
+	const char *must[] = { "all-go", "all-gone", "all-online", "all-ready", "follower-gone",
+			       "follower-online", "follower-ready", "initiator-info",
+			       "leader-online", "timeout-ts", "user-object", NULL };
+	for (int i = 0; must[i]; i++)
+		ck_assert_msg(strstr(out, must[i]), "no %s among the messages: %s", must[i], out);
+}
+END_TEST
+
+START_TEST(test_follower_never_comes)
+{
+	write_gconf("g.conf", 2, 1000);
+	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=1\n");
+	int sa = hostd_test_wait(a);
+	/* nothing ran: a usage-type end, no run folder */
+	ck_assert_msg(sa == 1, "leader exit %d: %s", sa, member_err("a"));
+	char want[160];
+	snprintf(want, sizeof(want), "cluster step 1 (roadblock t%d:step-1): no follower-online from "
+		 "b within CLUSTER_TIMEOUT=1s (ON_HOST_FAILURE=abort)", redis_port);
+	ck_assert_msg(strstr(member_err("a"), want), "want \"%s\" in: %s", want, member_err("a"));
+	struct stat st;
+	char path[512];
+	snprintf(path, sizeof(path), "%s/a/t", tmpdir);
+	ck_assert_int_ne(stat(path, &st), 0);
+}
+END_TEST
+
+/* Leader a and follower b on 6 steps; b SIGKILLed once it wrote its first
+ * barrier.  The leader's exit status. */
+static int run_follower_dies(const char *leader_conf)
+{
+	char path[512];
+	/* steps long enough that b dies in one of the first */
+	write_file("g.conf", "BENCHMARKS='nap'\nITERATIONS=6\nCOMMAND_NAP='sleep 0.2'\n", 0644);
+	pid_t a = start_member("a", "leader", leader_conf);
+	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=2\n");
+	snprintf(path, sizeof(path), "%s/b/t/barriers.ndjson", tmpdir);
+	struct stat st;
+	for (int i = 0; i < 1000 && (stat(path, &st) != 0 || st.st_size == 0); i++)
+		usleep(10000);
+	ck_assert_msg(stat(path, &st) == 0 && st.st_size > 0, "the follower wrote no barrier: %s",
+		      member_err("b"));
+	kill(b, SIGKILL);
+	waitpid(b, NULL, 0);
+	return hostd_test_wait(a);
+}
+
+/* The follower dies after its first step: the leader's next barrier times
+ * out naming it; its results so far stay. */
+START_TEST(test_follower_dies_results_kept)
+{
+	char path[512];
+	int sa = run_follower_dies("CLUSTER_TIMEOUT=2\n");
+	ck_assert_msg(sa == 2, "leader exit %d: %s", sa, member_err("a"));
+	const char *err = member_err("a");
+	ck_assert_msg(strstr(err, "from b within CLUSTER_TIMEOUT=2s (ON_HOST_FAILURE=abort)"),
+		      "leader's stderr: %s", err);
+	size_t n;
+	json_object **ra = barriers("a", &n);
+	ck_assert_uint_ge(n, 1);
+	ck_assert_uint_lt(n, 6);
+	free_ndjson(ra, n);
+	snprintf(path, sizeof(path), "%s/a/t/manifest.json", tmpdir);
+	json_object *m = json_object_from_file(path);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_str_eq(json_object_get_string(field(m, "status")), "aborted");
+	json_object_put(m);
+}
+END_TEST
+
+/* The same, ON_HOST_FAILURE=continue: the leader leaves b out and completes. */
+START_TEST(test_follower_dies_leader_continues)
+{
+	int sa = run_follower_dies("CLUSTER_TIMEOUT=1\nON_HOST_FAILURE=continue\n");
+	ck_assert_msg(sa == 0, "leader exit %d: %s", sa, member_err("a"));
+	size_t n;
+	json_object **ra = barriers("a", &n);
+	ck_assert_uint_eq(n, 6);
+	/* the step it was left out of says so, and the last one still does */
+	json_object *last = field(ra[n - 1], "cluster");
+	ck_assert_msg(json_object_array_length(field(last, "dropped")) == 1 &&
+		      strcmp(json_object_get_string(json_object_array_get_idx(field(last, "dropped"),
+									      0)), "b") == 0,
+		      "b not dropped at the last step: %s", member_err("a"));
+	free_ndjson(ra, n);
+}
+END_TEST
+
+/* A follower with another g.conf is refused before its first step runs. */
+START_TEST(test_different_plan_refused)
+{
+	write_gconf("g.conf", 2, 1000);
+	write_gconf("g-other.conf", 3, 1000);
+	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=10\n");
+	pid_t b = start_member_g("b", "follower", "g-other.conf", "CLUSTER_TIMEOUT=10\n");
+	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
+	ck_assert_msg(sa == 1, "leader exit %d: %s", sa, member_err("a"));
+	ck_assert_msg(strstr(member_err("a"), "member b runs a different plan"), "leader: %s",
+		      member_err("a"));
+	/* the follower hears all-abort at once, not after its timeout */
+	ck_assert_msg(sb == 1, "follower exit %d: %s", sb, member_err("b"));
+	ck_assert_msg(strstr(member_err("b"), "the leader a sent all-abort"), "follower: %s",
+		      member_err("b"));
+}
+END_TEST
+
+/* A wrong password: the run ends before its first step, naming Redis and
+ * the password file's key. */
+START_TEST(test_wrong_password)
+{
+	write_gconf("g.conf", 2, 1000);
+	write_file("bad.pw", "not-it\n", 0600);
+	char conf[600];
+	snprintf(conf, sizeof(conf), "CLUSTER_PASSWORD_FILE=%s/bad.pw\n", tmpdir);
+	int sa = hostd_test_wait(start_member("a", "leader", conf));
+	ck_assert_msg(sa == 1, "leader exit %d: %s", sa, member_err("a"));
+	char want[128];
+	snprintf(want, sizeof(want), "cluster: Redis at 127.0.0.1:%d: AUTH (CLUSTER_PASSWORD_FILE): ",
+		 redis_port);
+	ck_assert_msg(strstr(member_err("a"), want), "want \"%s\" in: %s", want, member_err("a"));
+}
+END_TEST
+
+/* ---- a plain roadblock leader -------------------------------------------- */
+
+static void rb_send(redisContext *rc, const char *id, const char *stream, enum rb_command cmd)
+{
+	struct rb_msg m;
+	char uuid[64], key[300];
+	static int seq;
+	snprintf(uuid, sizeof(uuid), "plain-%d", ++seq);
+	rb_msg_init(&m, uuid, id, time(NULL), RB_ROLE_LEADER, "a", RB_TO_ALL, NULL, cmd);
+	char *text = rb_msg_encode(&m);
+	snprintf(key, sizeof(key), "%s__stream__%s", id, stream);
+	freeReplyObject(redisCommand(rc, "XADD %s * msg %s", key, text));
+	free(text);
+}
+
+/* Waits (10 s at most) on the leader stream of id for cmd from b. */
+static bool rb_wait(redisContext *rc, const char *id, char *last, enum rb_command cmd)
+{
+	char key[300];
+	snprintf(key, sizeof(key), "%s__stream__leader", id);
+	for (int tries = 0; tries < 100; tries++) {
+		redisReply *r = redisCommand(rc, "XREAD BLOCK 100 STREAMS %s %s", key, last);
+		bool got = false;
+		redisReply *entries = r && r->type == REDIS_REPLY_ARRAY ? r->element[0]->element[1]
+									 : NULL;
+		for (size_t i = 0; entries && i < entries->elements; i++) {
+			redisReply *e = entries->element[i];
+			struct rb_msg m;
+			char err[256];
+			snprintf(last, 48, "%s", e->element[0]->str);
+			if (rb_msg_decode(e->element[1]->element[1]->str, e->element[1]->element[1]->len, &m,
+					  err, sizeof(err)) < 0)
+				_exit(3); /* the follower wrote what roadblock would refuse */
+			got = got || (m.command == cmd && strcmp(m.sender_id, "b") == 0);
+			rb_msg_clear(&m);
+		}
+		freeReplyObject(r);
+		if (got)
+			return true;
+	}
+	return false;
+}
+
+/* Roadblock's leader as roadblock runs it, without lockstep's additions:
+ * no release instant.  Exits 0 after steps roadblocks with b. */
+static void plain_leader(int steps)
+{
+	redisContext *rc = redisConnect("127.0.0.1", redis_port);
+	if (!rc || rc->err)
+		_exit(2);
+	freeReplyObject(redisCommand(rc, "AUTH %s", REDIS_PW));
+	for (int k = 1; k <= steps; k++) {
+		char id[64], last[48] = "0", ts[32];
+		snprintf(id, sizeof(id), "t%d:step-%d", redis_port, k);
+		snprintf(ts, sizeof(ts), "%lld", (long long)time(NULL));
+		redisReply *r = redisCommand(rc, "MSETNX %s %s", id, ts);
+		bool initiator = r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+		freeReplyObject(r);
+		if (initiator) {
+			rb_send(rc, id, "global", RB_GLOBAL_STREAM_CREATED);
+			rb_send(rc, id, "followers", RB_FOLLOWERS_STREAM_CREATED);
+			rb_send(rc, id, "global", RB_INITIATOR_INFO);
+			freeReplyObject(redisCommand(rc, "RPUSH %s__initialized 1", id));
+		}
+		rb_send(rc, id, "followers", RB_LEADER_ONLINE);
+		if (!rb_wait(rc, id, last, RB_FOLLOWER_ONLINE))
+			_exit(10 + k);
+		rb_send(rc, id, "followers", RB_ALL_ONLINE);
+		if (!rb_wait(rc, id, last, RB_FOLLOWER_READY))
+			_exit(30 + k);
+		rb_send(rc, id, "followers", RB_ALL_READY);
+		rb_send(rc, id, "followers", RB_ALL_GO);
+		if (!rb_wait(rc, id, last, RB_FOLLOWER_GONE))
+			_exit(50 + k);
+		rb_send(rc, id, "followers", RB_ALL_GONE);
+	}
+	redisFree(rc);
+	_exit(0);
+}
+
+/* A lockstep follower of a plain roadblock leader: no instant comes, each
+ * step is released at all-go. */
+START_TEST(test_follows_plain_roadblock_leader)
+{
+	write_gconf("g.conf", 3, 2000);
+	pid_t leader = fork();
+	ck_assert_int_ge(leader, 0);
+	if (leader == 0)
+		plain_leader(3);
+	int sb = hostd_test_wait(start_member("b", "follower", "CLUSTER_TIMEOUT=15\n"));
+	int st;
+	ck_assert_int_eq(waitpid(leader, &st, 0), leader);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the plain leader ended with %d", st);
+	ck_assert_msg(sb == 0, "follower exit %d: %s", sb, member_err("b"));
+	size_t n;
+	json_object **rb = barriers("b", &n);
+	ck_assert_uint_eq(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		json_object *c = field(rb[i], "cluster"), *v = NULL;
+		ck_assert_str_eq(json_object_get_string(field(c, "outcome")), "released");
+		ck_assert_msg(!json_object_object_get_ex(c, "release_realtime_ns", &v),
+			      "an instant from a leader that sent none: %s",
+			      json_object_to_json_string(c));
+		ck_assert_int_eq(json_object_object_length(field(c, "started_realtime_ns")), 2);
+	}
+	free_ndjson(rb, n);
+}
+END_TEST
+
+/* A follower whose own run aborts (a guest killed, ON_GUEST_FAILURE=abort)
+ * says so at the next roadblock (follower-ready-abort): the leader aborts
+ * at once, naming it, not after CLUSTER_TIMEOUT. */
+START_TEST(test_follower_abort_reaches_leader)
+{
+	write_file("g.conf", "BENCHMARKS='nap'\nITERATIONS=4\n"
+			     "COMMAND_NAP='case $PWD in */b/t/nodes/guest-2/work) kill -KILL $PPID; "
+			     "sleep 5;; esac; sleep 0.1'\n", 0644);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=20\n");
+	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=20\n");
+	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_msg(sb == 2, "follower exit %d: %s", sb, member_err("b"));
+	ck_assert_msg(sa == 2, "leader exit %d: %s", sa, member_err("a"));
+	ck_assert_msg(strstr(member_err("a"), "follower b said follower-ready-abort"), "leader: %s",
+		      member_err("a"));
+	ck_assert_msg(t1.tv_sec - t0.tv_sec < 10, "took %ld s: the leader waited for its timeout",
+		      (long)(t1.tv_sec - t0.tv_sec));
+}
+END_TEST
+
+/* hostd --check prints the keys and talks to nobody. */
+START_TEST(test_check_prints_keys)
+{
+	write_gconf("g.conf", 1, 1000);
+	int sa = hostd_test_wait(start_member_check("a"));
+	ck_assert_msg(sa == 0, "--check exit %d: %s", sa, member_err("a"));
+	const char *out = member_err("a");
+	char want[128];
+	snprintf(want, sizeof(want), "  CLUSTER_REDIS=127.0.0.1:%d\n", redis_port);
+	ck_assert_msg(strstr(out, want), "no %s in: %s", want, out);
+	ck_assert_msg(strstr(out, "  CLUSTER_MEMBERS=a (leader) b\n  CLUSTER_TIMEOUT=60s\n  "
+				  "ON_HOST_FAILURE=abort\n"), "%s", out);
+	ck_assert_msg(strstr(out, "check passed"), "%s", out);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("hostd-cluster");
+	TCase *tc = tcase_create("cluster");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_two_hosts_one_instant);
+	tcase_add_test(tc, test_follower_never_comes);
+	tcase_add_test(tc, test_follower_dies_results_kept);
+	tcase_add_test(tc, test_follower_dies_leader_continues);
+	tcase_add_test(tc, test_different_plan_refused);
+	tcase_add_test(tc, test_wrong_password);
+	tcase_add_test(tc, test_follows_plain_roadblock_leader);
+	tcase_add_test(tc, test_check_prints_keys);
+	tcase_add_test(tc, test_follower_abort_reaches_leader);
+	suite_add_tcase(s, tc);
+	return hostd_test_main(s);
+}
