@@ -106,7 +106,7 @@ const struct mmtests_benchmark mmtests_benchmarks[] = {
 	{ "simoop", NOT_IN_DEBIAN },
 	{ "specjbb", "SPECjbb is licensed per site, not in Debian" },
 	{ "specjbb2015", "SPECjbb is licensed per site, not in Debian" },
-	{ "sqlite", "it is timed by MMTests' own Perl script over a sqlite it builds; no spec yet" },
+	{ "sqlite", NULL },
 	{ "sstartup", NOT_IN_DEBIAN },
 	{ "stockfish", NULL },
 	{ "stream", NOT_IN_DEBIAN " (McCalpin's STREAM, compiled for the machine)" },
