@@ -119,13 +119,14 @@ const struct mmtests_benchmark mmtests_benchmarks[] = {
 	{ "tbench", NULL }, { "tbench4", NULL },
 	{ "thpchallenge", "MMTests' own program, built at run time" },
 	{ "time_unmap", "MMTests' own program, built at run time" },
-	{ "trunc", "MMTests' own program, built at run time" },
+	{ "trunc", NULL },
 	{ "unixbench", NOT_IN_DEBIAN " (byte-unixbench)" },
 	{ "unixbenchd", NOT_IN_DEBIAN " (byte-unixbench)" },
 	{ "usemem", NOT_IN_DEBIAN " (vm-scalability's usemem)" },
 	{ "wis-*", NOT_IN_DEBIAN " (will-it-scale)" },
-	{ "xfsrepair", "xfs_repair is in Debian (xfsprogs), but MMTests makes the file system on "
-	  "a test partition it formats; lockstep formats no disk" },
+	{ "xfsrepair", "xfs_repair is in Debian (xfsprogs), but MMTests loop-mounts an XFS image "
+	  "it makes (root, a loop device and the xfs module in the node) and fills it with 50 "
+	  "million files first; lockstep mounts nothing in a node" },
 	{ "xfstests", "not in Debian 12's archive, and it needs test and scratch partitions" },
 	{ "xsbench", NOT_IN_DEBIAN },
 	/* MMTests builds these from source as benchmarks of a compiler */

@@ -61,7 +61,8 @@ static const char *const small_params =
 	"FSMARK_NR_FILES_PER_ITERATION=200\nFSMARK_NR_SUB_DIRECTORIES=10\nFSMARK_ITERATIONS=2\n"
 	"FSMARK_FILESIZE=4096\n"
 	"STOCKFISH_MAX_THREADS=1\nSTOCKFISH_ITERATIONS=1\nSTOCKFISH_HASH=16\nSTOCKFISH_DEPTH=6\n"
-	"SQLITE_SIZE=200\nSQLITE_ITERATIONS=1\n";
+	"SQLITE_SIZE=200\nSQLITE_ITERATIONS=1\n"
+	"TRUNC_NR_FILES=2\nTRUNC_FILESIZE=16777216\nTRUNC_ITERATIONS=1\n";
 
 /* The value of KEY="..." (or KEY=...) in a spec file, in buf. */
 static const char *spec_value(const char *text, const char *key, char *buf, size_t len)
