@@ -92,11 +92,11 @@ const struct mmtests_benchmark mmtests_benchmarks[] = {
 	{ "perfsyscall", NULL },
 	{ "pgbench", "it needs a PostgreSQL cluster created and started in the node; not done" },
 	{ "pistress", NULL }, { "pmqtest-*", NULL },
-	{ "poundsyscall", NOT_IN_DEBIAN },
+	{ "poundsyscall", "MMTests' own program, built at run time" },
 	{ "redis", NULL },
 	{ "redis-memtier", "memtier_benchmark is not in Debian 12's archive" },
 	{ "rtmigration", NULL },
-	{ "saladfork", NOT_IN_DEBIAN },
+	{ "saladfork", "MMTests' own program, built at run time" },
 	{ "schbench", NOT_IN_DEBIAN },
 	{ "script", "it runs a script of the lab's own (MMTests' SCRIPT_*): give it as a "
 	  "COMMAND_<NAME> of g.conf" },
@@ -106,8 +106,9 @@ const struct mmtests_benchmark mmtests_benchmarks[] = {
 	{ "simoop", NOT_IN_DEBIAN },
 	{ "specjbb", "SPECjbb is licensed per site, not in Debian" },
 	{ "specjbb2015", "SPECjbb is licensed per site, not in Debian" },
-	{ "sqlite", "it is timed by MMTests' own Perl script over a sqlite it builds; no spec yet" },
-	{ "sstartup", NOT_IN_DEBIAN },
+	{ "sqlite", NULL },
+	{ "sstartup", "it times desktop programs (libreoffice, gnome-terminal) starting under "
+	  "I/O load, with scripts MMTests downloads" },
 	{ "stockfish", NULL },
 	{ "stream", NOT_IN_DEBIAN " (McCalpin's STREAM, compiled for the machine)" },
 	{ "stressng", NULL },
@@ -119,13 +120,14 @@ const struct mmtests_benchmark mmtests_benchmarks[] = {
 	{ "tbench", NULL }, { "tbench4", NULL },
 	{ "thpchallenge", "MMTests' own program, built at run time" },
 	{ "time_unmap", "MMTests' own program, built at run time" },
-	{ "trunc", "MMTests' own program, built at run time" },
+	{ "trunc", NULL },
 	{ "unixbench", NOT_IN_DEBIAN " (byte-unixbench)" },
 	{ "unixbenchd", NOT_IN_DEBIAN " (byte-unixbench)" },
-	{ "usemem", NOT_IN_DEBIAN " (vm-scalability's usemem)" },
+	{ "usemem", NOT_IN_DEBIAN " (usemem.c, posted to linux-mm)" },
 	{ "wis-*", NOT_IN_DEBIAN " (will-it-scale)" },
-	{ "xfsrepair", "xfs_repair is in Debian (xfsprogs), but MMTests makes the file system on "
-	  "a test partition it formats; lockstep formats no disk" },
+	{ "xfsrepair", "xfs_repair is in Debian (xfsprogs), but MMTests loop-mounts an XFS image "
+	  "it makes (root, a loop device and the xfs module in the node) and fills it with 50 "
+	  "million files first; lockstep mounts nothing in a node" },
 	{ "xfstests", "not in Debian 12's archive, and it needs test and scratch partitions" },
 	{ "xsbench", NOT_IN_DEBIAN },
 	/* MMTests builds these from source as benchmarks of a compiler */

@@ -186,6 +186,15 @@ START_TEST(rt_tests)
 	/* stockfish.bench's: its bench search, read by the pattern parser */
 	run_parse("pattern", "Nodes/second : {}", "/usr/games/stockfish bench 16 1 4 default depth");
 	ck_assert_double_gt(metric("value"), 0);
+	/* sqlite.bench's timing: sqlite's own clock around the inserts (enough
+	 * of them to take more than its millisecond) */
+	run_parse("pattern", "txn_per_sec = {}", "printf 'CREATE TABLE t (t REAL);\\n"
+		  "INSERT INTO t VALUES (julianday());\\nCREATE TABLE m (a INT);\\n"
+		  "INSERT INTO m WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+		  "WHERE x < 200000) SELECT x FROM c;\\n.mode line\\n"
+		  "SELECT 200000 / ((julianday() - t) * 86400.0) AS txn_per_sec FROM t;\\n' | "
+		  "sqlite3 -bail s.db");
+	ck_assert_double_gt(metric("value"), 0);
 	/* fsmark's form: two top folders, a row per iteration */
 	run_parse("fsmark", NULL, "mkdir -p fm/1 fm/2 && fs_mark -D 10 -S0 -n 50 -s 4096 -L 3 -t 1 "
 		  "-d fm/1 -d fm/2");

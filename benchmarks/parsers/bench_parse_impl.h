@@ -137,6 +137,7 @@ BENCH__PARSE_FN(bench__parse_dbench);
 BENCH__PARSE_FN(bench__parse_perf_numa);
 BENCH__PARSE_FN(bench__parse_bonnie);
 BENCH__PARSE_FN(bench__parse_fsmark);
+BENCH__PARSE_FN(bench__parse_uptime_phases);
 int bench__check_stress_ng_arg(const char *arg, char *why, size_t whylen);
 int bench__check_cyclictest_arg(const char *arg, char *why, size_t whylen);
 int bench__check_pattern_arg(const char *arg, char *why, size_t whylen);

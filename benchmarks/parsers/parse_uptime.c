@@ -70,3 +70,92 @@ int bench__parse_uptime(const char *out, size_t len, const char *arg, struct ben
 				      true, "idle_cpus");
 	return r;
 }
+
+#define PHASES_MAX 16
+
+/* a phase's label: 1 to 63 of [a-z0-9_], starting with a letter */
+static size_t label_len(const struct bench__line *l)
+{
+	size_t n = 0;
+	while (n < l->len && ((l->s[n] >= 'a' && l->s[n] <= 'z') || l->s[n] == '_' ||
+			      (n > 0 && l->s[n] >= '0' && l->s[n] <= '9')))
+		n++;
+	return n > 0 && n < BENCH_METRIC_NAME_MAX && n < l->len &&
+	       (l->s[n] == ' ' || l->s[n] == '\t') ? n : 0;
+}
+
+/*
+ * Phases of a step timed by /proc/uptime (MMTests' trunc times a cat and an
+ * rm apart): "LABEL <up> <idle>" once before a phase and once after, the
+ * label being the metric's name.  Lines of other shapes are skipped.  Each
+ * label must have exactly two readings, not backwards; at most PHASES_MAX
+ * labels.  /proc/uptime counts hundredths: a phase shorter reads 0.
+ *
+ *   LABEL   seconds between its two readings
+ */
+int bench__parse_uptime_phases(const char *out, size_t len, const char *arg,
+			       struct bench_metrics *m, char *why, size_t whylen)
+{
+	struct {
+		char name[BENCH_METRIC_NAME_MAX];
+		unsigned long at[2];
+		double up[2];
+		size_t n;
+	} ph[PHASES_MAX];
+	size_t nph = 0;
+	struct bench__lines it;
+	struct bench__line l;
+
+	(void)arg;
+	bench__lines_init(&it, out, len);
+	while (bench__line_next(&it, &l)) {
+		size_t k = label_len(&l);
+		char q[BENCH_QUOTE_MAX];
+		double u, i;
+
+		if (k == 0 || words(&l) != 3)
+			continue;
+		struct bench__cur c = { l.s + k, l.s + l.len };
+		bench__skip_blanks(&c);
+		if (bench__number(&c, &u) < 0 || bench__cur_done(&c) || (*c.p != ' ' && *c.p != '\t') ||
+		    (bench__skip_blanks(&c), bench__number(&c, &i) < 0) || !bench__rest_blank(&c) ||
+		    u < 0 || i < 0)
+			return bench__fail(why, whylen, "line %lu: expected 'LABEL <up> <idle>' from "
+					   "/proc/uptime, found '%s'", l.no,
+					   bench__quote(l.s, l.len, q, sizeof(q)));
+		size_t p = 0;
+		while (p < nph && (strlen(ph[p].name) != k || memcmp(ph[p].name, l.s, k)))
+			p++;
+		if (p == nph) {
+			if (nph == PHASES_MAX)
+				return bench__fail(why, whylen, "line %lu: more than %d phases", l.no,
+						   PHASES_MAX);
+			memcpy(ph[p].name, l.s, k);
+			ph[p].name[k] = '\0';
+			ph[p].n = 0;
+			nph++;
+		}
+		if (ph[p].n == 2)
+			return bench__fail(why, whylen, "line %lu: a third reading of phase %s (the "
+					   "others are lines %lu and %lu)", l.no, ph[p].name,
+					   ph[p].at[0], ph[p].at[1]);
+		ph[p].at[ph[p].n] = l.no;
+		ph[p].up[ph[p].n++] = u;
+	}
+	if (nph == 0)
+		return bench__fail(why, whylen, "no 'LABEL <up> <idle>' reading of /proc/uptime: "
+				   "output truncated?");
+	for (size_t p = 0; p < nph; p++) {
+		if (ph[p].n < 2)
+			return bench__fail(why, whylen, "line %lu: phase %s has no second reading: "
+					   "output truncated?", ph[p].at[0], ph[p].name);
+		if (ph[p].up[1] < ph[p].up[0])
+			return bench__fail(why, whylen, "line %lu: /proc/uptime went backwards from "
+					   "line %lu", ph[p].at[1], ph[p].at[0]);
+		int r = bench__metric_add(m, why, whylen, ph[p].up[1] - ph[p].up[0], "s", false,
+					  "%s", ph[p].name);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
