@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* The go watch: see go_watch.h for the contract. */
 #include <assert.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "release_lead.h"
 
 int64_t release_lead_learn(int64_t lead_ns, int64_t late_ns, int64_t need_ns)

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* A participant's clock (run_clock.h): ping/pong, KVM PTP, the offset in
  * use; and the judgement of a clocksource.  No I/O, no log. */
 #include "run_clock.h"

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* manifest.json: what ran, where, with what; its status and failures.
  * Rewritten atomically whenever it changes, so that it is whole even when
  * hostd is killed. */

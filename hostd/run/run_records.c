@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* What a run writes as it goes: one samples.ndjson line per result, one
  * barriers.ndjson line per released step. */
 #include <errno.h>

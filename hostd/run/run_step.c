@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* Where a participant is in its steps (run_step.h).  No I/O, no log. */
 #include "run_step.h"
 
