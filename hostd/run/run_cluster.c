@@ -131,7 +131,8 @@ void run_cluster_close(struct run *r)
 {
 	if (!r->cluster)
 		return;
-	if (r->status != RUN_COMPLETE)
+	/* ended before its last step: the others need not wait for us */
+	if (r->status == RUN_ABORTED || r->status == RUN_INTERRUPTED)
 		cluster_abort(r->cluster->c);
 	cluster_close(r->cluster->c);
 	r->cluster->c = NULL;
