@@ -447,8 +447,8 @@ START_TEST(test_wrong_password)
 	int sa = hostd_test_wait(start_member("a", "leader", conf));
 	ck_assert_msg(sa == 1, "leader exit %d: %s", sa, member_err("a"));
 	char want[128];
-	snprintf(want, sizeof(want), "cluster: Redis at 127.0.0.1:%d: AUTH (CLUSTER_PASSWORD_FILE): ",
-		 redis_port);
+	snprintf(want, sizeof(want), "cluster: Redis at 127.0.0.1:%d (CLUSTER_REDIS): AUTH "
+		 "(CLUSTER_PASSWORD_FILE): ", redis_port);
 	ck_assert_msg(strstr(member_err("a"), want), "want \"%s\" in: %s", want, member_err("a"));
 }
 END_TEST
@@ -533,6 +533,22 @@ static void plain_leader(int steps)
 	_exit(0);
 }
 
+/* No Redis at CLUSTER_REDIS: refused before anything starts, naming it. */
+START_TEST(test_redis_unreachable)
+{
+	write_gconf("g.conf", 2, 1000);
+	int port = free_port(), real = redis_port;
+	redis_port = port; /* start_member writes CLUSTER_REDIS from it */
+	int sa = hostd_test_wait(start_member("a", "leader", ""));
+	redis_port = real;
+	ck_assert_msg(sa == 1, "leader exit %d: %s", sa, member_err("a"));
+	char want[128];
+	snprintf(want, sizeof(want), "cluster: Redis at 127.0.0.1:%d (CLUSTER_REDIS): connect: "
+		 "Connection refused", port);
+	ck_assert_msg(strstr(member_err("a"), want), "want \"%s\" in: %s", want, member_err("a"));
+}
+END_TEST
+
 /* A lockstep follower of a plain roadblock leader: no instant comes, each
  * step is released at all-go. */
 START_TEST(test_follows_plain_roadblock_leader)
@@ -613,6 +629,7 @@ int main(void)
 	tcase_add_test(tc, test_follower_dies_leader_continues);
 	tcase_add_test(tc, test_different_plan_refused);
 	tcase_add_test(tc, test_wrong_password);
+	tcase_add_test(tc, test_redis_unreachable);
 	tcase_add_test(tc, test_follows_plain_roadblock_leader);
 	tcase_add_test(tc, test_check_prints_keys);
 	tcase_add_test(tc, test_follower_abort_reaches_leader);

@@ -762,6 +762,33 @@ static void early_error_cb(uv_timer_t *t)
 		     c->s->redis_host, c->s->redis_port, bad->errstr);
 }
 
+int cluster_probe(const struct cluster_settings *s, char *err, size_t errlen)
+{
+	struct timeval tv = { CLUSTER_PROBE_MS / 1000, (CLUSTER_PROBE_MS % 1000) * 1000 };
+	redisContext *rc = redisConnectWithTimeout(s->redis_host, s->redis_port, tv);
+	redisReply *rep = NULL;
+	const char *what = "connect";
+	if (rc && !rc->err && s->password) {
+		what = "AUTH (CLUSTER_PASSWORD_FILE)";
+		rep = redisCommand(rc, "AUTH %s", s->password);
+	}
+	if (rc && !rc->err && (!rep || rep->type != REDIS_REPLY_ERROR)) {
+		freeReplyObject(rep);
+		what = "PING";
+		rep = redisCommand(rc, "PING");
+	}
+	int r = 0;
+	if (!rc || rc->err || !rep || rep->type == REDIS_REPLY_ERROR) {
+		snprintf(err, errlen, "cluster: Redis at %s:%d (CLUSTER_REDIS): %s: %s", s->redis_host,
+			 s->redis_port, what, !rc ? "out of memory" : rc->err ? rc->errstr
+				: rep ? rep->str : "no reply");
+		r = -1;
+	}
+	freeReplyObject(rep);
+	redisFree(rc);
+	return r;
+}
+
 struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,
 			    const char *plan_sha256, cluster_cb cb, void *data)
 {
