@@ -438,18 +438,27 @@ END_TEST
 
 /* A wrong password: the run ends before its first step, naming Redis and
  * the password file's key. */
+/* The leader alone with extra h.conf lines and CLUSTER_REDIS at port:
+ * refused before it starts (exit 1), its error naming Redis and what. */
+static void expect_redis_refused(int port, const char *conf, const char *what)
+{
+	int real = redis_port;
+	write_gconf("g.conf", 2, 1000);
+	redis_port = port; /* start_member writes CLUSTER_REDIS from it */
+	int sa = hostd_test_wait(start_member("a", "leader", conf));
+	redis_port = real;
+	ck_assert_msg(sa == 1, "leader exit %d: %s", sa, member_err("a"));
+	char want[160];
+	snprintf(want, sizeof(want), "cluster: Redis at 127.0.0.1:%d (CLUSTER_REDIS): %s", port, what);
+	ck_assert_msg(strstr(member_err("a"), want), "want \"%s\" in: %s", want, member_err("a"));
+}
+
 START_TEST(test_wrong_password)
 {
-	write_gconf("g.conf", 2, 1000);
-	write_file("bad.pw", "not-it\n", 0600);
 	char conf[600];
+	write_file("bad.pw", "not-it\n", 0600);
 	snprintf(conf, sizeof(conf), "CLUSTER_PASSWORD_FILE=%s/bad.pw\n", tmpdir);
-	int sa = hostd_test_wait(start_member("a", "leader", conf));
-	ck_assert_msg(sa == 1, "leader exit %d: %s", sa, member_err("a"));
-	char want[128];
-	snprintf(want, sizeof(want), "cluster: Redis at 127.0.0.1:%d (CLUSTER_REDIS): AUTH "
-		 "(CLUSTER_PASSWORD_FILE): ", redis_port);
-	ck_assert_msg(strstr(member_err("a"), want), "want \"%s\" in: %s", want, member_err("a"));
+	expect_redis_refused(redis_port, conf, "AUTH (CLUSTER_PASSWORD_FILE): ");
 }
 END_TEST
 
@@ -536,16 +545,7 @@ static void plain_leader(int steps)
 /* No Redis at CLUSTER_REDIS: refused before anything starts, naming it. */
 START_TEST(test_redis_unreachable)
 {
-	write_gconf("g.conf", 2, 1000);
-	int port = free_port(), real = redis_port;
-	redis_port = port; /* start_member writes CLUSTER_REDIS from it */
-	int sa = hostd_test_wait(start_member("a", "leader", ""));
-	redis_port = real;
-	ck_assert_msg(sa == 1, "leader exit %d: %s", sa, member_err("a"));
-	char want[128];
-	snprintf(want, sizeof(want), "cluster: Redis at 127.0.0.1:%d (CLUSTER_REDIS): connect: "
-		 "Connection refused", port);
-	ck_assert_msg(strstr(member_err("a"), want), "want \"%s\" in: %s", want, member_err("a"));
+	expect_redis_refused(free_port(), "", "connect: Connection refused");
 }
 END_TEST
 
