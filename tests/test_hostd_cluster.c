@@ -601,6 +601,28 @@ START_TEST(test_follower_abort_reaches_leader)
 }
 END_TEST
 
+/* An earlier run's roadblock under the same CLUSTER_ID (made 1000 s ago):
+ * its messages must not release this run; both members refuse it. */
+START_TEST(test_reused_cluster_id_refused)
+{
+	write_gconf("g.conf", 2, 1000);
+	redisContext *rc = redisConnect("127.0.0.1", redis_port);
+	ck_assert(rc && !rc->err);
+	freeReplyObject(redisCommand(rc, "AUTH %s", REDIS_PW));
+	freeReplyObject(redisCommand(rc, "SET t%d:step-1 %lld", redis_port,
+				     (long long)time(NULL) - 1000));
+	redisFree(rc);
+	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=10\n");
+	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=10\n");
+	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
+	ck_assert_msg(sa == 1 && sb == 1, "exits %d and %d: %s", sa, sb, member_err("a"));
+	char want[160];
+	snprintf(want, sizeof(want), "CLUSTER_ID=t%d was used by an earlier run", redis_port);
+	ck_assert_msg(strstr(member_err("a"), want), "leader: %s", member_err("a"));
+	ck_assert_msg(strstr(member_err("b"), want), "follower: %s", member_err("b"));
+}
+END_TEST
+
 /* hostd --check prints the keys and talks to nobody. */
 START_TEST(test_check_prints_keys)
 {
@@ -632,6 +654,7 @@ int main(void)
 	tcase_add_test(tc, test_redis_unreachable);
 	tcase_add_test(tc, test_follows_plain_roadblock_leader);
 	tcase_add_test(tc, test_check_prints_keys);
+	tcase_add_test(tc, test_reused_cluster_id_refused);
 	tcase_add_test(tc, test_follower_abort_reaches_leader);
 	suite_add_tcase(s, tc);
 	return hostd_test_main(s);

@@ -530,6 +530,27 @@ static bool step_int(struct cluster *c, redisAsyncContext *ac, redisReply *rep, 
 	return true;
 }
 
+/* Another member created the roadblock: within CLUSTER_TIMEOUT of now, or
+ * an earlier run with the same CLUSTER_ID did, whose messages would
+ * release this one. */
+static void created_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct cluster *c = ac->data;
+	redisReply *rep = reply;
+	if (reply_bad(c, ac, rep, "GET") || (uint32_t)(uintptr_t)priv != c->st.k)
+		return;
+	long long now = clock_real_ns() / 1000000000, created = now;
+	if (rep->type == REDIS_REPLY_STRING)
+		created = strtoll(rep->str, NULL, 10);
+	if (created >= now - (long long)c->s->timeout_s - CLUSTER_STALE_SLACK_S) {
+		read_next(c);
+		return;
+	}
+	fail(c, CLUSTER_ABORTED, "cluster step %u: the roadblock %s was made %lld s ago, before "
+	     "this run (CLUSTER_TIMEOUT=%gs): CLUSTER_ID=%s was used by an earlier run; give every "
+	     "run a new CLUSTER_ID", c->st.k, c->st.id, now - created, c->s->timeout_s, c->s->id);
+}
+
 static void msetnx_done(redisAsyncContext *ac, void *reply, void *priv)
 {
 	struct cluster *c = ac->data;
@@ -538,8 +559,13 @@ static void msetnx_done(redisAsyncContext *ac, void *reply, void *priv)
 		return;
 	c->st.initiator = v == 1;
 	json_object_object_add(c->st.record, "initiator", json_object_new_boolean(c->st.initiator));
-	if (c->st.initiator)
+	/* read only a roadblock known to be this run's */
+	if (c->st.initiator) {
 		initiate(c);
+		read_next(c);
+	} else {
+		redisAsyncCommand(c->cmd, created_done, priv, "GET %s", c->st.id);
+	}
 }
 
 static void timedout_done(redisAsyncContext *ac, void *reply, void *priv)
@@ -608,7 +634,6 @@ static void step_begin(struct cluster *c, uint32_t k)
 	uv_timer_start(&c->timeout_timer, timeout_cb, (uint64_t)(c->s->timeout_s * 1000), 0);
 	if (c->s->role == CLUSTER_LEADER)
 		leader_advance(c); /* every follower dropped: nobody to wait for */
-	read_next(c);
 }
 
 static void timeout_cb(uv_timer_t *t)

@@ -28,6 +28,9 @@
 #define CLUSTER_MARGIN_NS 3000000LL
 /* XREAD's BLOCK: how long a close or a next step may wait for a read. */
 #define CLUSTER_READ_BLOCK_MS 200
+/* A roadblock made longer than CLUSTER_TIMEOUT plus this ago is an
+ * earlier run's (a reused CLUSTER_ID). */
+#define CLUSTER_STALE_SLACK_S 60
 /* At the end, how long the last messages written may take to go out. */
 #define CLUSTER_CLOSE_GRACE_MS 1000
 
