@@ -464,24 +464,29 @@ END_TEST
 
 /* ---- a plain roadblock leader -------------------------------------------- */
 
+/* One of roadblock's messages from the plain member: the leader "a" to all
+ * on followers (or global), or the follower "b" to the leader "a". */
 static void rb_send(redisContext *rc, const char *id, const char *stream, enum rb_command cmd)
 {
 	struct rb_msg m;
 	char uuid[64], key[300];
 	static int seq;
+	bool to_leader = strcmp(stream, "leader") == 0;
 	snprintf(uuid, sizeof(uuid), "plain-%d", ++seq);
-	rb_msg_init(&m, uuid, id, time(NULL), RB_ROLE_LEADER, "a", RB_TO_ALL, NULL, cmd);
+	rb_msg_init(&m, uuid, id, time(NULL), to_leader ? RB_ROLE_FOLLOWER : RB_ROLE_LEADER,
+		    to_leader ? "b" : "a", to_leader ? RB_TO_LEADER : RB_TO_ALL, "a", cmd);
 	char *text = rb_msg_encode(&m);
 	snprintf(key, sizeof(key), "%s__stream__%s", id, stream);
 	freeReplyObject(redisCommand(rc, "XADD %s * msg %s", key, text));
 	free(text);
 }
 
-/* Waits (10 s at most) on the leader stream of id for cmd from b. */
-static bool rb_wait(redisContext *rc, const char *id, char *last, enum rb_command cmd)
+/* Waits (10 s at most) on stream of id for cmd from sender. */
+static bool rb_wait(redisContext *rc, const char *id, const char *stream, char *last,
+		    enum rb_command cmd, const char *sender)
 {
 	char key[300];
-	snprintf(key, sizeof(key), "%s__stream__leader", id);
+	snprintf(key, sizeof(key), "%s__stream__%s", id, stream);
 	for (int tries = 0; tries < 100; tries++) {
 		redisReply *r = redisCommand(rc, "XREAD BLOCK 100 STREAMS %s %s", key, last);
 		bool got = false;
@@ -494,8 +499,8 @@ static bool rb_wait(redisContext *rc, const char *id, char *last, enum rb_comman
 			snprintf(last, 48, "%s", e->element[0]->str);
 			if (rb_msg_decode(e->element[1]->element[1]->str, e->element[1]->element[1]->len, &m,
 					  err, sizeof(err)) < 0)
-				_exit(3); /* the follower wrote what roadblock would refuse */
-			got = got || (m.command == cmd && strcmp(m.sender_id, "b") == 0);
+				_exit(3); /* lockstep wrote what roadblock would refuse */
+			got = got || (m.command == cmd && strcmp(m.sender_id, sender) == 0);
 			rb_msg_clear(&m);
 		}
 		freeReplyObject(r);
@@ -505,14 +510,40 @@ static bool rb_wait(redisContext *rc, const char *id, char *last, enum rb_comman
 	return false;
 }
 
-/* Roadblock's leader as roadblock runs it, without lockstep's additions:
- * no release instant.  Exits 0 after steps roadblocks with b. */
-static void plain_leader(int steps)
+static redisContext *plain_connect(void)
 {
 	redisContext *rc = redisConnect("127.0.0.1", redis_port);
 	if (!rc || rc->err)
 		_exit(2);
 	freeReplyObject(redisCommand(rc, "AUTH %s", REDIS_PW));
+	return rc;
+}
+
+/* Roadblock's follower as roadblock runs it: online, ready at all-online,
+ * gone at all-go; no user-object.  Exits 0 after steps roadblocks. */
+static void plain_follower(int steps)
+{
+	redisContext *rc = plain_connect();
+	for (int k = 1; k <= steps; k++) {
+		char id[64], last[48] = "0";
+		snprintf(id, sizeof(id), "t%d:step-%d", redis_port, k);
+		rb_send(rc, id, "leader", RB_FOLLOWER_ONLINE);
+		if (!rb_wait(rc, id, "followers", last, RB_ALL_ONLINE, "a"))
+			_exit(10 + k);
+		rb_send(rc, id, "leader", RB_FOLLOWER_READY);
+		if (!rb_wait(rc, id, "followers", last, RB_ALL_GO, "a"))
+			_exit(30 + k);
+		rb_send(rc, id, "leader", RB_FOLLOWER_GONE);
+	}
+	redisFree(rc);
+	_exit(0);
+}
+
+/* Roadblock's leader as roadblock runs it, without lockstep's additions:
+ * no release instant.  Exits 0 after steps roadblocks with b. */
+static void plain_leader(int steps)
+{
+	redisContext *rc = plain_connect();
 	for (int k = 1; k <= steps; k++) {
 		char id[64], last[48] = "0", ts[32];
 		snprintf(id, sizeof(id), "t%d:step-%d", redis_port, k);
@@ -527,14 +558,14 @@ static void plain_leader(int steps)
 			freeReplyObject(redisCommand(rc, "RPUSH %s__initialized 1", id));
 		}
 		rb_send(rc, id, "followers", RB_LEADER_ONLINE);
-		if (!rb_wait(rc, id, last, RB_FOLLOWER_ONLINE))
+		if (!rb_wait(rc, id, "leader", last, RB_FOLLOWER_ONLINE, "b"))
 			_exit(10 + k);
 		rb_send(rc, id, "followers", RB_ALL_ONLINE);
-		if (!rb_wait(rc, id, last, RB_FOLLOWER_READY))
+		if (!rb_wait(rc, id, "leader", last, RB_FOLLOWER_READY, "b"))
 			_exit(30 + k);
 		rb_send(rc, id, "followers", RB_ALL_READY);
 		rb_send(rc, id, "followers", RB_ALL_GO);
-		if (!rb_wait(rc, id, last, RB_FOLLOWER_GONE))
+		if (!rb_wait(rc, id, "leader", last, RB_FOLLOWER_GONE, "b"))
 			_exit(50 + k);
 		rb_send(rc, id, "followers", RB_ALL_GONE);
 	}
@@ -623,6 +654,33 @@ START_TEST(test_reused_cluster_id_refused)
 }
 END_TEST
 
+/* A lockstep leader with a plain roadblock follower: it completes, and
+ * the follower saw every step through. */
+START_TEST(test_leads_plain_roadblock_follower)
+{
+	write_gconf("g.conf", 3, 2000);
+	pid_t follower = fork();
+	ck_assert_int_ge(follower, 0);
+	if (follower == 0)
+		plain_follower(3);
+	int sa = hostd_test_wait(start_member("a", "leader", "CLUSTER_TIMEOUT=15\n"));
+	int st;
+	ck_assert_int_eq(waitpid(follower, &st, 0), follower);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the plain follower ended with %d", st);
+	ck_assert_msg(sa == 0, "leader exit %d: %s", sa, member_err("a"));
+	size_t n;
+	json_object **ra = barriers("a", &n);
+	ck_assert_uint_eq(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		json_object *c = field(ra[i], "cluster");
+		ck_assert_int_gt(json_object_get_int64(field(c, "release_realtime_ns")), 0);
+		/* it told no round trip: null, and the lead rests on the leader's own */
+		ck_assert_ptr_null(field(field(c, "rtt_ns"), "b"));
+	}
+	free_ndjson(ra, n);
+}
+END_TEST
+
 /* hostd --check prints the keys and talks to nobody. */
 START_TEST(test_check_prints_keys)
 {
@@ -653,6 +711,7 @@ int main(void)
 	tcase_add_test(tc, test_wrong_password);
 	tcase_add_test(tc, test_redis_unreachable);
 	tcase_add_test(tc, test_follows_plain_roadblock_leader);
+	tcase_add_test(tc, test_leads_plain_roadblock_follower);
 	tcase_add_test(tc, test_check_prints_keys);
 	tcase_add_test(tc, test_reused_cluster_id_refused);
 	tcase_add_test(tc, test_follower_abort_reaches_leader);
