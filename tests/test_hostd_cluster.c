@@ -580,19 +580,29 @@ START_TEST(test_redis_unreachable)
 }
 END_TEST
 
+/* A plain roadblock member (plain_leader or plain_follower) beside one
+ * hostd member on 3 steps; the plain one must see every step through.  The
+ * hostd's exit status. */
+static int run_with_plain(void (*plain)(int), const char *member, const char *role)
+{
+	write_gconf("g.conf", 3, 2000);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		plain(3);
+	int rc = hostd_test_wait(start_member(member, role, "CLUSTER_TIMEOUT=15\n"));
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the plain member ended with %d: %s",
+		      st, member_err(member));
+	return rc;
+}
+
 /* A lockstep follower of a plain roadblock leader: no instant comes, each
  * step is released at all-go. */
 START_TEST(test_follows_plain_roadblock_leader)
 {
-	write_gconf("g.conf", 3, 2000);
-	pid_t leader = fork();
-	ck_assert_int_ge(leader, 0);
-	if (leader == 0)
-		plain_leader(3);
-	int sb = hostd_test_wait(start_member("b", "follower", "CLUSTER_TIMEOUT=15\n"));
-	int st;
-	ck_assert_int_eq(waitpid(leader, &st, 0), leader);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the plain leader ended with %d", st);
+	int sb = run_with_plain(plain_leader, "b", "follower");
 	ck_assert_msg(sb == 0, "follower exit %d: %s", sb, member_err("b"));
 	size_t n;
 	json_object **rb = barriers("b", &n);
@@ -658,15 +668,7 @@ END_TEST
  * the follower saw every step through. */
 START_TEST(test_leads_plain_roadblock_follower)
 {
-	write_gconf("g.conf", 3, 2000);
-	pid_t follower = fork();
-	ck_assert_int_ge(follower, 0);
-	if (follower == 0)
-		plain_follower(3);
-	int sa = hostd_test_wait(start_member("a", "leader", "CLUSTER_TIMEOUT=15\n"));
-	int st;
-	ck_assert_int_eq(waitpid(follower, &st, 0), follower);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the plain follower ended with %d", st);
+	int sa = run_with_plain(plain_follower, "a", "leader");
 	ck_assert_msg(sa == 0, "leader exit %d: %s", sa, member_err("a"));
 	size_t n;
 	json_object **ra = barriers("a", &n);
