@@ -234,6 +234,8 @@ static void leader_advance(struct cluster *c)
 	}
 	json_object_object_add(st->record, "rtt_ns", rtts);
 	int64_t lead = 2 * slowest + CLUSTER_MARGIN_NS;
+	if (st->k == 1)
+		lead += CLUSTER_FIRST_LEAD_NS;
 	int64_t at = clock_real_ns() + lead;
 	json_object_object_add(st->record, "lead_ns", json_object_new_int64(lead));
 	to_followers(c, RB_USER_OBJECT, rb_release_object(st->k, at, lead));
@@ -501,7 +503,10 @@ static void ping_done(redisAsyncContext *ac, void *reply, void *priv)
 	(void)priv;
 	if (reply_bad(c, ac, reply, "PING"))
 		return;
-	c->rtt_ns = clock_mono_ns() - c->ping_t0;
+	/* a decaying maximum: one quick PING after a slow one does not
+	 * shorten the next lead at once (on a busy host the slow ones recur) */
+	int64_t rtt = clock_mono_ns() - c->ping_t0, decayed = c->rtt_ns - c->rtt_ns / 8;
+	c->rtt_ns = rtt > decayed ? rtt : decayed;
 }
 
 static void initiate(struct cluster *c)
