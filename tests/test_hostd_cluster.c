@@ -396,6 +396,11 @@ START_TEST(test_follower_dies_results_kept)
 	json_object *m = json_object_from_file(path);
 	ck_assert_ptr_nonnull(m);
 	ck_assert_str_eq(json_object_get_string(field(m, "status")), "aborted");
+	json_object *cl = field(m, "cluster");
+	ck_assert_str_eq(json_object_get_string(field(cl, "role")), "leader");
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(field(cl, "members"), 1)),
+			 "b");
+	ck_assert_ptr_null(strstr(json_object_to_json_string(m), REDIS_PW));
 	json_object_put(m);
 }
 END_TEST
