@@ -688,7 +688,7 @@ START_TEST(test_leads_plain_roadblock_follower)
 }
 END_TEST
 
-/* hostd --check prints the keys and talks to nobody. */
+/* hostd --check prints the keys and PINGs Redis. */
 START_TEST(test_check_prints_keys)
 {
 	write_gconf("g.conf", 1, 1000);
@@ -700,6 +700,8 @@ START_TEST(test_check_prints_keys)
 	ck_assert_msg(strstr(out, want), "no %s in: %s", want, out);
 	ck_assert_msg(strstr(out, "  CLUSTER_MEMBERS=a (leader) b\n  CLUSTER_TIMEOUT=60s\n  "
 				  "ON_HOST_FAILURE=abort\n"), "%s", out);
+	snprintf(want, sizeof(want), "  Redis 127.0.0.1:%d (CLUSTER_REDIS): reachable\n", redis_port);
+	ck_assert_msg(strstr(out, want), "no %s in: %s", want, out);
 	ck_assert_msg(strstr(out, "check passed"), "%s", out);
 }
 END_TEST
