@@ -182,8 +182,9 @@ static void teardown(void)
 
 /* member's h.conf, its results folder tmpdir/<member>, its stderr
  * tmpdir/<member>.err */
+/* extra: one more option for hostd (NULL: none) */
 static pid_t start_member_args(const char *member, const char *role, const char *gconf,
-			       const char *extra_conf, bool check)
+			       const char *extra_conf, const char *extra)
 {
 	char name[64], h[512], g[512], res[512], err[64], conf[1024];
 	snprintf(conf, sizeof(conf), "GUEST_KIND=local\nGUEST_COUNT=2\nBARRIER_TIMEOUT=30\n"
@@ -198,19 +199,19 @@ static pid_t start_member_args(const char *member, const char *role, const char 
 	snprintf(err, sizeof(err), "%s.err", member);
 	const char *argv[] = { hostd_path, "--host-config", h, "--guest-config", g, "--results",
 			       res, "--run-name", "t", "--agent", agent_path, "--no-progress",
-			       check ? "--check" : NULL, NULL };
+			       extra, NULL };
 	return spawn(err, argv);
 }
 
 static pid_t start_member_g(const char *member, const char *role, const char *gconf,
 			    const char *extra_conf)
 {
-	return start_member_args(member, role, gconf, extra_conf, false);
+	return start_member_args(member, role, gconf, extra_conf, NULL);
 }
 
 static pid_t start_member_check(const char *member)
 {
-	return start_member_args(member, "leader", "g.conf", "", true);
+	return start_member_args(member, "leader", "g.conf", "", "--check");
 }
 
 static pid_t start_member(const char *member, const char *role, const char *extra_conf)
@@ -688,6 +689,21 @@ START_TEST(test_leads_plain_roadblock_follower)
 }
 END_TEST
 
+/* Another user's experiment under the service (--run-as) may not have the
+ * service read a password file for it. */
+START_TEST(test_service_refuses_password_file)
+{
+	write_gconf("g.conf", 1, 1000);
+	int sa = hostd_test_wait(
+		start_member_args("a", "leader", "g.conf", "", "--run-as=65534:65534"));
+	ck_assert_msg(sa == 1, "exit %d: %s", sa, member_err("a"));
+	char want[400];
+	snprintf(want, sizeof(want), "CLUSTER_PASSWORD_FILE=%s/redis.pw: under hostd --service a "
+		 "file a config names would be read with the service's rights", tmpdir);
+	ck_assert_msg(strstr(member_err("a"), want), "want \"%s\" in: %s", want, member_err("a"));
+}
+END_TEST
+
 /* hostd --check prints the keys and PINGs Redis. */
 START_TEST(test_check_prints_keys)
 {
@@ -722,6 +738,7 @@ int main(void)
 	tcase_add_test(tc, test_follows_plain_roadblock_leader);
 	tcase_add_test(tc, test_leads_plain_roadblock_follower);
 	tcase_add_test(tc, test_check_prints_keys);
+	tcase_add_test(tc, test_service_refuses_password_file);
 	tcase_add_test(tc, test_reused_cluster_id_refused);
 	tcase_add_test(tc, test_follower_abort_reaches_leader);
 	suite_add_tcase(s, tc);
