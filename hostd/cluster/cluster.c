@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "cluster_roster.h"
 #include "roadblock_msg.h"
 #include "xalloc.h"
 
@@ -27,8 +28,6 @@ struct step {
 	char id[RB_ID_MAX];
 	enum step_state st;
 	char last[S_COUNT][48]; /* the last stream entry id read */
-	bool online[CLUSTER_MEMBERS_MAX], ready[CLUSTER_MEMBERS_MAX], gone[CLUSTER_MEMBERS_MAX];
-	int64_t rtt[CLUSTER_MEMBERS_MAX];
 	bool initiator, sent_online_all, sent_ready, abort_seen, have_at;
 	char abort_from[RB_NAME_MAX]; /* the follower that said follower-ready-abort */
 	int64_t at_real, lead;
@@ -44,8 +43,7 @@ struct cluster {
 	uv_timer_t timeout_timer, close_timer;
 	int handles;
 	bool closing, failed, reading, aborting;
-	size_t me;
-	bool dropped[CLUSTER_MEMBERS_MAX]; /* ON_HOST_FAILURE=continue: left behind */
+	struct roster roster; /* the leader's: who said what, who was dropped */
 	uint64_t seq;
 	char uuid_base[40];
 	int64_t rtt_ns, ping_t0;
@@ -182,22 +180,14 @@ static void to_leader(struct cluster *c, enum rb_command cmd, json_object *uo)
 
 /* ---- the leader ---------------------------------------------------------- */
 
-static bool all_followers(const struct cluster *c, const bool *flag)
+/* The followers left out for good, for the step's record. */
+static void record_dropped(struct cluster *c)
 {
+	json_object *d = json_object_new_array();
 	for (size_t i = 1; i < c->s->nmembers; i++)
-		if (!c->dropped[i] && !flag[i])
-			return false;
-	return true;
-}
-
-static void missing_list(const struct cluster *c, const bool *flag, char *buf, size_t size)
-{
-	size_t len = 0;
-	buf[0] = 0;
-	for (size_t i = 1; i < c->s->nmembers && len < size; i++)
-		if (!c->dropped[i] && !flag[i])
-			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
-						c->s->members[i]);
+		if (c->roster.dropped[i])
+			json_object_array_add(d, json_object_new_string(c->s->members[i]));
+	json_object_object_add(c->st.record, "dropped", d);
 }
 
 static void leader_advance(struct cluster *c)
@@ -206,12 +196,12 @@ static void leader_advance(struct cluster *c)
 	if (st->st != ST_WAITING)
 		return;
 	if (!st->sent_online_all) {
-		if (!all_followers(c, st->online))
+		if (!roster_all(&c->roster, ROSTER_ONLINE))
 			return;
 		st->sent_online_all = true;
 		to_followers(c, RB_ALL_ONLINE, NULL);
 	}
-	if (!all_followers(c, st->ready))
+	if (!roster_all(&c->roster, ROSTER_READY))
 		return;
 	to_followers(c, RB_ALL_READY, NULL);
 	if (st->abort_seen || c->aborting) {
@@ -221,21 +211,14 @@ static void leader_advance(struct cluster *c)
 		     st->abort_from[0] ? st->abort_from : c->s->member);
 		return;
 	}
-	int64_t slowest = c->rtt_ns;
 	json_object *rtts = json_object_new_object();
 	json_object_object_add(rtts, c->s->member, json_object_new_int64(c->rtt_ns));
-	for (size_t i = 1; i < c->s->nmembers; i++) {
-		if (c->dropped[i])
-			continue;
-		json_object_object_add(rtts, c->s->members[i], st->rtt[i] >= 0 ?
-				       json_object_new_int64(st->rtt[i]) : NULL);
-		if (st->rtt[i] > slowest)
-			slowest = st->rtt[i];
-	}
+	for (size_t i = 1; i < c->s->nmembers; i++)
+		if (!c->roster.dropped[i])
+			json_object_object_add(rtts, c->s->members[i], c->roster.rtt_ns[i] >= 0 ?
+					       json_object_new_int64(c->roster.rtt_ns[i]) : NULL);
 	json_object_object_add(st->record, "rtt_ns", rtts);
-	int64_t lead = 2 * slowest + CLUSTER_MARGIN_NS;
-	if (st->k == 1)
-		lead += CLUSTER_FIRST_LEAD_NS;
+	int64_t lead = roster_lead(&c->roster, c->rtt_ns, st->k);
 	int64_t at = clock_real_ns() + lead;
 	json_object_object_add(st->record, "lead_ns", json_object_new_int64(lead));
 	to_followers(c, RB_USER_OBJECT, rb_release_object(st->k, at, lead));
@@ -275,7 +258,7 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 	ssize_t i = member_index(c, m->sender_id);
 	if (m->sender_type != RB_ROLE_FOLLOWER)
 		return;
-	if (i <= 0 || c->dropped[i]) {
+	if (i <= 0 || c->roster.dropped[i]) {
 		add_event(st, "%s from %s, not a follower of CLUSTER_MEMBERS%s: ignored",
 			  rb_command_name(m->command), m->sender_id, i > 0 ? " (dropped)" : "");
 		return;
@@ -285,7 +268,7 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 	int r;
 	switch (m->command) {
 	case RB_FOLLOWER_ONLINE:
-		st->online[i] = true;
+		c->roster.mark[ROSTER_ONLINE][i] = true;
 		break;
 	case RB_FOLLOWER_READY_ABORT:
 		st->abort_seen = true;
@@ -293,11 +276,11 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 		/* fall through */
 	case RB_FOLLOWER_READY:
 	case RB_FOLLOWER_READY_WAITING:
-		st->ready[i] = true;
+		c->roster.mark[ROSTER_READY][i] = true;
 		break;
 	case RB_FOLLOWER_GONE:
-		st->gone[i] = true;
-		if (st->st == ST_RELEASED && all_followers(c, st->gone)) {
+		c->roster.mark[ROSTER_GONE][i] = true;
+		if (st->st == ST_RELEASED && roster_all(&c->roster, ROSTER_GONE)) {
 			to_followers(c, RB_ALL_GONE, NULL);
 			st->st = ST_DONE;
 		}
@@ -308,7 +291,7 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 			add_event(st, "a member object from %s: %s", m->sender_id, err);
 		if (r <= 0)
 			return;
-		st->rtt[i] = rtt;
+		c->roster.rtt_ns[i] = rtt;
 		if (strcmp(plan, c->plan) != 0) {
 			to_followers(c, RB_ALL_ABORT, NULL);
 			fail(c, CLUSTER_ABORTED, "cluster step %u (roadblock %s): member %s runs a "
@@ -592,8 +575,7 @@ static void step_reset(struct cluster *c, uint32_t k)
 	snprintf(st->id, sizeof(st->id), "%s:step-%" PRIu32, c->s->id, k);
 	for (int w = 0; w < S_COUNT; w++)
 		snprintf(st->last[w], sizeof(st->last[w]), "0");
-	for (size_t i = 0; i < CLUSTER_MEMBERS_MAX; i++)
-		st->rtt[i] = -1;
+	roster_step(&c->roster);
 	st->st = ST_WAITING;
 	st->record = json_object_new_object();
 	json_object_object_add(st->record, "roadblock", json_object_new_string(st->id));
@@ -602,13 +584,8 @@ static void step_reset(struct cluster *c, uint32_t k)
 	json_object_object_add(st->record, "member", json_object_new_string(c->s->member));
 	json_object_object_add(st->record, "ready_realtime_ns",
 			       json_object_new_int64(clock_real_ns()));
-	if (c->s->role == CLUSTER_LEADER) {
-		json_object *d = json_object_new_array();
-		for (size_t i = 1; i < c->s->nmembers; i++)
-			if (c->dropped[i])
-				json_object_array_add(d, json_object_new_string(c->s->members[i]));
-		json_object_object_add(st->record, "dropped", d);
-	}
+	if (c->s->role == CLUSTER_LEADER)
+		record_dropped(c);
 }
 
 /* This member arrives at the step's roadblock: a PING for its round trip,
@@ -659,20 +636,14 @@ static void timeout_cb(uv_timer_t *t)
 		     "all-online", c->s->members[0], c->s->timeout_s);
 		return;
 	}
-	const bool *flag = st->sent_online_all ? st->ready : st->online;
+	enum roster_mark m = st->sent_online_all ? ROSTER_READY : ROSTER_ONLINE;
 	const char *what = st->sent_online_all ? "follower-ready" : "follower-online";
-	missing_list(c, flag, missing, sizeof(missing));
+	roster_missing(&c->roster, m, (const char *const *)c->s->members, missing, sizeof(missing));
 	if (c->s->on_failure == CLUSTER_ON_FAILURE_CONTINUE) {
-		for (size_t i = 1; i < c->s->nmembers; i++)
-			if (!c->dropped[i] && !flag[i])
-				c->dropped[i] = true;
+		roster_drop_missing(&c->roster, m);
 		add_event(st, "no %s from %s within CLUSTER_TIMEOUT=%gs: left out of the run "
 			  "(ON_HOST_FAILURE=continue)", what, missing, c->s->timeout_s);
-		json_object *d = json_object_new_array();
-		for (size_t i = 1; i < c->s->nmembers; i++)
-			if (c->dropped[i])
-				json_object_array_add(d, json_object_new_string(c->s->members[i]));
-		json_object_object_add(st->record, "dropped", d);
+		record_dropped(c);
 		leader_advance(c);
 		return;
 	}
@@ -828,9 +799,7 @@ struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,
 	c->s = s;
 	c->cb = cb;
 	c->data = data;
-	for (size_t i = 0; i < s->nmembers; i++)
-		if (strcmp(s->members[i], s->member) == 0)
-			c->me = i;
+	roster_init(&c->roster, s->nmembers);
 	snprintf(c->uuid_base, sizeof(c->uuid_base), "lockstep-%ld-%" PRIx64, (long)getpid(),
 		 (uint64_t)clock_real_ns());
 	uv_timer_init(loop, &c->timeout_timer);

@@ -23,13 +23,6 @@
 
 #include "cluster_settings.h"
 
-/* What the leader adds to twice the slowest round trip: the followers'
- * XREAD wake-up and their own go to their guests. */
-#define CLUSTER_MARGIN_NS 3000000LL
-/* Added to the first step's lead: every member does things for the first
- * time then (measured: all-go read up to 8 ms after a 12 ms lead with 4
- * hostds on 2 cores, on the first step only). */
-#define CLUSTER_FIRST_LEAD_NS 20000000LL
 /* XREAD's BLOCK: how long a close or a next step may wait for a read. */
 #define CLUSTER_READ_BLOCK_MS 200
 /* A roadblock made longer than CLUSTER_TIMEOUT plus this ago is an
