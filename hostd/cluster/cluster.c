@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/timex.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -63,22 +62,6 @@ static const char *stream_suffix(const struct cluster *c, int which)
 
 /* ---- outcome ------------------------------------------------------------ */
 
-static void record_clock(json_object *rec, bool *unsync)
-{
-	struct timex tx = { 0 };
-	int state = adjtimex(&tx);
-	json_object *o = json_object_new_object();
-	*unsync = state == TIME_ERROR || (tx.status & STA_UNSYNC);
-	if (state < 0) {
-		json_object_object_add(o, "error", json_object_new_string(strerror(errno)));
-	} else {
-		json_object_object_add(o, "maxerror_us", json_object_new_int64(tx.maxerror));
-		json_object_object_add(o, "esterror_us", json_object_new_int64(tx.esterror));
-		json_object_object_add(o, "unsynchronised", json_object_new_boolean(*unsync));
-	}
-	json_object_object_add(rec, "host_clock", o);
-}
-
 static void deliver(struct cluster *c, enum cluster_outcome out, int64_t at, const char *why)
 {
 	struct step *st = &c->st;
@@ -96,7 +79,7 @@ static void deliver(struct cluster *c, enum cluster_outcome out, int64_t at, con
 							      : out == CLUSTER_ABORTED	 ? "abort"
 							      : out == CLUSTER_HEARTBEAT ? "heartbeat-timeout"
 											 : "redis-error"));
-		record_clock(st->record, &res.clock_unsync);
+		json_object_object_add(st->record, "host_clock", cluster_host_clock(&res.clock_unsync));
 	}
 	res.record = st->record;
 	if (out != CLUSTER_RELEASED)
@@ -761,33 +744,6 @@ static void early_error_cb(uv_timer_t *t)
 	if (bad)
 		fail(c, CLUSTER_REDIS_ERROR, "cluster: cannot reach Redis at %s:%d (CLUSTER_REDIS): %s",
 		     c->s->redis_host, c->s->redis_port, bad->errstr);
-}
-
-int cluster_probe(const struct cluster_settings *s, char *err, size_t errlen)
-{
-	struct timeval tv = { CLUSTER_PROBE_MS / 1000, (CLUSTER_PROBE_MS % 1000) * 1000 };
-	redisContext *rc = redisConnectWithTimeout(s->redis_host, s->redis_port, tv);
-	redisReply *rep = NULL;
-	const char *what = "connect";
-	if (rc && !rc->err && s->password) {
-		what = "AUTH (CLUSTER_PASSWORD_FILE)";
-		rep = redisCommand(rc, "AUTH %s", s->password);
-	}
-	if (rc && !rc->err && (!rep || rep->type != REDIS_REPLY_ERROR)) {
-		freeReplyObject(rep);
-		what = "PING";
-		rep = redisCommand(rc, "PING");
-	}
-	int r = 0;
-	if (!rc || rc->err || !rep || rep->type == REDIS_REPLY_ERROR) {
-		snprintf(err, errlen, "cluster: Redis at %s:%d (CLUSTER_REDIS): %s: %s", s->redis_host,
-			 s->redis_port, what, !rc ? "out of memory" : rc->err ? rc->errstr
-				: rep ? rep->str : "no reply");
-		r = -1;
-	}
-	freeReplyObject(rep);
-	redisFree(rc);
-	return r;
 }
 
 struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,

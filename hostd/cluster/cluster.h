@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "cluster_host.h"
 #include "cluster_settings.h"
 
 /* XREAD's BLOCK: how long a close or a next step may wait for a read. */
@@ -52,12 +53,6 @@ typedef void (*cluster_cb)(void *data, const struct cluster_result *res);
 
 struct cluster;
 
-/* Before the run starts, blocking for at most CLUSTER_PROBE_MS: connects,
- * AUTHs and PINGs Redis.  0, or -1 with err saying why (hiredis' libuv
- * adapter does not report a refused connect, so the loop would only see a
- * timeout). */
-#define CLUSTER_PROBE_MS 3000
-int cluster_probe(const struct cluster_settings *s, char *err, size_t errlen);
 
 /* Connects (asynchronously: a refused connection comes back through cb as
  * CLUSTER_REDIS_ERROR of step 0).  s must outlive the cluster.  plan_sha256:
