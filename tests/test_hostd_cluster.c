@@ -704,6 +704,32 @@ START_TEST(test_service_refuses_password_file)
 }
 END_TEST
 
+/* Redis goes away mid-run: both members end the run as aborted at once,
+ * naming Redis, with what ran kept. */
+START_TEST(test_redis_dies_midrun)
+{
+	char path[512];
+	struct stat st;
+	write_file("g.conf", "BENCHMARKS='nap'\nITERATIONS=6\nCOMMAND_NAP='sleep 0.2'\n", 0644);
+	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=30\n");
+	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=30\n");
+	snprintf(path, sizeof(path), "%s/a/t/barriers.ndjson", tmpdir);
+	for (int i = 0; i < 1000 && (stat(path, &st) != 0 || st.st_size == 0); i++)
+		usleep(10000);
+	kill(redis_pid, SIGTERM);
+	waitpid(redis_pid, NULL, 0);
+	redis_pid = 0;
+	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
+	char want[128];
+	snprintf(want, sizeof(want), "cluster: Redis at 127.0.0.1:%d closed the connection",
+		 redis_port);
+	ck_assert_msg(sa == 2 && strstr(member_err("a"), want), "leader exit %d: %s", sa,
+		      member_err("a"));
+	ck_assert_msg(sb == 2 && strstr(member_err("b"), want), "follower exit %d: %s", sb,
+		      member_err("b"));
+}
+END_TEST
+
 /* hostd --check prints the keys and PINGs Redis. */
 START_TEST(test_check_prints_keys)
 {
@@ -739,6 +765,7 @@ int main(void)
 	tcase_add_test(tc, test_leads_plain_roadblock_follower);
 	tcase_add_test(tc, test_check_prints_keys);
 	tcase_add_test(tc, test_service_refuses_password_file);
+	tcase_add_test(tc, test_redis_dies_midrun);
 	tcase_add_test(tc, test_reused_cluster_id_refused);
 	tcase_add_test(tc, test_follower_abort_reaches_leader);
 	suite_add_tcase(s, tc);
