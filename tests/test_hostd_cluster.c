@@ -79,7 +79,8 @@ static pid_t spawn(const char *log, const char *const *argv)
 
 /* roadblock's message format from its facts (issue 18), checked by
  * Python's own json and hashlib: every message a member wrote must be one
- * that roadblock's Python would accept and checksum alike. */
+ * that roadblock's Python would accept and checksum alike (python3 and
+ * python3-jsonschema, tools/install-deps). */
 static const char schema_check_py[] =
 	"import hashlib, json, sys\n"
 	"import jsonschema\n"
@@ -118,6 +119,20 @@ static const char schema_check_py[] =
 	"    seen.add(m['payload']['message']['command'])\n"
 	"    n += 1\n"
 	"print(n, ' '.join(sorted(seen)))\n";
+
+/* python3 schema_check.py on tmpdir/<file>: its exit status, its output in
+ * out.  Needs python3-jsonschema (tools/install-deps). */
+static int schema_check(const char *file, char *out, size_t size)
+{
+	char cmd[1200];
+	write_file("schema_check.py", schema_check_py, 0644);
+	snprintf(cmd, sizeof(cmd), "python3 %s/schema_check.py %s/%s 2>&1", tmpdir, tmpdir, file);
+	FILE *p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	size_t len = fread(out, 1, size - 1, p);
+	out[len] = 0;
+	return pclose(p);
+}
 
 /* Every message of every stream of the run's roadblocks into
  * tmpdir/messages.ndjson; how many. */
@@ -321,14 +336,9 @@ START_TEST(test_two_hosts_one_instant)
 	/* every message either member wrote is one roadblock accepts */
 	int n = dump_messages();
 	ck_assert_int_gt(n, 3 * 10);
-	write_file("schema_check.py", schema_check_py, 0644);
-	char cmd[1200], out[1024] = "";
-	snprintf(cmd, sizeof(cmd), "python3 %s/schema_check.py %s/messages.ndjson 2>&1", tmpdir,
-		 tmpdir);
-	FILE *p = popen(cmd, "r");
-	size_t len = fread(out, 1, sizeof(out) - 1, p);
-	out[len] = 0;
-	ck_assert_msg(pclose(p) == 0, "roadblock's schema or checksum refused a message: %s", out);
+	char out[1024];
+	ck_assert_msg(schema_check("messages.ndjson", out, sizeof(out)) == 0,
+		      "roadblock's schema or checksum refused a message: %s", out);
 	char want[64];
 	snprintf(want, sizeof(want), "%d ", n);
 	ck_assert_msg(strncmp(out, want, strlen(want)) == 0, "checked: %s", out);
@@ -337,6 +347,23 @@ START_TEST(test_two_hosts_one_instant)
 			       "leader-online", "timeout-ts", "user-object", NULL };
 	for (int i = 0; must[i]; i++)
 		ck_assert_msg(strstr(out, must[i]), "no %s among the messages: %s", must[i], out);
+
+	/* and the check itself refuses what roadblock would: one payload byte
+	 * changed after its checksum, a command roadblock does not have */
+	char path[512];
+	snprintf(path, sizeof(path), "%s/messages.ndjson", tmpdir);
+	char *first = strdup(read_text(path));
+	*strchr(first, '\n') = 0;
+	char *id = strstr(first, "\"uuid\":\"") + 8;
+	*id = *id == 'x' ? 'y' : 'x';
+	write_file("bad1.ndjson", first, 0644);
+	ck_assert_msg(schema_check("bad1.ndjson", out, sizeof(out)) != 0, "tampered: %s", out);
+	free(first);
+	write_file("bad2.ndjson", "{\"payload\":{\"uuid\":\"u\",\"roadblock\":\"r\",\"sender\":"
+		   "{\"timestamp\":1,\"type\":\"leader\",\"id\":\"a\"},\"recipient\":{\"type\":"
+		   "\"all\"},\"message\":{\"command\":\"all-stop\"}},\"tx_checksum\":\""
+		   "0000000000000000000000000000000000000000000000000000000000000000\"}\n", 0644);
+	ck_assert_msg(schema_check("bad2.ndjson", out, sizeof(out)) != 0, "all-stop: %s", out);
 }
 END_TEST
 
