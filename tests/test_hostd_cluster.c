@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The cross-host barrier end to end (issue 18, docs/cluster.md): a real
  * redis-server on 127.0.0.1 at a free port, two real hostds (local guests)
