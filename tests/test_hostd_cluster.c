@@ -79,7 +79,8 @@ static pid_t spawn(const char *log, const char *const *argv)
 
 /* roadblock's message format from its facts (issue 18), checked by
  * Python's own json and hashlib: every message a member wrote must be one
- * that roadblock's Python would accept and checksum alike. */
+ * that roadblock's Python would accept and checksum alike (python3 and
+ * python3-jsonschema, tools/install-deps). */
 static const char schema_check_py[] =
 	"import hashlib, json, sys\n"
 	"import jsonschema\n"
@@ -118,6 +119,20 @@ static const char schema_check_py[] =
 	"    seen.add(m['payload']['message']['command'])\n"
 	"    n += 1\n"
 	"print(n, ' '.join(sorted(seen)))\n";
+
+/* python3 schema_check.py on tmpdir/<file>: its exit status, its output in
+ * out.  Needs python3-jsonschema (tools/install-deps). */
+static int schema_check(const char *file, char *out, size_t size)
+{
+	char cmd[1200];
+	write_file("schema_check.py", schema_check_py, 0644);
+	snprintf(cmd, sizeof(cmd), "python3 %s/schema_check.py %s/%s 2>&1", tmpdir, tmpdir, file);
+	FILE *p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	size_t len = fread(out, 1, size - 1, p);
+	out[len] = 0;
+	return pclose(p);
+}
 
 /* Every message of every stream of the run's roadblocks into
  * tmpdir/messages.ndjson; how many. */
@@ -182,8 +197,9 @@ static void teardown(void)
 
 /* member's h.conf, its results folder tmpdir/<member>, its stderr
  * tmpdir/<member>.err */
+/* extra: one more option for hostd (NULL: none) */
 static pid_t start_member_args(const char *member, const char *role, const char *gconf,
-			       const char *extra_conf, bool check)
+			       const char *extra_conf, const char *extra)
 {
 	char name[64], h[512], g[512], res[512], err[64], conf[1024];
 	snprintf(conf, sizeof(conf), "GUEST_KIND=local\nGUEST_COUNT=2\nBARRIER_TIMEOUT=30\n"
@@ -198,19 +214,19 @@ static pid_t start_member_args(const char *member, const char *role, const char 
 	snprintf(err, sizeof(err), "%s.err", member);
 	const char *argv[] = { hostd_path, "--host-config", h, "--guest-config", g, "--results",
 			       res, "--run-name", "t", "--agent", agent_path, "--no-progress",
-			       check ? "--check" : NULL, NULL };
+			       extra, NULL };
 	return spawn(err, argv);
 }
 
 static pid_t start_member_g(const char *member, const char *role, const char *gconf,
 			    const char *extra_conf)
 {
-	return start_member_args(member, role, gconf, extra_conf, false);
+	return start_member_args(member, role, gconf, extra_conf, NULL);
 }
 
 static pid_t start_member_check(const char *member)
 {
-	return start_member_args(member, "leader", "g.conf", "", true);
+	return start_member_args(member, "leader", "g.conf", "", "--check");
 }
 
 static pid_t start_member(const char *member, const char *role, const char *extra_conf)
@@ -320,14 +336,9 @@ START_TEST(test_two_hosts_one_instant)
 	/* every message either member wrote is one roadblock accepts */
 	int n = dump_messages();
 	ck_assert_int_gt(n, 3 * 10);
-	write_file("schema_check.py", schema_check_py, 0644);
-	char cmd[1200], out[1024] = "";
-	snprintf(cmd, sizeof(cmd), "python3 %s/schema_check.py %s/messages.ndjson 2>&1", tmpdir,
-		 tmpdir);
-	FILE *p = popen(cmd, "r");
-	size_t len = fread(out, 1, sizeof(out) - 1, p);
-	out[len] = 0;
-	ck_assert_msg(pclose(p) == 0, "roadblock's schema or checksum refused a message: %s", out);
+	char out[1024];
+	ck_assert_msg(schema_check("messages.ndjson", out, sizeof(out)) == 0,
+		      "roadblock's schema or checksum refused a message: %s", out);
 	char want[64];
 	snprintf(want, sizeof(want), "%d ", n);
 	ck_assert_msg(strncmp(out, want, strlen(want)) == 0, "checked: %s", out);
@@ -336,6 +347,23 @@ START_TEST(test_two_hosts_one_instant)
 			       "leader-online", "timeout-ts", "user-object", NULL };
 	for (int i = 0; must[i]; i++)
 		ck_assert_msg(strstr(out, must[i]), "no %s among the messages: %s", must[i], out);
+
+	/* and the check itself refuses what roadblock would: one payload byte
+	 * changed after its checksum, a command roadblock does not have */
+	char path[512];
+	snprintf(path, sizeof(path), "%s/messages.ndjson", tmpdir);
+	char *first = strdup(read_text(path));
+	*strchr(first, '\n') = 0;
+	char *id = strstr(first, "\"uuid\":\"") + 8;
+	*id = *id == 'x' ? 'y' : 'x';
+	write_file("bad1.ndjson", first, 0644);
+	ck_assert_msg(schema_check("bad1.ndjson", out, sizeof(out)) != 0, "tampered: %s", out);
+	free(first);
+	write_file("bad2.ndjson", "{\"payload\":{\"uuid\":\"u\",\"roadblock\":\"r\",\"sender\":"
+		   "{\"timestamp\":1,\"type\":\"leader\",\"id\":\"a\"},\"recipient\":{\"type\":"
+		   "\"all\"},\"message\":{\"command\":\"all-stop\"}},\"tx_checksum\":\""
+		   "0000000000000000000000000000000000000000000000000000000000000000\"}\n", 0644);
+	ck_assert_msg(schema_check("bad2.ndjson", out, sizeof(out)) != 0, "all-stop: %s", out);
 }
 END_TEST
 
@@ -396,6 +424,11 @@ START_TEST(test_follower_dies_results_kept)
 	json_object *m = json_object_from_file(path);
 	ck_assert_ptr_nonnull(m);
 	ck_assert_str_eq(json_object_get_string(field(m, "status")), "aborted");
+	json_object *cl = field(m, "cluster");
+	ck_assert_str_eq(json_object_get_string(field(cl, "role")), "leader");
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(field(cl, "members"), 1)),
+			 "b");
+	ck_assert_ptr_null(strstr(json_object_to_json_string(m), REDIS_PW));
 	json_object_put(m);
 }
 END_TEST
@@ -438,41 +471,55 @@ END_TEST
 
 /* A wrong password: the run ends before its first step, naming Redis and
  * the password file's key. */
+/* The leader alone with extra h.conf lines and CLUSTER_REDIS at port:
+ * refused before it starts (exit 1), its error naming Redis and what. */
+static void expect_redis_refused(int port, const char *conf, const char *what)
+{
+	int real = redis_port;
+	write_gconf("g.conf", 2, 1000);
+	redis_port = port; /* start_member writes CLUSTER_REDIS from it */
+	int sa = hostd_test_wait(start_member("a", "leader", conf));
+	redis_port = real;
+	ck_assert_msg(sa == 1, "leader exit %d: %s", sa, member_err("a"));
+	char want[160];
+	snprintf(want, sizeof(want), "cluster: Redis at 127.0.0.1:%d (CLUSTER_REDIS): %s", port, what);
+	ck_assert_msg(strstr(member_err("a"), want), "want \"%s\" in: %s", want, member_err("a"));
+}
+
 START_TEST(test_wrong_password)
 {
-	write_gconf("g.conf", 2, 1000);
-	write_file("bad.pw", "not-it\n", 0600);
 	char conf[600];
+	write_file("bad.pw", "not-it\n", 0600);
 	snprintf(conf, sizeof(conf), "CLUSTER_PASSWORD_FILE=%s/bad.pw\n", tmpdir);
-	int sa = hostd_test_wait(start_member("a", "leader", conf));
-	ck_assert_msg(sa == 1, "leader exit %d: %s", sa, member_err("a"));
-	char want[128];
-	snprintf(want, sizeof(want), "cluster: Redis at 127.0.0.1:%d: AUTH (CLUSTER_PASSWORD_FILE): ",
-		 redis_port);
-	ck_assert_msg(strstr(member_err("a"), want), "want \"%s\" in: %s", want, member_err("a"));
+	expect_redis_refused(redis_port, conf, "AUTH (CLUSTER_PASSWORD_FILE): ");
 }
 END_TEST
 
 /* ---- a plain roadblock leader -------------------------------------------- */
 
+/* One of roadblock's messages from the plain member: the leader "a" to all
+ * on followers (or global), or the follower "b" to the leader "a". */
 static void rb_send(redisContext *rc, const char *id, const char *stream, enum rb_command cmd)
 {
 	struct rb_msg m;
 	char uuid[64], key[300];
 	static int seq;
+	bool to_leader = strcmp(stream, "leader") == 0;
 	snprintf(uuid, sizeof(uuid), "plain-%d", ++seq);
-	rb_msg_init(&m, uuid, id, time(NULL), RB_ROLE_LEADER, "a", RB_TO_ALL, NULL, cmd);
+	rb_msg_init(&m, uuid, id, time(NULL), to_leader ? RB_ROLE_FOLLOWER : RB_ROLE_LEADER,
+		    to_leader ? "b" : "a", to_leader ? RB_TO_LEADER : RB_TO_ALL, "a", cmd);
 	char *text = rb_msg_encode(&m);
 	snprintf(key, sizeof(key), "%s__stream__%s", id, stream);
 	freeReplyObject(redisCommand(rc, "XADD %s * msg %s", key, text));
 	free(text);
 }
 
-/* Waits (10 s at most) on the leader stream of id for cmd from b. */
-static bool rb_wait(redisContext *rc, const char *id, char *last, enum rb_command cmd)
+/* Waits (10 s at most) on stream of id for cmd from sender. */
+static bool rb_wait(redisContext *rc, const char *id, const char *stream, char *last,
+		    enum rb_command cmd, const char *sender)
 {
 	char key[300];
-	snprintf(key, sizeof(key), "%s__stream__leader", id);
+	snprintf(key, sizeof(key), "%s__stream__%s", id, stream);
 	for (int tries = 0; tries < 100; tries++) {
 		redisReply *r = redisCommand(rc, "XREAD BLOCK 100 STREAMS %s %s", key, last);
 		bool got = false;
@@ -485,8 +532,8 @@ static bool rb_wait(redisContext *rc, const char *id, char *last, enum rb_comman
 			snprintf(last, 48, "%s", e->element[0]->str);
 			if (rb_msg_decode(e->element[1]->element[1]->str, e->element[1]->element[1]->len, &m,
 					  err, sizeof(err)) < 0)
-				_exit(3); /* the follower wrote what roadblock would refuse */
-			got = got || (m.command == cmd && strcmp(m.sender_id, "b") == 0);
+				_exit(3); /* lockstep wrote what roadblock would refuse */
+			got = got || (m.command == cmd && strcmp(m.sender_id, sender) == 0);
 			rb_msg_clear(&m);
 		}
 		freeReplyObject(r);
@@ -496,14 +543,40 @@ static bool rb_wait(redisContext *rc, const char *id, char *last, enum rb_comman
 	return false;
 }
 
-/* Roadblock's leader as roadblock runs it, without lockstep's additions:
- * no release instant.  Exits 0 after steps roadblocks with b. */
-static void plain_leader(int steps)
+static redisContext *plain_connect(void)
 {
 	redisContext *rc = redisConnect("127.0.0.1", redis_port);
 	if (!rc || rc->err)
 		_exit(2);
 	freeReplyObject(redisCommand(rc, "AUTH %s", REDIS_PW));
+	return rc;
+}
+
+/* Roadblock's follower as roadblock runs it: online, ready at all-online,
+ * gone at all-go; no user-object.  Exits 0 after steps roadblocks. */
+static void plain_follower(int steps)
+{
+	redisContext *rc = plain_connect();
+	for (int k = 1; k <= steps; k++) {
+		char id[64], last[48] = "0";
+		snprintf(id, sizeof(id), "t%d:step-%d", redis_port, k);
+		rb_send(rc, id, "leader", RB_FOLLOWER_ONLINE);
+		if (!rb_wait(rc, id, "followers", last, RB_ALL_ONLINE, "a"))
+			_exit(10 + k);
+		rb_send(rc, id, "leader", RB_FOLLOWER_READY);
+		if (!rb_wait(rc, id, "followers", last, RB_ALL_GO, "a"))
+			_exit(30 + k);
+		rb_send(rc, id, "leader", RB_FOLLOWER_GONE);
+	}
+	redisFree(rc);
+	_exit(0);
+}
+
+/* Roadblock's leader as roadblock runs it, without lockstep's additions:
+ * no release instant.  Exits 0 after steps roadblocks with b. */
+static void plain_leader(int steps)
+{
+	redisContext *rc = plain_connect();
 	for (int k = 1; k <= steps; k++) {
 		char id[64], last[48] = "0", ts[32];
 		snprintf(id, sizeof(id), "t%d:step-%d", redis_port, k);
@@ -518,14 +591,14 @@ static void plain_leader(int steps)
 			freeReplyObject(redisCommand(rc, "RPUSH %s__initialized 1", id));
 		}
 		rb_send(rc, id, "followers", RB_LEADER_ONLINE);
-		if (!rb_wait(rc, id, last, RB_FOLLOWER_ONLINE))
+		if (!rb_wait(rc, id, "leader", last, RB_FOLLOWER_ONLINE, "b"))
 			_exit(10 + k);
 		rb_send(rc, id, "followers", RB_ALL_ONLINE);
-		if (!rb_wait(rc, id, last, RB_FOLLOWER_READY))
+		if (!rb_wait(rc, id, "leader", last, RB_FOLLOWER_READY, "b"))
 			_exit(30 + k);
 		rb_send(rc, id, "followers", RB_ALL_READY);
 		rb_send(rc, id, "followers", RB_ALL_GO);
-		if (!rb_wait(rc, id, last, RB_FOLLOWER_GONE))
+		if (!rb_wait(rc, id, "leader", last, RB_FOLLOWER_GONE, "b"))
 			_exit(50 + k);
 		rb_send(rc, id, "followers", RB_ALL_GONE);
 	}
@@ -533,19 +606,36 @@ static void plain_leader(int steps)
 	_exit(0);
 }
 
+/* No Redis at CLUSTER_REDIS: refused before anything starts, naming it. */
+START_TEST(test_redis_unreachable)
+{
+	expect_redis_refused(free_port(), "", "connect: Connection refused");
+}
+END_TEST
+
+/* A plain roadblock member (plain_leader or plain_follower) beside one
+ * hostd member on 3 steps; the plain one must see every step through.  The
+ * hostd's exit status. */
+static int run_with_plain(void (*plain)(int), const char *member, const char *role)
+{
+	write_gconf("g.conf", 3, 2000);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		plain(3);
+	int rc = hostd_test_wait(start_member(member, role, "CLUSTER_TIMEOUT=15\n"));
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the plain member ended with %d: %s",
+		      st, member_err(member));
+	return rc;
+}
+
 /* A lockstep follower of a plain roadblock leader: no instant comes, each
  * step is released at all-go. */
 START_TEST(test_follows_plain_roadblock_leader)
 {
-	write_gconf("g.conf", 3, 2000);
-	pid_t leader = fork();
-	ck_assert_int_ge(leader, 0);
-	if (leader == 0)
-		plain_leader(3);
-	int sb = hostd_test_wait(start_member("b", "follower", "CLUSTER_TIMEOUT=15\n"));
-	int st;
-	ck_assert_int_eq(waitpid(leader, &st, 0), leader);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the plain leader ended with %d", st);
+	int sb = run_with_plain(plain_leader, "b", "follower");
 	ck_assert_msg(sb == 0, "follower exit %d: %s", sb, member_err("b"));
 	size_t n;
 	json_object **rb = barriers("b", &n);
@@ -585,7 +675,89 @@ START_TEST(test_follower_abort_reaches_leader)
 }
 END_TEST
 
-/* hostd --check prints the keys and talks to nobody. */
+/* An earlier run's roadblock under the same CLUSTER_ID (made 1000 s ago):
+ * its messages must not release this run; both members refuse it. */
+START_TEST(test_reused_cluster_id_refused)
+{
+	write_gconf("g.conf", 2, 1000);
+	redisContext *rc = redisConnect("127.0.0.1", redis_port);
+	ck_assert(rc && !rc->err);
+	freeReplyObject(redisCommand(rc, "AUTH %s", REDIS_PW));
+	freeReplyObject(redisCommand(rc, "SET t%d:step-1 %lld", redis_port,
+				     (long long)time(NULL) - 1000));
+	redisFree(rc);
+	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=10\n");
+	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=10\n");
+	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
+	ck_assert_msg(sa == 1 && sb == 1, "exits %d and %d: %s", sa, sb, member_err("a"));
+	char want[160];
+	snprintf(want, sizeof(want), "CLUSTER_ID=t%d was used by an earlier run", redis_port);
+	ck_assert_msg(strstr(member_err("a"), want), "leader: %s", member_err("a"));
+	ck_assert_msg(strstr(member_err("b"), want), "follower: %s", member_err("b"));
+}
+END_TEST
+
+/* A lockstep leader with a plain roadblock follower: it completes, and
+ * the follower saw every step through. */
+START_TEST(test_leads_plain_roadblock_follower)
+{
+	int sa = run_with_plain(plain_follower, "a", "leader");
+	ck_assert_msg(sa == 0, "leader exit %d: %s", sa, member_err("a"));
+	size_t n;
+	json_object **ra = barriers("a", &n);
+	ck_assert_uint_eq(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		json_object *c = field(ra[i], "cluster");
+		ck_assert_int_gt(json_object_get_int64(field(c, "release_realtime_ns")), 0);
+		/* it told no round trip: null, and the lead rests on the leader's own */
+		ck_assert_ptr_null(field(field(c, "rtt_ns"), "b"));
+	}
+	free_ndjson(ra, n);
+}
+END_TEST
+
+/* Another user's experiment under the service (--run-as) may not have the
+ * service read a password file for it. */
+START_TEST(test_service_refuses_password_file)
+{
+	write_gconf("g.conf", 1, 1000);
+	int sa = hostd_test_wait(
+		start_member_args("a", "leader", "g.conf", "", "--run-as=65534:65534"));
+	ck_assert_msg(sa == 1, "exit %d: %s", sa, member_err("a"));
+	char want[400];
+	snprintf(want, sizeof(want), "CLUSTER_PASSWORD_FILE=%s/redis.pw: under hostd --service a "
+		 "file a config names would be read with the service's rights", tmpdir);
+	ck_assert_msg(strstr(member_err("a"), want), "want \"%s\" in: %s", want, member_err("a"));
+}
+END_TEST
+
+/* Redis goes away mid-run: both members end the run as aborted at once,
+ * naming Redis, with what ran kept. */
+START_TEST(test_redis_dies_midrun)
+{
+	char path[512];
+	struct stat st;
+	write_file("g.conf", "BENCHMARKS='nap'\nITERATIONS=6\nCOMMAND_NAP='sleep 0.2'\n", 0644);
+	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=30\n");
+	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=30\n");
+	snprintf(path, sizeof(path), "%s/a/t/barriers.ndjson", tmpdir);
+	for (int i = 0; i < 1000 && (stat(path, &st) != 0 || st.st_size == 0); i++)
+		usleep(10000);
+	kill(redis_pid, SIGTERM);
+	waitpid(redis_pid, NULL, 0);
+	redis_pid = 0;
+	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
+	char want[128];
+	snprintf(want, sizeof(want), "cluster: Redis at 127.0.0.1:%d closed the connection",
+		 redis_port);
+	ck_assert_msg(sa == 2 && strstr(member_err("a"), want), "leader exit %d: %s", sa,
+		      member_err("a"));
+	ck_assert_msg(sb == 2 && strstr(member_err("b"), want), "follower exit %d: %s", sb,
+		      member_err("b"));
+}
+END_TEST
+
+/* hostd --check prints the keys and PINGs Redis. */
 START_TEST(test_check_prints_keys)
 {
 	write_gconf("g.conf", 1, 1000);
@@ -597,6 +769,8 @@ START_TEST(test_check_prints_keys)
 	ck_assert_msg(strstr(out, want), "no %s in: %s", want, out);
 	ck_assert_msg(strstr(out, "  CLUSTER_MEMBERS=a (leader) b\n  CLUSTER_TIMEOUT=60s\n  "
 				  "ON_HOST_FAILURE=abort\n"), "%s", out);
+	snprintf(want, sizeof(want), "  Redis 127.0.0.1:%d (CLUSTER_REDIS): reachable\n", redis_port);
+	ck_assert_msg(strstr(out, want), "no %s in: %s", want, out);
 	ck_assert_msg(strstr(out, "check passed"), "%s", out);
 }
 END_TEST
@@ -613,8 +787,13 @@ int main(void)
 	tcase_add_test(tc, test_follower_dies_leader_continues);
 	tcase_add_test(tc, test_different_plan_refused);
 	tcase_add_test(tc, test_wrong_password);
+	tcase_add_test(tc, test_redis_unreachable);
 	tcase_add_test(tc, test_follows_plain_roadblock_leader);
+	tcase_add_test(tc, test_leads_plain_roadblock_follower);
 	tcase_add_test(tc, test_check_prints_keys);
+	tcase_add_test(tc, test_service_refuses_password_file);
+	tcase_add_test(tc, test_redis_dies_midrun);
+	tcase_add_test(tc, test_reused_cluster_id_refused);
 	tcase_add_test(tc, test_follower_abort_reaches_leader);
 	suite_add_tcase(s, tc);
 	return hostd_test_main(s);

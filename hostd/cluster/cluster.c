@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/timex.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "cluster_roster.h"
 #include "roadblock_msg.h"
 #include "xalloc.h"
 
@@ -27,8 +27,6 @@ struct step {
 	char id[RB_ID_MAX];
 	enum step_state st;
 	char last[S_COUNT][48]; /* the last stream entry id read */
-	bool online[CLUSTER_MEMBERS_MAX], ready[CLUSTER_MEMBERS_MAX], gone[CLUSTER_MEMBERS_MAX];
-	int64_t rtt[CLUSTER_MEMBERS_MAX];
 	bool initiator, sent_online_all, sent_ready, abort_seen, have_at;
 	char abort_from[RB_NAME_MAX]; /* the follower that said follower-ready-abort */
 	int64_t at_real, lead;
@@ -44,8 +42,7 @@ struct cluster {
 	uv_timer_t timeout_timer, close_timer;
 	int handles;
 	bool closing, failed, reading, aborting;
-	size_t me;
-	bool dropped[CLUSTER_MEMBERS_MAX]; /* ON_HOST_FAILURE=continue: left behind */
+	struct roster roster; /* the leader's: who said what, who was dropped */
 	uint64_t seq;
 	char uuid_base[40];
 	int64_t rtt_ns, ping_t0;
@@ -65,22 +62,6 @@ static const char *stream_suffix(const struct cluster *c, int which)
 
 /* ---- outcome ------------------------------------------------------------ */
 
-static void record_clock(json_object *rec, bool *unsync)
-{
-	struct timex tx = { 0 };
-	int state = adjtimex(&tx);
-	json_object *o = json_object_new_object();
-	*unsync = state == TIME_ERROR || (tx.status & STA_UNSYNC);
-	if (state < 0) {
-		json_object_object_add(o, "error", json_object_new_string(strerror(errno)));
-	} else {
-		json_object_object_add(o, "maxerror_us", json_object_new_int64(tx.maxerror));
-		json_object_object_add(o, "esterror_us", json_object_new_int64(tx.esterror));
-		json_object_object_add(o, "unsynchronised", json_object_new_boolean(*unsync));
-	}
-	json_object_object_add(rec, "host_clock", o);
-}
-
 static void deliver(struct cluster *c, enum cluster_outcome out, int64_t at, const char *why)
 {
 	struct step *st = &c->st;
@@ -98,7 +79,7 @@ static void deliver(struct cluster *c, enum cluster_outcome out, int64_t at, con
 							      : out == CLUSTER_ABORTED	 ? "abort"
 							      : out == CLUSTER_HEARTBEAT ? "heartbeat-timeout"
 											 : "redis-error"));
-		record_clock(st->record, &res.clock_unsync);
+		json_object_object_add(st->record, "host_clock", cluster_host_clock(&res.clock_unsync));
 	}
 	res.record = st->record;
 	if (out != CLUSTER_RELEASED)
@@ -182,22 +163,14 @@ static void to_leader(struct cluster *c, enum rb_command cmd, json_object *uo)
 
 /* ---- the leader ---------------------------------------------------------- */
 
-static bool all_followers(const struct cluster *c, const bool *flag)
+/* The followers left out for good, for the step's record. */
+static void record_dropped(struct cluster *c)
 {
+	json_object *d = json_object_new_array();
 	for (size_t i = 1; i < c->s->nmembers; i++)
-		if (!c->dropped[i] && !flag[i])
-			return false;
-	return true;
-}
-
-static void missing_list(const struct cluster *c, const bool *flag, char *buf, size_t size)
-{
-	size_t len = 0;
-	buf[0] = 0;
-	for (size_t i = 1; i < c->s->nmembers && len < size; i++)
-		if (!c->dropped[i] && !flag[i])
-			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
-						c->s->members[i]);
+		if (c->roster.dropped[i])
+			json_object_array_add(d, json_object_new_string(c->s->members[i]));
+	json_object_object_add(c->st.record, "dropped", d);
 }
 
 static void leader_advance(struct cluster *c)
@@ -206,12 +179,12 @@ static void leader_advance(struct cluster *c)
 	if (st->st != ST_WAITING)
 		return;
 	if (!st->sent_online_all) {
-		if (!all_followers(c, st->online))
+		if (!roster_all(&c->roster, ROSTER_ONLINE))
 			return;
 		st->sent_online_all = true;
 		to_followers(c, RB_ALL_ONLINE, NULL);
 	}
-	if (!all_followers(c, st->ready))
+	if (!roster_all(&c->roster, ROSTER_READY))
 		return;
 	to_followers(c, RB_ALL_READY, NULL);
 	if (st->abort_seen || c->aborting) {
@@ -221,19 +194,14 @@ static void leader_advance(struct cluster *c)
 		     st->abort_from[0] ? st->abort_from : c->s->member);
 		return;
 	}
-	int64_t slowest = c->rtt_ns;
 	json_object *rtts = json_object_new_object();
 	json_object_object_add(rtts, c->s->member, json_object_new_int64(c->rtt_ns));
-	for (size_t i = 1; i < c->s->nmembers; i++) {
-		if (c->dropped[i])
-			continue;
-		json_object_object_add(rtts, c->s->members[i], st->rtt[i] >= 0 ?
-				       json_object_new_int64(st->rtt[i]) : NULL);
-		if (st->rtt[i] > slowest)
-			slowest = st->rtt[i];
-	}
+	for (size_t i = 1; i < c->s->nmembers; i++)
+		if (!c->roster.dropped[i])
+			json_object_object_add(rtts, c->s->members[i], c->roster.rtt_ns[i] >= 0 ?
+					       json_object_new_int64(c->roster.rtt_ns[i]) : NULL);
 	json_object_object_add(st->record, "rtt_ns", rtts);
-	int64_t lead = 2 * slowest + CLUSTER_MARGIN_NS;
+	int64_t lead = roster_lead(&c->roster, c->rtt_ns, st->k);
 	int64_t at = clock_real_ns() + lead;
 	json_object_object_add(st->record, "lead_ns", json_object_new_int64(lead));
 	to_followers(c, RB_USER_OBJECT, rb_release_object(st->k, at, lead));
@@ -273,7 +241,7 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 	ssize_t i = member_index(c, m->sender_id);
 	if (m->sender_type != RB_ROLE_FOLLOWER)
 		return;
-	if (i <= 0 || c->dropped[i]) {
+	if (i <= 0 || c->roster.dropped[i]) {
 		add_event(st, "%s from %s, not a follower of CLUSTER_MEMBERS%s: ignored",
 			  rb_command_name(m->command), m->sender_id, i > 0 ? " (dropped)" : "");
 		return;
@@ -283,7 +251,7 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 	int r;
 	switch (m->command) {
 	case RB_FOLLOWER_ONLINE:
-		st->online[i] = true;
+		c->roster.mark[ROSTER_ONLINE][i] = true;
 		break;
 	case RB_FOLLOWER_READY_ABORT:
 		st->abort_seen = true;
@@ -291,11 +259,11 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 		/* fall through */
 	case RB_FOLLOWER_READY:
 	case RB_FOLLOWER_READY_WAITING:
-		st->ready[i] = true;
+		c->roster.mark[ROSTER_READY][i] = true;
 		break;
 	case RB_FOLLOWER_GONE:
-		st->gone[i] = true;
-		if (st->st == ST_RELEASED && all_followers(c, st->gone)) {
+		c->roster.mark[ROSTER_GONE][i] = true;
+		if (st->st == ST_RELEASED && roster_all(&c->roster, ROSTER_GONE)) {
 			to_followers(c, RB_ALL_GONE, NULL);
 			st->st = ST_DONE;
 		}
@@ -306,7 +274,7 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 			add_event(st, "a member object from %s: %s", m->sender_id, err);
 		if (r <= 0)
 			return;
-		st->rtt[i] = rtt;
+		c->roster.rtt_ns[i] = rtt;
 		if (strcmp(plan, c->plan) != 0) {
 			to_followers(c, RB_ALL_ABORT, NULL);
 			fail(c, CLUSTER_ABORTED, "cluster step %u (roadblock %s): member %s runs a "
@@ -501,7 +469,10 @@ static void ping_done(redisAsyncContext *ac, void *reply, void *priv)
 	(void)priv;
 	if (reply_bad(c, ac, reply, "PING"))
 		return;
-	c->rtt_ns = clock_mono_ns() - c->ping_t0;
+	/* a decaying maximum: one quick PING after a slow one does not
+	 * shorten the next lead at once (on a busy host the slow ones recur) */
+	int64_t rtt = clock_mono_ns() - c->ping_t0, decayed = c->rtt_ns - c->rtt_ns / 8;
+	c->rtt_ns = rtt > decayed ? rtt : decayed;
 }
 
 static void initiate(struct cluster *c)
@@ -530,6 +501,27 @@ static bool step_int(struct cluster *c, redisAsyncContext *ac, redisReply *rep, 
 	return true;
 }
 
+/* Another member created the roadblock: within CLUSTER_TIMEOUT of now, or
+ * an earlier run with the same CLUSTER_ID did, whose messages would
+ * release this one. */
+static void created_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct cluster *c = ac->data;
+	redisReply *rep = reply;
+	if (reply_bad(c, ac, rep, "GET") || (uint32_t)(uintptr_t)priv != c->st.k)
+		return;
+	long long now = clock_real_ns() / 1000000000, created = now;
+	if (rep->type == REDIS_REPLY_STRING)
+		created = strtoll(rep->str, NULL, 10);
+	if (created >= now - (long long)c->s->timeout_s - CLUSTER_STALE_SLACK_S) {
+		read_next(c);
+		return;
+	}
+	fail(c, CLUSTER_ABORTED, "cluster step %u: the roadblock %s was made %lld s ago, before "
+	     "this run (CLUSTER_TIMEOUT=%gs): CLUSTER_ID=%s was used by an earlier run; give every "
+	     "run a new CLUSTER_ID", c->st.k, c->st.id, now - created, c->s->timeout_s, c->s->id);
+}
+
 static void msetnx_done(redisAsyncContext *ac, void *reply, void *priv)
 {
 	struct cluster *c = ac->data;
@@ -538,8 +530,13 @@ static void msetnx_done(redisAsyncContext *ac, void *reply, void *priv)
 		return;
 	c->st.initiator = v == 1;
 	json_object_object_add(c->st.record, "initiator", json_object_new_boolean(c->st.initiator));
-	if (c->st.initiator)
+	/* read only a roadblock known to be this run's */
+	if (c->st.initiator) {
 		initiate(c);
+		read_next(c);
+	} else {
+		redisAsyncCommand(c->cmd, created_done, priv, "GET %s", c->st.id);
+	}
 }
 
 static void timedout_done(redisAsyncContext *ac, void *reply, void *priv)
@@ -561,8 +558,7 @@ static void step_reset(struct cluster *c, uint32_t k)
 	snprintf(st->id, sizeof(st->id), "%s:step-%" PRIu32, c->s->id, k);
 	for (int w = 0; w < S_COUNT; w++)
 		snprintf(st->last[w], sizeof(st->last[w]), "0");
-	for (size_t i = 0; i < CLUSTER_MEMBERS_MAX; i++)
-		st->rtt[i] = -1;
+	roster_step(&c->roster);
 	st->st = ST_WAITING;
 	st->record = json_object_new_object();
 	json_object_object_add(st->record, "roadblock", json_object_new_string(st->id));
@@ -571,13 +567,8 @@ static void step_reset(struct cluster *c, uint32_t k)
 	json_object_object_add(st->record, "member", json_object_new_string(c->s->member));
 	json_object_object_add(st->record, "ready_realtime_ns",
 			       json_object_new_int64(clock_real_ns()));
-	if (c->s->role == CLUSTER_LEADER) {
-		json_object *d = json_object_new_array();
-		for (size_t i = 1; i < c->s->nmembers; i++)
-			if (c->dropped[i])
-				json_object_array_add(d, json_object_new_string(c->s->members[i]));
-		json_object_object_add(st->record, "dropped", d);
-	}
+	if (c->s->role == CLUSTER_LEADER)
+		record_dropped(c);
 }
 
 /* This member arrives at the step's roadblock: a PING for its round trip,
@@ -608,7 +599,6 @@ static void step_begin(struct cluster *c, uint32_t k)
 	uv_timer_start(&c->timeout_timer, timeout_cb, (uint64_t)(c->s->timeout_s * 1000), 0);
 	if (c->s->role == CLUSTER_LEADER)
 		leader_advance(c); /* every follower dropped: nobody to wait for */
-	read_next(c);
 }
 
 static void timeout_cb(uv_timer_t *t)
@@ -629,20 +619,14 @@ static void timeout_cb(uv_timer_t *t)
 		     "all-online", c->s->members[0], c->s->timeout_s);
 		return;
 	}
-	const bool *flag = st->sent_online_all ? st->ready : st->online;
+	enum roster_mark m = st->sent_online_all ? ROSTER_READY : ROSTER_ONLINE;
 	const char *what = st->sent_online_all ? "follower-ready" : "follower-online";
-	missing_list(c, flag, missing, sizeof(missing));
+	roster_missing(&c->roster, m, (const char *const *)c->s->members, missing, sizeof(missing));
 	if (c->s->on_failure == CLUSTER_ON_FAILURE_CONTINUE) {
-		for (size_t i = 1; i < c->s->nmembers; i++)
-			if (!c->dropped[i] && !flag[i])
-				c->dropped[i] = true;
+		roster_drop_missing(&c->roster, m);
 		add_event(st, "no %s from %s within CLUSTER_TIMEOUT=%gs: left out of the run "
 			  "(ON_HOST_FAILURE=continue)", what, missing, c->s->timeout_s);
-		json_object *d = json_object_new_array();
-		for (size_t i = 1; i < c->s->nmembers; i++)
-			if (c->dropped[i])
-				json_object_array_add(d, json_object_new_string(c->s->members[i]));
-		json_object_object_add(st->record, "dropped", d);
+		record_dropped(c);
 		leader_advance(c);
 		return;
 	}
@@ -771,9 +755,7 @@ struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,
 	c->s = s;
 	c->cb = cb;
 	c->data = data;
-	for (size_t i = 0; i < s->nmembers; i++)
-		if (strcmp(s->members[i], s->member) == 0)
-			c->me = i;
+	roster_init(&c->roster, s->nmembers);
 	snprintf(c->uuid_base, sizeof(c->uuid_base), "lockstep-%ld-%" PRIx64, (long)getpid(),
 		 (uint64_t)clock_real_ns());
 	uv_timer_init(loop, &c->timeout_timer);

@@ -21,13 +21,14 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "cluster_host.h"
 #include "cluster_settings.h"
 
-/* What the leader adds to twice the slowest round trip: the followers'
- * XREAD wake-up and their own go to their guests. */
-#define CLUSTER_MARGIN_NS 3000000LL
 /* XREAD's BLOCK: how long a close or a next step may wait for a read. */
 #define CLUSTER_READ_BLOCK_MS 200
+/* A roadblock made longer than CLUSTER_TIMEOUT plus this ago is an
+ * earlier run's (a reused CLUSTER_ID). */
+#define CLUSTER_STALE_SLACK_S 60
 /* At the end, how long the last messages written may take to go out. */
 #define CLUSTER_CLOSE_GRACE_MS 1000
 
@@ -51,6 +52,7 @@ struct cluster_result {
 typedef void (*cluster_cb)(void *data, const struct cluster_result *res);
 
 struct cluster;
+
 
 /* Connects (asynchronously: a refused connection comes back through cb as
  * CLUSTER_REDIS_ERROR of step 0).  s must outlive the cluster.  plan_sha256:

@@ -179,3 +179,22 @@ void cluster_settings_print(FILE *out, const struct cluster_settings *s)
 	fprintf(out, "  ON_HOST_FAILURE=%s\n",
 		s->on_failure == CLUSTER_ON_FAILURE_ABORT ? "abort" : "continue");
 }
+
+json_object *cluster_settings_json(const struct cluster_settings *s)
+{
+	json_object *o = json_object_new_object(), *m = json_object_new_array();
+	char redis[300];
+	snprintf(redis, sizeof(redis), "%s:%d", s->redis_host, s->redis_port);
+	json_object_object_add(o, "redis", json_object_new_string(redis));
+	json_object_object_add(o, "id", json_object_new_string(s->id));
+	json_object_object_add(o, "role", json_object_new_string(s->role == CLUSTER_LEADER ? "leader"
+											 : "follower"));
+	json_object_object_add(o, "member", json_object_new_string(s->member));
+	for (size_t i = 0; i < s->nmembers; i++)
+		json_object_array_add(m, json_object_new_string(s->members[i]));
+	json_object_object_add(o, "members", m);
+	json_object_object_add(o, "timeout_s", json_object_new_double(s->timeout_s));
+	json_object_object_add(o, "on_host_failure", json_object_new_string(
+		s->on_failure == CLUSTER_ON_FAILURE_ABORT ? "abort" : "continue"));
+	return o;
+}

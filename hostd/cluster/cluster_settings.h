@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <json-c/json.h>
+
 #include "config.h"
 
 #define CLUSTER_MEMBERS_MAX 64
@@ -51,6 +53,9 @@ struct cluster_settings {
 int cluster_settings_load(const struct config *c, const char *path, struct cluster_settings *s,
 			  struct config_diag *d);
 void cluster_settings_fini(struct cluster_settings *s);
+/* For manifest.json: redis, id, role, member, members, timeout_s,
+ * on_host_failure (never the password). */
+json_object *cluster_settings_json(const struct cluster_settings *s);
 /* What hostd --check prints: one line per key, or that the run is on one host. */
 void cluster_settings_print(FILE *out, const struct cluster_settings *s);
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "bundle.h"
+#include "cluster.h"
 #include "config.h"
 #include "experiment.h"
 #include "fileio.h"
@@ -279,6 +280,15 @@ static int preflight(FILE *out, const struct experiment *e, const struct check_o
 				err && err->message ? err->message : "unknown error");
 			failed++;
 		}
+	}
+	if (e->cluster.enabled) {
+		/* connect, AUTH, PING: what the run does first */
+		char err[600];
+		int r = cluster_probe(&e->cluster, err, sizeof(err));
+
+		fprintf(out, "  Redis %s:%d (CLUSTER_REDIS): %s\n", e->cluster.redis_host,
+			e->cluster.redis_port, r == 0 ? "reachable" : err);
+		failed += r < 0;
 	}
 	if (e->release_rt_priority > 0) {
 		struct rlimit rl;

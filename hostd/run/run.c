@@ -904,9 +904,9 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 	/* a vanished peer must show up as EPIPE on write, not kill us */
 	signal(SIGPIPE, SIG_IGN);
 	arm_deadline(&r);
-	run_cluster_start(&r);
-
-	if (run_launch_all(&r) < 0)
+	if (run_cluster_start(&r) < 0)
+		finish(&r, RUN_ABORTED, "Redis (CLUSTER_REDIS) could not be used");
+	else if (run_launch_all(&r) < 0)
 		finish(&r, RUN_ABORTED, "the guests could not be started");
 	progress(&r);
 	uv_run(r.loop, UV_RUN_DEFAULT);

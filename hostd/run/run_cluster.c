@@ -64,11 +64,15 @@ static void plan_digest(const struct experiment *e, char *hex)
 	free(buf);
 }
 
-void run_cluster_start(struct run *r)
+int run_cluster_start(struct run *r)
 {
-	char plan[RB_SHA256_HEX + 1];
+	char plan[RB_SHA256_HEX + 1], err[600];
 	if (!r->exp->cluster.enabled)
-		return;
+		return 0;
+	if (cluster_probe(&r->exp->cluster, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return -1;
+	}
 	plan_digest(r->exp, plan);
 	r->cluster = xcalloc(1, sizeof(*r->cluster));
 	r->cluster->c = cluster_new(r->loop, &r->exp->cluster, plan, decided, r);
@@ -76,6 +80,7 @@ void run_cluster_start(struct run *r)
 		 r->exp->cluster.role == CLUSTER_LEADER ? "leader" : "follower",
 		 r->exp->cluster.member, r->exp->cluster.nmembers, r->exp->cluster.redis_host,
 		 r->exp->cluster.redis_port);
+	return 0;
 }
 
 bool run_cluster_hold(struct run *r, uint32_t k)
@@ -129,7 +134,8 @@ void run_cluster_close(struct run *r)
 {
 	if (!r->cluster)
 		return;
-	if (r->status != RUN_COMPLETE)
+	/* ended before its last step: the others need not wait for us */
+	if (r->status == RUN_ABORTED || r->status == RUN_INTERRUPTED)
 		cluster_abort(r->cluster->c);
 	cluster_close(r->cluster->c);
 	r->cluster->c = NULL;

@@ -16,7 +16,9 @@
 
 struct run;
 
-void run_cluster_start(struct run *r);
+/* Redis checked (blocking, at most a few seconds) and the cluster on the
+ * loop; -1 when Redis cannot be used (logged). */
+int run_cluster_start(struct run *r);
 /* True: step k waits for the other hosts (asked now or already). */
 bool run_cluster_hold(struct run *r, uint32_t k);
 /* The instant of step k's release on the host's monotonic clock: the

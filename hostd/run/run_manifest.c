@@ -224,6 +224,8 @@ void run_manifest_write(struct run *r)
 	}
 	if (r->libvirt_info)
 		json_object_object_add(m, "libvirt", json_object_get(r->libvirt_info));
+	if (r->exp->cluster.enabled)
+		json_object_object_add(m, "cluster", cluster_settings_json(&r->exp->cluster));
 	json_object_object_add(m, "participants", participants(r));
 	json_object_object_add(m, "plan", plan(r->exp->node_plan[0]));
 	if (r->exp->nplans > 1)

@@ -95,6 +95,12 @@ int submitted_check(const struct experiment *e)
 			  "the service's rights: leave GUEST_SSH_KEY out", e->ssh_key);
 		return -1;
 	}
+	if (e->cluster.password_file) {
+		log_error("CLUSTER_PASSWORD_FILE=%s: under hostd --service a file a config names "
+			  "would be read with the service's rights: leave it out (a Redis without a "
+			  "password on a network only the hosts reach)", e->cluster.password_file);
+		return -1;
+	}
 	for (size_t k = 0; k < e->nplans; k++) {
 		const char *v = config_get(e->plans[k].gconf, "HARNESS_BINARIES");
 		char *copy = xstrdup(v ? v : ""), *save = NULL;
