@@ -552,7 +552,7 @@ static uint32_t step_of(void *guest)
 /* libvirt's per-vCPU times of the guests, sampled by hostd itself. */
 static void start_host_monitor(struct run *r)
 {
-	if (!r->exp->host_mon.interval_ms || !r->conn)
+	if (!r->exp->host_mon.interval_ms || !run_launch_uses_libvirt(r))
 		return;
 	r->hmon = host_monitor_new(r->loop, r->mon, r->exp->host_mon.interval_ms, step_of);
 	for (size_t i = 0; i < r->n; i++) {
@@ -758,11 +758,11 @@ static void make_participants(struct run *r)
 		p->run = r;
 		p->guest_index = i;
 		p->step = part_step_new();
-		run_launch_part_init(p);
 		p->clock = part_clock_new(p->kind == PART_HOST ||
 					  (p->kind == PART_LOCAL && !e->local_clock_offset_ns &&
 					   !e->local_clock_drift_ppm && !e->local_clock_jitter_ns));
 	}
+	run_launch_init(r);
 }
 
 static int setup(struct run *r)

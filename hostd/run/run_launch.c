@@ -46,9 +46,36 @@ struct part_launch {
 	char *log_path;
 };
 
-void run_launch_part_init(struct participant *p)
+/* The run's side: libvirt, hostd's SSH key, the guests still coming up. */
+struct run_launch {
+	struct virt_conn *conn;
+	struct virt_accel accel;
+	char *key_path, *pubkey;
+	json_object *libvirt_info; /* for the manifest */
+	size_t launching;       /* libvirt guests not up yet */
+};
+
+void run_launch_init(struct run *r)
 {
-	p->launch = xcalloc(1, sizeof(*p->launch));
+	r->launch = xcalloc(1, sizeof(*r->launch));
+	for (size_t i = 0; i < r->n; i++)
+		r->p[i].launch = xcalloc(1, sizeof(*r->p[i].launch));
+}
+
+bool run_launch_uses_libvirt(const struct run *r)
+{
+	return r->launch && r->launch->conn;
+}
+
+json_object *run_launch_libvirt_json(struct run *r)
+{
+	struct run_launch *l = r->launch;
+	if (l && l->conn && !l->libvirt_info) {
+		l->libvirt_info = json_object_new_object();
+		json_object_object_add(l->libvirt_info, "connection", virt_conn_json(l->conn));
+		json_object_object_add(l->libvirt_info, "accelerator", virt_accel_json(&l->accel));
+	}
+	return l && l->libvirt_info ? json_object_get(l->libvirt_info) : NULL;
 }
 
 void run_launch_kill(struct participant *p)
@@ -227,7 +254,7 @@ static void launch_processes(struct run *r)
 
 static void launch_step_done(struct run *r)
 {
-	if (r->launching > 0 && --r->launching == 0)
+	if (r->launch->launching > 0 && --r->launch->launching == 0)
 		launch_processes(r);
 }
 
@@ -261,7 +288,7 @@ static bool fetch_log(struct run *r, struct participant *p)
 {
 	const struct virt_guest *g = &p->launch->vm;
 	if (p->launch->log_fetched || p->launch->fetch_busy || !p->launch->launched || g->lost || g->paused ||
-	    (r->conn && virt_conn_lost(r->conn) && g->transient))
+	    (r->launch->conn && virt_conn_lost(r->launch->conn) && g->transient))
 		return false;
 	char *dir = NULL;
 	if (results_node_dir(r->results, p->node.name, &dir) < 0)
@@ -306,7 +333,7 @@ const char *run_launch_closed_why(struct run *r, struct participant *p)
 		return NULL;
 	/* QEMU holds the host side of the channel: only its end closes it,
 	 * often a little before libvirt's lifecycle event says why */
-	if (!r->conn || !virt_conn_lost(r->conn))
+	if (!r->launch->conn || !virt_conn_lost(r->launch->conn))
 		return "its channel closed: its QEMU exited (the domain was destroyed, shut down "
 		       "or crashed)";
 	return "its channel closed (its QEMU exited) while libvirt's connection was down: "
@@ -366,7 +393,7 @@ static void fill_ssh(struct run *r, struct participant *p, struct harness_job *j
 	j->host = g->addr.host;
 	j->port = g->addr.port;
 	j->user = x->ssh_user;
-	j->private_key_path = r->key_path;
+	j->private_key_path = r->launch->key_path;
 	j->expected_hostkey = g->hostkey[0] ? g->hostkey : NULL;
 	if (!p->launch->known_hosts)
 		p->launch->known_hosts = xasprintf("%s/known_hosts.d/%s", r->opt->state_dir, p->node.name);
@@ -553,7 +580,7 @@ int run_launch_preflight(struct run *r)
 	bool guests = false;
 	for (size_t i = 0; i < r->n; i++)
 		guests |= r->p[i].kind == PART_LIBVIRT;
-	if (!guests || r->pubkey)
+	if (!guests || r->launch->pubkey)
 		return 0;
 
 	char *pub = NULL;
@@ -564,7 +591,7 @@ int run_launch_preflight(struct run *r)
 				  strerror(-e));
 			return e;
 		}
-		r->key_path = xstrdup(x->ssh_key);
+		r->launch->key_path = xstrdup(x->ssh_key);
 		char *pub_path = xasprintf("%s.pub", x->ssh_key);
 		size_t len;
 		e = fileio_read_all(pub_path, 16384, &pub, &len);
@@ -576,12 +603,12 @@ int run_launch_preflight(struct run *r)
 		}
 		free(pub_path);
 		pub[strcspn(pub, "\n")] = '\0';
-	} else if ((e = ssh_key_ensure(r->opt->state_dir, &r->key_path, &pub, err, sizeof(err))) <
+	} else if ((e = ssh_key_ensure(r->opt->state_dir, &r->launch->key_path, &pub, err, sizeof(err))) <
 		   0) {
 		log_error("%s", err);
 		return e;
 	}
-	r->pubkey = pub;
+	r->launch->pubkey = pub;
 	char *kh = xasprintf("%s/known_hosts.d", r->opt->state_dir);
 	e = fileio_mkdir_p(kh, 0700);
 	free(kh);
@@ -600,15 +627,15 @@ static int open_libvirt(struct run *r)
 	if (e < 0)
 		return e;
 
-	virt_accel_decide(NULL, x->virt.accel, &r->accel);
-	log_info("accelerator: %s (%s)", r->accel.name, r->accel.reason);
+	virt_accel_decide(NULL, x->virt.accel, &r->launch->accel);
+	log_info("accelerator: %s (%s)", r->launch->accel.name, r->launch->accel.reason);
 
-	e = virt_conn_open(r->loop, x->virt.uri, &conn_ops, r, &r->conn, err, sizeof(err));
+	e = virt_conn_open(r->loop, x->virt.uri, &conn_ops, r, &r->launch->conn, err, sizeof(err));
 	if (e < 0) {
 		log_error("%s", err);
 		return e;
 	}
-	virt_conn_set_reconnect(r->conn, RUN_LIBVIRT_RECONNECT_S);
+	virt_conn_set_reconnect(r->launch->conn, RUN_LIBVIRT_RECONNECT_S);
 	return 0;
 }
 
@@ -626,13 +653,13 @@ int run_launch_all(struct run *r)
 	int e = open_libvirt(r);
 	if (e < 0)
 		return e;
-	r->launching = guests;
+	r->launch->launching = guests;
 	for (size_t i = 0; i < r->n && !r->finishing; i++) {
 		struct participant *p = &r->p[i];
 		if (p->kind != PART_LIBVIRT)
 			continue;
-		virt_guest_init(&p->launch->vm, r->conn, &r->exp->virt, &r->accel, p->guest_index,
-				r->pubkey, &vm_ops, p);
+		virt_guest_init(&p->launch->vm, r->launch->conn, &r->exp->virt, &r->launch->accel, p->guest_index,
+				r->launch->pubkey, &vm_ops, p);
 		if ((e = virt_guest_start(&p->launch->vm)) < 0) {
 			run_fail(r, p, "cannot queue its start: %s", uv_strerror(e));
 			launch_step_done(r);
@@ -683,8 +710,8 @@ void run_launch_release(struct run *r)
 		}
 	}
 	/* its async handle is what keeps the loop alive now */
-	virt_conn_close(r->conn);
-	r->conn = NULL;
+	virt_conn_close(r->launch->conn);
+	r->launch->conn = NULL;
 }
 
 void run_launch_fini(struct run *r)
@@ -696,7 +723,11 @@ void run_launch_fini(struct run *r)
 		free(r->p[i].launch->log_path);
 		free(r->p[i].launch);
 	}
-	free(r->key_path);
-	free(r->pubkey);
-	json_object_put(r->libvirt_info);
+	if (!r->launch)
+		return;
+	free(r->launch->key_path);
+	free(r->launch->pubkey);
+	json_object_put(r->launch->libvirt_info);
+	free(r->launch);
+	r->launch = NULL;
 }

@@ -7,7 +7,6 @@
 
 #include "clock.h"
 #include "log.h"
-#include "virt_json.h"
 #include "run_priv.h"
 #include "xalloc.h"
 
@@ -217,13 +216,9 @@ void run_manifest_write(struct run *r)
 	json_object_object_add(m, "release_rt_priority_held", json_object_new_int(r->rtprio_held));
 	/* kept from the start: the connection is gone when the last manifest
 	 * is written */
-	if (r->conn && !r->libvirt_info) {
-		r->libvirt_info = json_object_new_object();
-		json_object_object_add(r->libvirt_info, "connection", virt_conn_json(r->conn));
-		json_object_object_add(r->libvirt_info, "accelerator", virt_accel_json(&r->accel));
-	}
-	if (r->libvirt_info)
-		json_object_object_add(m, "libvirt", json_object_get(r->libvirt_info));
+	json_object *libvirt = run_launch_libvirt_json(r);
+	if (libvirt)
+		json_object_object_add(m, "libvirt", libvirt);
 	if (r->exp->cluster.enabled)
 		json_object_object_add(m, "cluster", cluster_settings_json(&r->exp->cluster));
 	json_object_object_add(m, "participants", participants(r));

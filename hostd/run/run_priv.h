@@ -126,12 +126,8 @@ struct run {
 	struct proto_buf go_buf;
 	struct rtprio rtprio;
 
-	/* libvirt guests */
-	struct virt_conn *conn;
-	struct virt_accel accel;
-	char *key_path, *pubkey;
-	json_object *libvirt_info; /* for the manifest */
-	size_t launching;       /* libvirt guests not up yet */
+	/* libvirt, hostd's SSH key, guests coming up (run_launch.c) */
+	struct run_launch *launch;
 	bool launch_done;       /* every participant was started (or failed) */
 
 	enum run_status status;
@@ -188,9 +184,15 @@ void run_send_ping(struct run *r, struct participant *p);
 void run_agents_finish(struct run *r);
 
 /* run_launch.c */
-/* p's launch (struct part_launch, run_launch.c's alone); run_launch_fini
- * lets it go. */
-void run_launch_part_init(struct participant *p);
+/* The run's and every participant's launch (struct run_launch, struct
+ * part_launch: run_launch.c's alone), after r->p[] is made;
+ * run_launch_fini lets them go. */
+void run_launch_init(struct run *r);
+/* The run opened libvirt (it has libvirt guests). */
+bool run_launch_uses_libvirt(const struct run *r);
+/* The manifest's "libvirt" (connection, accelerator): a new reference, or
+ * NULL without libvirt. */
+json_object *run_launch_libvirt_json(struct run *r);
 /* Its agent process on the host, killed (SIGKILL); whether it still runs. */
 void run_launch_kill(struct participant *p);
 bool run_launch_agent_running(const struct participant *p);
