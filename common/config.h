@@ -41,6 +41,7 @@
 #define LOCKSTEP_CONFIG_H
 
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,6 +70,10 @@ struct config_diag {
 int config_diag_at(struct config_diag *d, const struct config *c, const char *name,
 		   const char *fallback_file, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/* The same from a va_list, for a module's own wrapper. */
+int config_diag_vat(struct config_diag *d, const struct config *c, const char *name,
+		    const char *fallback_file, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
 
 /* "file:line:column: text", leaving out column (and line) when 0. */
 void config_diag_format(const struct config_diag *d, char *buf, size_t size);

@@ -381,22 +381,21 @@ static int primary(struct config_lexer *lx, bool *res)
 		r = operand(lx, lx->s[at + 1] == 'z' ? "-z" : "-n", &a);
 		if (r == 0)
 			*res = (a[0] == '\0') == (lx->s[at + 1] == 'z');
-		free(a);
-		return r;
+		goto out;
 	}
 	r = operand(lx, lx->dbl ? "'[['" : "'['", &a);
 	if (r < 0)
-		return r;
+		goto out;
 	config__skip_blanks(lx);
 	if (ends_primary(lx)) {
 		*res = a[0] != '\0';
-		free(a);
-		return 0;
+		r = 0;
+		goto out;
 	}
 	op = comparison_at(lx, lx->pos);
 	if (op < 0 || (op == OP_REGEX && !lx->dbl)) {
-		free(a);
-		return bad_comparison(lx, lx->pos);
+		r = bad_comparison(lx, lx->pos);
+		goto out;
 	}
 	lx->pos += strlen(comparisons[op]);
 	config__skip_blanks(lx);
@@ -409,6 +408,7 @@ static int primary(struct config_lexer *lx, bool *res)
 	lx->word = CONFIG_WORD_VALUE;
 	if (r == 0)
 		r = compare(lx, at, a, op, rpos, b, res);
+out:
 	free(a);
 	free(b);
 	return r;

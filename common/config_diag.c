@@ -5,21 +5,29 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "diag.h"
 
-int config_diag_at(struct config_diag *d, const struct config *c, const char *name,
-		   const char *fallback_file, const char *fmt, ...)
+int config_diag_vat(struct config_diag *d, const struct config *c, const char *name,
+		    const char *fallback_file, const char *fmt, va_list ap)
 {
 	const char *file = fallback_file;
 	int line = 0;
-	va_list ap;
 
 	if (c && name)
 		config_where(c, name, &file, &line);
 	snprintf(d->file, sizeof(d->file), "%s", file ? file : "");
 	d->line = line;
 	d->column = 0;
+	return diag_vset(d->text, sizeof(d->text), -EINVAL, NULL, fmt, ap);
+}
+
+int config_diag_at(struct config_diag *d, const struct config *c, const char *name,
+		   const char *fallback_file, const char *fmt, ...)
+{
+	va_list ap;
+
 	va_start(ap, fmt);
-	vsnprintf(d->text, sizeof(d->text), fmt, ap);
+	config_diag_vat(d, c, name, fallback_file, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "diag.h"
 #include "fileio.h"
 #include "xalloc.h"
 
@@ -21,7 +22,7 @@ void run_err_set(struct run_err *e, const char *fmt, ...)
 	if (!e)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	diag_vset(e->msg, sizeof(e->msg), 0, NULL, fmt, ap);
 	va_end(ap);
 }
 

@@ -59,25 +59,24 @@ static int parse(const char *line, size_t len, json_object **out, const char **t
 	json_object *obj = json_tokener_parse_ex(tok, line, (int)len + 1);
 	enum json_tokener_error jerr = json_tokener_get_error(tok);
 	json_tokener_free(tok);
+	int r = -EBADMSG;
 	/* strict: a second value after the first is an error too */
 	if (jerr != json_tokener_success) {
 		snprintf(detail, DETAIL_MAX, "line: not JSON: %s", json_tokener_error_desc(jerr));
-		json_object_put(obj);
-		return -EBADMSG;
+		goto fail;
 	}
 	if (!json_object_is_type(obj, json_type_object) ||
 	    json_object_object_length(obj) > PROTO_FIELDS_MAX) {
 		snprintf(detail, DETAIL_MAX, "line: not an object of at most %d fields",
 			 PROTO_FIELDS_MAX);
-		json_object_put(obj);
-		return -EBADMSG;
+		goto fail;
 	}
 	json_object *v, *t;
 	if (!json_object_object_get_ex(obj, "v", &v) || !json_object_is_type(v, json_type_int) ||
 	    json_object_get_int64(v) != CTL_VERSION) {
 		snprintf(detail, DETAIL_MAX, "field 'v': not %d", CTL_VERSION);
-		json_object_put(obj);
-		return -EPROTONOSUPPORT;
+		r = -EPROTONOSUPPORT;
+		goto fail;
 	}
 	if (!json_object_object_get_ex(obj, "type", &t) || !json_object_is_type(t, json_type_string) ||
 	    !ctl_type_known(json_object_get_string(t))) {
@@ -85,12 +84,15 @@ static int parse(const char *line, size_t len, json_object **out, const char **t
 		const char *s = t ? json_object_get_string(t) : "";
 		proto__quote(q, sizeof(q), s, strlen(s));
 		snprintf(detail, DETAIL_MAX, "field 'type': unknown %s", q);
-		json_object_put(obj);
-		return -ENOMSG;
+		r = -ENOMSG;
+		goto fail;
 	}
 	*out = obj;
 	*type = json_object_get_string(t);
 	return 0;
+fail:
+	json_object_put(obj);
+	return r;
 }
 
 static bool line_done(struct ctl_decoder *d, ctl_event_fn fn, void *ctx)

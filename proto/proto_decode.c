@@ -479,15 +479,13 @@ static int parse_line(const char *line, size_t len, struct proto_msg *m, char *d
 		else
 			snprintf(detail, DETAIL_MAX, "line: not JSON: %s at byte %zu",
 				 json_tokener_error_desc(jerr), end);
-		json_object_put(obj);
-		return -EBADMSG;
-	}
-	if (!json_object_is_type(obj, json_type_object)) {
+		r = -EBADMSG;
+	} else if (!json_object_is_type(obj, json_type_object)) {
 		snprintf(detail, DETAIL_MAX, "line: %s, not an object", jtype(obj));
-		json_object_put(obj);
-		return -EBADMSG;
+		r = -EBADMSG;
+	} else {
+		r = decode_object(obj, m, detail);
 	}
-	r = decode_object(obj, m, detail);
 	json_object_put(obj);
 	return r;
 }

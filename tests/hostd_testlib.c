@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "hostd_testlib.h"
 
+#include <errno.h>
+
 #include <check.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,6 +11,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "testlib.h"
 
 char tmpdir[256];
 char hostd_path[512], agent_path[512];
@@ -19,15 +23,13 @@ void hostd_test_setup(void)
 	ck_assert_msg(build, "LOCKSTEP_BUILD_ROOT is not set (run through meson test)");
 	snprintf(hostd_path, sizeof(hostd_path), "%s/hostd/hostd", build);
 	snprintf(agent_path, sizeof(agent_path), "%s/guestagent/guestagent", build);
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/lockstep-test-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	testlib_tmpdir(tmpdir, sizeof(tmpdir), "lockstep-test");
 }
 
 void hostd_test_teardown(void)
 {
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	ck_assert_int_eq(system(cmd), 0);
+	int r = testlib_rmtree(tmpdir);
+	ck_assert_msg(r == 0, "cannot remove %s: %s", tmpdir, strerror(-r));
 }
 
 void write_file(const char *name, const char *text, mode_t mode)
@@ -224,9 +226,10 @@ void hostd_test_wait_signal(pid_t pid)
 
 void hostd_test_teardown_results(void)
 {
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s/results'", tmpdir);
-	ck_assert_int_eq(system(cmd), 0);
+	char path[600];
+	snprintf(path, sizeof(path), "%s/results", tmpdir);
+	int r = testlib_rmtree(path);
+	ck_assert_msg(r == 0, "cannot remove %s: %s", path, strerror(-r));
 }
 
 void hostd_test_wait_first_barrier(int seconds)
@@ -240,15 +243,6 @@ void hostd_test_wait_first_barrier(int seconds)
 		usleep(100 * 1000);
 	ck_assert_msg(stat(path, &st) == 0 && st.st_size > 0,
 		      "no barrier record within %d s; %s", seconds, run_diagnosis());
-}
-
-int hostd_test_main(Suite *s)
-{
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 const char *hostd_stderr(void)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* What the end-to-end tests of hostd share: a temporary folder per case,
+/* What the end-to-end tests of hostd share: a temporary folder per case
+ * (testlib_tmpdir; the suites' main() is testlib_main),
  * running the real hostd binary on tmpdir/h.conf and tmpdir/g.conf, and
  * reading the run folder it leaves (always results/t). */
 #ifndef LOCKSTEP_HOSTD_TESTLIB_H
@@ -30,8 +31,6 @@ void hostd_test_wait_signal(pid_t pid);
 /* Waits (at most seconds) until results/t/barriers.ndjson holds a record:
  * the first step was released and every participant started it. */
 void hostd_test_wait_first_barrier(int seconds);
-/* Runs the suite; the exit status of a test program. */
-int hostd_test_main(Suite *s);
 /* hostd --check on tmpdir's configs with extra (a shell-quoted string):
  * its exit status, its stdout and stderr in out. */
 int hostd_test_check(const char *extra, char *out, size_t size);

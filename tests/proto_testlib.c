@@ -256,3 +256,22 @@ void assert_refused(struct proto_msg *m, const char *what)
 	proto_msg_clear(m);
 }
 
+void assert_decode_error(const char *line, const char *part)
+{
+	struct rec r = decode_line(line);
+
+	ck_assert_msg(r.e[0].ev == PROTO_EV_ERROR, "%s decoded without an error", line);
+	ck_assert_msg(!part || strstr(r.e[0].detail, part), "%s: the error \"%s\" does not say \"%s\"",
+		      line, r.e[0].detail, part);
+	rec_free(&r);
+}
+
+void assert_encoded(const struct proto_msg *m, const char *part, bool has)
+{
+	struct proto_buf b = { 0 };
+
+	ck_assert_int_eq(proto_encode(m, &b), 0);
+	ck_assert_msg(!strstr(text(&b), part) == !has, "%s %s \"%s\"", text(&b),
+		      has ? "lacks" : "has", part);
+	proto_buf_free(&b);
+}

@@ -4,6 +4,7 @@
 #ifndef LOCKSTEP_PROTO_TESTLIB_H
 #define LOCKSTEP_PROTO_TESTLIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "proto.h"
@@ -44,6 +45,10 @@ void assert_roundtrip(const struct proto_msg *m);
 /* proto_encode(m) must refuse (what says what was wrong) and leave its
  * buffer as it was; clears m. */
 void assert_refused(struct proto_msg *m, const char *what);
+/* line must decode to an error whose detail holds part (NULL: any error). */
+void assert_decode_error(const char *line, const char *part);
+/* m must encode to a line that holds part (has) or does not (!has). */
+void assert_encoded(const struct proto_msg *m, const char *part, bool has);
 /* A stream with every message type and every kind of trouble; decoded at
  * once it gives STREAM_EVENTS events. */
 void build_stream(struct proto_buf *b);

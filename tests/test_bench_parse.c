@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bench_parse.h"
+#include "testlib.h"
 #include "xalloc.h"
 
 static char *slurp(const char *path, size_t *len)
@@ -312,9 +313,5 @@ int main(void)
 	tcase_add_test(tc, short_why);
 	suite_add_tcase(s, tc);
 
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(s);
 }

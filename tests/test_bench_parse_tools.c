@@ -14,9 +14,15 @@
 #include <unistd.h>
 
 #include "bench_parse.h"
+#include "testlib.h"
 #include "xalloc.h"
 
-static char tmpdir[] = "/tmp/lockstep-bench-XXXXXX";
+static char tmpdir[256]; /* the tools run here: a folder per case */
+
+static void setup(void)
+{
+	testlib_tmpdir(tmpdir, sizeof(tmpdir), "lockstep-bench");
+}
 
 /* runs cmd in the temp dir with stderr joined to stdout (stress-ng reports
  * on stderr) and returns all it printed */
@@ -274,10 +280,7 @@ int main(void)
 	Suite *s = suite_create("bench-parse-tools");
 	TCase *tc = tcase_create("tools");
 
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
-		return EXIT_FAILURE;
-	}
+	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, hackbench);
 	tcase_add_test(tc, perf_sched);
 	tcase_add_test(tc, sysbench);
@@ -291,13 +294,5 @@ int main(void)
 	tcase_add_test(tc, pattern);
 	suite_add_tcase(s, tc);
 
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	char *rm = xasprintf("rm -rf %s", tmpdir);
-	if (system(rm) != 0)
-		fprintf(stderr, "could not remove %s\n", tmpdir);
-	free(rm);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(s);
 }

@@ -20,20 +20,18 @@
 #include "bench_spec.h"
 #include "mmtests_names.h"
 #include "plan.h"
+#include "testlib.h"
 
 static char dir[256];
 
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/lockstep-spec-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	testlib_tmpdir(dir, sizeof(dir), "lockstep-spec");
 }
 
 static void teardown(void)
 {
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(testlib_rmtree(dir), 0);
 }
 
 static const char *put(const char *name, const char *text)
@@ -669,9 +667,5 @@ int main(void)
 	tcase_add_test(tc, test_server_started_and_stopped);
 	tcase_add_test(tc, test_server_ready_by_port);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return testlib_main(s);
 }

@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "config.h"
 #include "config_files.h"
+#include "diag.h"
 #include "fileio.h"
 #include "log.h"
 #include "sysfacts.h"
@@ -676,6 +677,36 @@ START_TEST(test_sysfacts_real)
 }
 END_TEST
 
+/* diag.h: the message lands in the caller's buffer, cut to fit, and the
+ * code comes back for `return diag_set(...)`. */
+static int prefixed(char *err, size_t errlen, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	r = diag_vset(err, errlen, r, "guest g1", fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+START_TEST(test_diag_set)
+{
+	char err[16] = "untouched";
+
+	ck_assert_int_eq(diag_set(err, sizeof(err), -ENOENT, "no %s", "file"), -ENOENT);
+	ck_assert_str_eq(err, "no file");
+	ck_assert_int_eq(diag_set(err, sizeof(err), -EINVAL, "%s", "a message too long"), -EINVAL);
+	ck_assert_str_eq(err, "a message too l");
+	strcpy(err, "untouched");
+	ck_assert_int_eq(diag_set(err, 0, -EIO, "nothing"), -EIO);
+	ck_assert_str_eq(err, "untouched");
+	ck_assert_int_eq(prefixed(err, sizeof(err), -EPIPE, "gone%d", 3), -EPIPE);
+	ck_assert_str_eq(err, "guest g1: gone3");
+	ck_assert_int_eq(prefixed(err, 8, -EPIPE, "gone"), -EPIPE);
+	ck_assert_str_eq(err, "guest g");
+}
+END_TEST
+
 static Suite *common_suite(void)
 {
 	Suite *s = suite_create("common");
@@ -685,6 +716,7 @@ static Suite *common_suite(void)
 	tcase_add_test(mem, test_xalloc);
 	tcase_add_test(mem, test_clock_format);
 	tcase_add_test(mem, test_clock_monotonic);
+	tcase_add_test(mem, test_diag_set);
 	tcase_add_checked_fixture(io, tmp_setup, NULL);
 	tcase_add_test(io, test_atomic_write);
 	tcase_add_test(io, test_atomic_write_planted_link);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "hostd_testlib.h"
+#include "testlib.h"
 
 static char hostctl_path[512];
 
@@ -239,5 +240,5 @@ int main(void)
 	tcase_add_test(tc, failed_guest_and_loops_pair);
 	tcase_add_test(tc, rt_priority_refused_is_said);
 	suite_add_tcase(s, tc);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

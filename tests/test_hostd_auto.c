@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "hostd_testlib.h"
+#include "testlib.h"
 
 static void setup(void)
 {
@@ -199,5 +200,5 @@ int main(void)
 	tcase_add_test(tc, test_check_says_the_rule);
 	tcase_add_test(tc, test_failed_steps_are_not_values);
 	suite_add_tcase(s, tc);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "hostd_testlib.h"
+#include "testlib.h"
 
 static void setup(void)
 {
@@ -489,5 +490,5 @@ int main(void)
 	tcase_add_loop_test(tc, test_mmtests_family_config, 0,
 			    (int)(sizeof(families) / sizeof(families[0])));
 	suite_add_tcase(s, tc);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

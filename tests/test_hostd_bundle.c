@@ -18,6 +18,7 @@
 
 #include "demo_testlib.h"
 #include "hostd_testlib.h"
+#include "testlib.h"
 
 
 
@@ -224,5 +225,5 @@ int main(void)
 	tcase_set_timeout(mm, 900);
 	tcase_add_test(mm, test_mmtests_specs_in_busybox_guest);
 	suite_add_tcase(s, mm);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

@@ -21,20 +21,18 @@
 #include "config.h"
 #include "experiment.h"
 #include "monitor_settings.h"
+#include "testlib.h"
 
 static char tmp[256];
 
 static void setup(void)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/lockstep-bundle-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	testlib_tmpdir(tmp, sizeof(tmp), "lockstep-bundle");
 }
 
 static void teardown(void)
 {
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(testlib_rmtree(tmp), 0);
 }
 
 static const struct ssh_push_file *member(const struct bundle *b, const char *name)
@@ -344,9 +342,5 @@ int main(void)
 	tcase_add_test(tc, test_settings);
 	tcase_add_test(tc, test_monitor_push);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(s);
 }

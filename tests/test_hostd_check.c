@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "hostd_testlib.h"
+#include "testlib.h"
 
 /* An MMTests-style g.conf: every line of it is an idiom MMTests uses. */
 static const char *const gconf =
@@ -252,5 +253,5 @@ int main(void)
 	tcase_add_test(tc, test_shipped_file_reaches_the_step);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

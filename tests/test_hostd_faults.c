@@ -31,6 +31,7 @@
 
 #include "demo_testlib.h"
 #include "hostd_testlib.h"
+#include "testlib.h"
 
 #define DEMO_KERNEL "/var/lib/lockstep/demo-guest/vmlinux"
 #define DEMO_INITRD "/var/lib/lockstep/demo-guest/initrd.img"
@@ -496,5 +497,5 @@ int main(void)
 	add_case(s, "ssh-cut", test_ssh_cut_during_push);
 	add_case(s, "restart", test_libvirtd_restart);
 	add_case(s, "restart-template", test_libvirtd_restart_template_guests);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

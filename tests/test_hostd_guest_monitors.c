@@ -25,6 +25,7 @@
 
 #include "demo_testlib.h"
 #include "hostd_testlib.h"
+#include "testlib.h"
 
 
 static char node[96];
@@ -301,5 +302,5 @@ int main(void)
 	tcase_add_test(tc, test_vmstat_mpstat_in_busybox_guest);
 	tcase_add_test(tc, test_top_applet_name);
 	suite_add_tcase(s, tc);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

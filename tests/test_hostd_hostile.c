@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "hostd_testlib.h"
+#include "testlib.h"
 
 static char hostile_path[512];
 
@@ -436,5 +437,5 @@ int main(void)
 	tcase_add_test(tc, test_offset_jump);
 	tcase_add_test(tc, test_offset_huge);
 	suite_add_tcase(s, tc);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

@@ -14,6 +14,7 @@
 
 #include "fileio.h"
 #include "hostd_testlib.h"
+#include "testlib.h"
 
 #define GOV "sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor"
 static const char *const orig[] = { "powersave", "schedutil" };
@@ -116,5 +117,5 @@ int main(void)
 	tcase_add_test(tc, test_set_during_run_restored_after);
 	tcase_add_test(tc, test_sigkill_restored_at_next_start);
 	suite_add_tcase(s, tc);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

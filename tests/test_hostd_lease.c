@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "hostd_testlib.h"
+#include "testlib.h"
 
 #define DEMO_KERNEL "/var/lib/lockstep/demo-guest/vmlinux"
 #define DAEMON_STOP_S 20
@@ -373,10 +374,7 @@ int main(void)
 	tcase_set_timeout(tc, 400);
 	tcase_add_test(tc, test_address_from_lease);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	int failed = testlib_main(s) != EXIT_SUCCESS;
 	note("hostd run done");
 	ns_teardown();
 	note("torn down");

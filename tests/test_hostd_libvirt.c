@@ -23,6 +23,7 @@
 
 #include "demo_testlib.h"
 #include "hostd_testlib.h"
+#include "testlib.h"
 
 
 
@@ -204,5 +205,5 @@ int main(void)
 	tcase_add_test(tc, test_guest_destroyed_mid_run);
 	tcase_add_test(tc, test_unreachable_guest_named);
 	suite_add_tcase(s, tc);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

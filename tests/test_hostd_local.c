@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "hostd_testlib.h"
+#include "testlib.h"
 
 static void setup(void)
 {
@@ -402,5 +403,5 @@ int main(void)
 	tcase_add_test(tc, test_unusable_clock_falls_back);
 	tcase_add_test(tc, test_monitor_samples_arrive);
 	suite_add_tcase(s, tc);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

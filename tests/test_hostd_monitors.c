@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "hostd_testlib.h"
+#include "testlib.h"
 
 static char saved_path[4096];
 
@@ -168,5 +169,5 @@ int main(void)
 	tcase_add_test(tc, test_guest_monitor_missing_or_dying);
 	tcase_add_test(tc, test_host_proc_samples);
 	suite_add_tcase(s, tc);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

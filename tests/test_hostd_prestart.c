@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "hostd_testlib.h"
+#include "testlib.h"
 
 static void setup(void)
 {
@@ -97,5 +98,5 @@ int main(void)
 	tcase_add_test(tc, test_ssh_key_checked_first);
 	tcase_add_test(tc, test_existing_run_folder_kept);
 	suite_add_tcase(s, tc);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "hostd_testlib.h"
+#include "testlib.h"
 
 static char chaos_path[512];
 
@@ -332,5 +333,5 @@ int main(void)
 	tcase_add_test(tc, test_host_monitor_dies_with_hostd);
 	tcase_add_test(tc, test_interrupted_run_leaves_nothing);
 	suite_add_tcase(s, tc);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

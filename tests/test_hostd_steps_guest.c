@@ -14,6 +14,7 @@
 
 #include "demo_testlib.h"
 #include "hostd_testlib.h"
+#include "testlib.h"
 
 static char node[96];
 
@@ -62,5 +63,5 @@ int main(void)
 	tcase_set_timeout(tc, 900);
 	tcase_add_test(tc, test_guest_leftovers_killed);
 	suite_add_tcase(s, tc);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

@@ -509,10 +509,8 @@ START_TEST(test_monitor_messages)
 	assert_refused(&m, "empty command");
 
 	sample(PROTO_MONITOR_OUTPUT, &m);
-	ck_assert_int_eq(proto_encode(&m, &b), 0);
-	ck_assert_ptr_nonnull(strstr(text(&b), "\"type\":\"monitor-output\",\"step\":3,"
-				     "\"monitor\":\"vmstat\",\"data\":"));
-	proto_buf_free(&b);
+	assert_encoded(&m, "\"type\":\"monitor-output\",\"step\":3,"
+		       "\"monitor\":\"vmstat\",\"data\":", true);
 	m.u.monitor_output.data = realloc(m.u.monitor_output.data, PROTO_OUTPUT_MAX + 2);
 	memset(m.u.monitor_output.data, 'a', PROTO_OUTPUT_MAX + 1);
 	m.u.monitor_output.len = PROTO_OUTPUT_MAX;
@@ -535,16 +533,12 @@ START_TEST(test_monitor_messages)
 	ck_assert_int_eq(r.e[0].err, -EBADMSG);
 	ck_assert_ptr_nonnull(strstr(r.e[0].detail, "index"));
 	rec_free(&r);
-	r = decode_line("{\"v\":1,\"type\":\"monitor\",\"index\":1,\"count\":9,"
-			"\"name\":\"vmstat\",\"command\":\"vmstat\"}\n");
-	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
-	ck_assert_ptr_nonnull(strstr(r.e[0].detail, "count"));
-	rec_free(&r);
-	r = decode_line("{\"v\":1,\"type\":\"monitor-output\",\"step\":1,"
-			"\"monitor\":\"../../etc\",\"data\":\"x\"}\n");
-	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
-	ck_assert_ptr_nonnull(strstr(r.e[0].detail, "monitor"));
-	rec_free(&r);
+	assert_decode_error("{\"v\":1,\"type\":\"monitor\",\"index\":1,\"count\":9,"
+			    "\"name\":\"vmstat\",\"command\":\"vmstat\"}\n",
+			    "count");
+	assert_decode_error("{\"v\":1,\"type\":\"monitor-output\",\"step\":1,"
+			    "\"monitor\":\"../../etc\",\"data\":\"x\"}\n",
+			    "monitor");
 	r = decode_line("{\"v\":1,\"type\":\"monitor-output\",\"step\":2,"
 			"\"monitor\":\"mpstat\",\"data\":\"a\\u0000b\"}\n");
 	ck_assert_int_eq(r.e[0].ev, PROTO_EV_MSG);
@@ -579,11 +573,9 @@ START_TEST(test_pong_ptp_reading)
 	m.u.ping.ptp_host_real_ns = 1700000000123459999LL;
 	m.u.ping.ptp_window_ns = 1;
 	assert_roundtrip(&m);
-	ck_assert_int_eq(proto_encode(&m, &b), 0);
-	ck_assert_ptr_nonnull(strstr(text(&b), "\"ptp_mono_ns\":155,\"ptp_real_ns\":"
-				     "1700000000123456789,\"ptp_host_real_ns\":1700000000123459999,"
-				     "\"ptp_window_ns\":1}"));
-	proto_buf_free(&b);
+	assert_encoded(&m, "\"ptp_mono_ns\":155,\"ptp_real_ns\":"
+		       "1700000000123456789,\"ptp_host_real_ns\":1700000000123459999,"
+		       "\"ptp_window_ns\":1}", true);
 	m.u.ping.ptp_mono_ns = m.u.ping.ptp_real_ns = m.u.ping.ptp_host_real_ns = INT64_MAX;
 	m.u.ping.ptp_window_ns = PROTO_PTP_WINDOW_MAX_NS;
 	assert_roundtrip(&m);
@@ -605,18 +597,14 @@ START_TEST(test_pong_ptp_reading)
 	ck_assert_int_eq(r.e[0].err, -EBADMSG);
 	ck_assert_str_eq(r.e[0].detail, "pong: 3 of the 4 \"ptp_*\" fields are set: all or none");
 	rec_free(&r);
-	r = decode_line("{\"v\":1,\"type\":\"pong\",\"seq\":1,\"t1\":1,\"t2\":2,\"t3\":3,"
-			"\"ptp_mono_ns\":2,\"ptp_real_ns\":5,\"ptp_host_real_ns\":6,"
-			"\"ptp_window_ns\":1000000001}\n");
-	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
-	ck_assert_ptr_nonnull(strstr(r.e[0].detail, "\"ptp_window_ns\" is 1000000001"));
-	rec_free(&r);
-	r = decode_line("{\"v\":1,\"type\":\"pong\",\"seq\":1,\"t1\":1,\"t2\":2,\"t3\":3,"
-			"\"ptp_mono_ns\":2,\"ptp_real_ns\":-5,\"ptp_host_real_ns\":6,"
-			"\"ptp_window_ns\":1}\n");
-	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
-	ck_assert_ptr_nonnull(strstr(r.e[0].detail, "\"ptp_real_ns\" is -5"));
-	rec_free(&r);
+	assert_decode_error("{\"v\":1,\"type\":\"pong\",\"seq\":1,\"t1\":1,\"t2\":2,\"t3\":3,"
+			    "\"ptp_mono_ns\":2,\"ptp_real_ns\":5,\"ptp_host_real_ns\":6,"
+			    "\"ptp_window_ns\":1000000001}\n",
+			    "\"ptp_window_ns\" is 1000000001");
+	assert_decode_error("{\"v\":1,\"type\":\"pong\",\"seq\":1,\"t1\":1,\"t2\":2,\"t3\":3,"
+			    "\"ptp_mono_ns\":2,\"ptp_real_ns\":-5,\"ptp_host_real_ns\":6,"
+			    "\"ptp_window_ns\":1}\n",
+			    "\"ptp_real_ns\" is -5");
 	/* a ping carries no reading: the fields are not read there */
 	r = decode_line("{\"v\":1,\"type\":\"ping\",\"seq\":1,\"t1\":1,\"ptp_window_ns\":7}\n");
 	ck_assert_int_eq(r.e[0].ev, PROTO_EV_MSG);
@@ -629,15 +617,12 @@ END_TEST
  * (all zero) and a newer one's round-trips; out of range is refused. */
 START_TEST(test_started_timing)
 {
-	struct proto_buf b = { 0 };
 	struct proto_msg m;
 	struct rec r;
 
 	sample(PROTO_STARTED, &m);
-	ck_assert_int_eq(proto_encode(&m, &b), 0);
-	ck_assert_ptr_null(strstr(text(&b), "_go_ns"));
-	ck_assert_ptr_null(strstr(text(&b), "runq_ns"));
-	proto_buf_free(&b);
+	assert_encoded(&m, "_go_ns", false);
+	assert_encoded(&m, "runq_ns", false);
 	r = decode_line("{\"v\":1,\"type\":\"started\",\"step\":2,\"mono_ns\":900,"
 			"\"late_ns\":0}\n");
 	ck_assert_int_eq(r.e[0].ev, PROTO_EV_MSG);
@@ -651,10 +636,8 @@ START_TEST(test_started_timing)
 	m.u.started.child_go_ns = 750;
 	m.u.started.runq_ns = 42;
 	assert_roundtrip(&m);
-	ck_assert_int_eq(proto_encode(&m, &b), 0);
-	ck_assert_ptr_nonnull(strstr(text(&b), "\"agent_go_ns\":700,\"child_go_ns\":750,"
-				     "\"runq_ns\":42}"));
-	proto_buf_free(&b);
+	assert_encoded(&m, "\"agent_go_ns\":700,\"child_go_ns\":750,"
+		       "\"runq_ns\":42}", true);
 
 	r = decode_line("{\"v\":1,\"type\":\"started\",\"step\":2,\"mono_ns\":900,"
 			"\"late_ns\":0,\"agent_go_ns\":800,\"child_go_ns\":850,\"runq_ns\":0}\n");
@@ -662,20 +645,15 @@ START_TEST(test_started_timing)
 	ck_assert_int_eq(r.e[0].msg.u.started.agent_go_ns, 800);
 	ck_assert_int_eq(r.e[0].msg.u.started.child_go_ns, 850);
 	rec_free(&r);
-	r = decode_line("{\"v\":1,\"type\":\"started\",\"step\":2,\"mono_ns\":900,"
-			"\"late_ns\":0,\"runq_ns\":-1}\n");
-	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
-	ck_assert_ptr_nonnull(strstr(r.e[0].detail, "\"runq_ns\" is -1"));
-	rec_free(&r);
-	r = decode_line("{\"v\":1,\"type\":\"started\",\"step\":2,\"mono_ns\":900,"
-			"\"late_ns\":0,\"agent_go_ns\":\"soon\"}\n");
-	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
-	ck_assert_ptr_nonnull(strstr(r.e[0].detail, "agent_go_ns"));
-	rec_free(&r);
-	r = decode_line("{\"v\":1,\"type\":\"started\",\"step\":2,\"mono_ns\":900,"
-			"\"late_ns\":0,\"child_go_ns\":1e30}\n");
-	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
-	rec_free(&r);
+	assert_decode_error("{\"v\":1,\"type\":\"started\",\"step\":2,\"mono_ns\":900,"
+			    "\"late_ns\":0,\"runq_ns\":-1}\n",
+			    "\"runq_ns\" is -1");
+	assert_decode_error("{\"v\":1,\"type\":\"started\",\"step\":2,\"mono_ns\":900,"
+			    "\"late_ns\":0,\"agent_go_ns\":\"soon\"}\n",
+			    "agent_go_ns");
+	assert_decode_error("{\"v\":1,\"type\":\"started\",\"step\":2,\"mono_ns\":900,"
+			    "\"late_ns\":0,\"child_go_ns\":1e30}\n",
+			    NULL);
 	proto_msg_clear(&m);
 }
 END_TEST

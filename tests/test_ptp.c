@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "hostd_testlib.h"
+#include "testlib.h"
 #include "ptp.h"
 
 #define SEC 1000000000LL
@@ -336,5 +337,5 @@ int main(void)
 	tcase_add_test(e2e, test_ptp_offsets);
 	tcase_add_test(e2e, test_clocksource_unfit);
 	suite_add_tcase(s, e2e);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

@@ -23,6 +23,7 @@
 
 #include "ctl.h" /* CTL_CONFIG_MAX */
 #include "hostd_testlib.h"
+#include "testlib.h"
 #include "service_testlib.h"
 
 #define NOBODY 65534
@@ -520,5 +521,5 @@ int main(void)
 	tcase_add_test(tc, test_hostile_member);
 	tcase_add_test(tc, test_logs_larger_than_write_queue);
 	suite_add_tcase(s, tc);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

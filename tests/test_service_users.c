@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "service_testlib.h"
+#include "testlib.h"
 
 #define ALICE "lst-alice"
 #define BOB "lst-bob"
@@ -571,5 +572,5 @@ int main(void)
 	tcase_add_test(tc, test_exec_as_drops_ambient_capabilities);
 	tcase_add_test(tc, test_service_as_capable_user);
 	suite_add_tcase(s, tc);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }

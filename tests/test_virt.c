@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "testlib.h"
 #include "fileio.h"
 #include "virt_accel.h"
 #include "virt_addr.h"
@@ -246,13 +247,12 @@ END_TEST
 
 /* ---- accelerator ---- */
 
-static char root[64];
+static char root[256];
 
 static void fake_root(bool kvm, const char *flags)
 {
-	char path[128];
-	snprintf(root, sizeof(root), "/tmp/test-virt-accel.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(root));
+	char path[300];
+	testlib_tmpdir(root, sizeof(root), "test-virt-accel");
 	snprintf(path, sizeof(path), "%s/dev", root);
 	mkdir(path, 0755);
 	snprintf(path, sizeof(path), "%s/proc", root);
@@ -268,9 +268,7 @@ static void fake_root(bool kvm, const char *flags)
 
 static void rm_root(void)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(testlib_rmtree(root), 0);
 }
 
 START_TEST(accel_auto_needs_kvm_and_flags)
@@ -461,7 +459,7 @@ END_TEST
 
 /* ---- settings ---- */
 
-static char tdir[64];
+static char tdir[256];
 
 static struct config *conf(const char *text)
 {
@@ -474,9 +472,8 @@ static struct config *conf(const char *text)
 
 static void make_template(const char *extra)
 {
-	char path[128];
-	snprintf(tdir, sizeof(tdir), "/tmp/test-virt-settings.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tdir));
+	char path[300];
+	testlib_tmpdir(tdir, sizeof(tdir), "test-virt-settings");
 	snprintf(path, sizeof(path), "%s/t.xml", tdir);
 	write_file(path,
 		   "<!-- @PLACEHOLDERS@ in a comment -->\n<domain type='qemu'>\n<name>@NAME@</name>\n"
@@ -490,9 +487,7 @@ static void make_template(const char *extra)
 
 static void rm_tdir(void)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tdir);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(testlib_rmtree(tdir), 0);
 }
 
 START_TEST(settings_template_guests)
@@ -655,9 +650,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(suite());
 }

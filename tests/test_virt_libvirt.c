@@ -33,6 +33,7 @@
 #include "clock.h"
 #include "config.h"
 #include "fileio.h"
+#include "testlib.h"
 #include "virt_conn.h"
 #include "virt_guest.h"
 #include "virt_template.h"
@@ -517,7 +518,7 @@ END_TEST
 static bool conn_closed;
 static int close_reason = -100;
 static char close_why[256];
-static char sess_dir[64];
+static char sess_dir[256];
 
 static void session_closed(struct virt_conn *c, int reason, const char *why)
 {
@@ -534,8 +535,7 @@ static void session_setup(void)
 	struct passwd *pw = getpwnam("nobody");
 	char *run;
 	ck_assert_ptr_nonnull(pw);
-	snprintf(sess_dir, sizeof(sess_dir), "/tmp/test-virt-session.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(sess_dir));
+	testlib_tmpdir(sess_dir, sizeof(sess_dir), "test-virt-session");
 	ck_assert_int_eq(chown(sess_dir, pw->pw_uid, pw->pw_gid), 0);
 	ck_assert_int_eq(setgid(pw->pw_gid), 0);
 	ck_assert_int_eq(setuid(pw->pw_uid), 0);
@@ -551,11 +551,9 @@ static void session_setup(void)
 
 static void session_teardown(void)
 {
-	char *cmd = xasprintf("rm -rf %s", sess_dir);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	ck_assert_int_eq(uv_loop_close(&loop), 0);
-	ck_assert_int_eq(system(cmd), 0);
-	free(cmd);
+	ck_assert_int_eq(testlib_rmtree(sess_dir), 0);
 }
 
 static pid_t session_daemon(void)
@@ -674,15 +672,12 @@ int main(void)
 	tcase_add_test(t, close_callback_when_libvirtd_exits);
 	tcase_add_test(t, keepalive_notices_a_hung_libvirtd);
 	suite_add_tcase(s, t);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_VERBOSE);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	/* each case's figures and name, unless CK_VERBOSITY says otherwise */
+	setenv("CK_VERBOSITY", "verbose", 0);
+	failed = testlib_main(s) != EXIT_SUCCESS;
 
 	in_child(cleanup_leftovers);
-	cmd = xasprintf("rm -rf %s", run_dir);
-	if (system(cmd) != 0)
-		failed++;
-	free(cmd);
+	if (testlib_rmtree(run_dir) < 0)
+		failed = 1;
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

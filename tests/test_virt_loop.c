@@ -17,6 +17,7 @@
 #include <libvirt/virterror.h>
 
 #include "config.h"
+#include "testlib.h"
 #include "virt_conn.h"
 #include "virt_console.h"
 #include "virt_guest.h"
@@ -28,7 +29,7 @@
 
 static uv_loop_t loop;
 static bool guard_fired;
-static char dir[64];
+static char dir[256];
 
 static void guard_cb(uv_timer_t *t)
 {
@@ -52,18 +53,15 @@ static void run_until(const bool *flag, const char *what)
 static void setup(void)
 {
 	ck_assert_int_eq(uv_loop_init(&loop), 0);
-	snprintf(dir, sizeof(dir), "/tmp/test-virt-loop.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	testlib_tmpdir(dir, sizeof(dir), "test-virt-loop");
 }
 
 /* Every handle must be closed: uv_loop_close fails otherwise. */
 static void teardown(void)
 {
-	char cmd[128];
 	uv_run(&loop, UV_RUN_DEFAULT);
 	ck_assert_int_eq(uv_loop_close(&loop), 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(testlib_rmtree(dir), 0);
 }
 
 static char *path_in(const char *name)
@@ -625,9 +623,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_main(suite());
 }

@@ -37,16 +37,9 @@ static void fail(struct expand_ctx *x, const struct config *c, const char *name,
 static void fail(struct expand_ctx *x, const struct config *c, const char *name, const char *fmt,
 		 ...)
 {
-	const char *file = x->s->path;
-	int line = 0;
-	if (c && name)
-		config_where(c, name, &file, &line);
-	snprintf(x->d->file, sizeof(x->d->file), "%s", file);
-	x->d->line = line;
-	x->d->column = 0;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(x->d->text, sizeof(x->d->text), fmt, ap);
+	config_diag_vat(x->d, c, name, x->s->path, fmt, ap);
 	va_end(ap);
 }
 

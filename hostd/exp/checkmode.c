@@ -212,15 +212,15 @@ static void print_binaries(FILE *out, const struct experiment *e, const char *gu
 static const char *folder_state(const char *path, char *why, size_t size)
 {
 	char *copy = xstrdup(path), *slash;
+	const char *state = NULL;
 
 	if (access(path, W_OK | X_OK) == 0) {
-		free(copy);
-		return "writable";
+		state = "writable";
+		goto out;
 	}
 	if (errno != ENOENT) {
 		snprintf(why, size, "not writable: %s", strerror(errno));
-		free(copy);
-		return NULL;
+		goto out;
 	}
 	/* the nearest parent that exists decides whether it can be made */
 	while ((slash = strrchr(copy, '/')) && slash != copy) {
@@ -232,13 +232,13 @@ static const char *folder_state(const char *path, char *why, size_t size)
 		copy[1] = '\0';
 	if (!slash)
 		snprintf(copy, 2, ".");
-	if (access(copy, W_OK | X_OK) == 0) {
-		free(copy);
-		return "does not exist yet; can be made";
-	}
-	snprintf(why, size, "cannot be made: %s is not writable", copy);
+	if (access(copy, W_OK | X_OK) == 0)
+		state = "does not exist yet; can be made";
+	else
+		snprintf(why, size, "cannot be made: %s is not writable", copy);
+out:
 	free(copy);
-	return NULL;
+	return state;
 }
 
 /* Pre-flight checks that need no guest; the count of failures. */

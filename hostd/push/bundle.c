@@ -11,21 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "diag.h"
 #include "elf_deps.h"
 #include "xalloc.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-static int __attribute__((format(printf, 4, 5)))
-bad(char *err, size_t errlen, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return r;
-}
 
 bool bundle_name_valid(const char *name)
 {
@@ -79,12 +69,13 @@ static int find_binary(const char *name, const char *path_env, char **found, cha
 {
 	if (strchr(name, '/')) {
 		if (name[0] != '/')
-			return bad(err, errlen, -EINVAL,
-				   "\"%s\" is a relative path: give a name looked up in PATH or "
-				   "an absolute path", name);
+			return diag_set(err, errlen, -EINVAL,
+					"\"%s\" is a relative path: give a name looked up in PATH or "
+					"an absolute path",
+					name);
 		if (!is_executable_file(name))
-			return bad(err, errlen, -ENOENT, "%s is not an executable file on this host",
-				   name);
+			return diag_set(err, errlen, -ENOENT,
+					"%s is not an executable file on this host", name);
 		*found = xstrdup(name);
 		return 0;
 	}
@@ -107,8 +98,8 @@ static int find_binary(const char *name, const char *path_env, char **found, cha
 		if (*p == ':')
 			p++;
 	}
-	return bad(err, errlen, -ENOENT, "%s: not found on this host (PATH=%.300s)", name,
-		   path_env);
+	return diag_set(err, errlen, -ENOENT, "%s: not found on this host (PATH=%.300s)", name,
+			path_env);
 }
 
 struct builder {
@@ -144,17 +135,17 @@ static int add_member(struct builder *k, const char *tar_name, unsigned mode, co
 			return 0;
 		if (data && f->data && !strcmp(data, f->data))
 			return 0; /* the same wrapper */
-		return bad(k->err, k->errlen, -EEXIST, "%s would be %s, which already holds %s",
-			   what, tar_name, f->local_path ? f->local_path : "a wrapper script");
+		return diag_set(k->err, k->errlen, -EEXIST, "%s would be %s, which already holds %s",
+				what, tar_name, f->local_path ? f->local_path : "a wrapper script");
 	}
 	if (local && stat(local, &st) < 0)
-		return bad(k->err, k->errlen, -errno, "%s: cannot read %s: %s", what, local,
-			   strerror(errno));
+		return diag_set(k->err, k->errlen, -errno, "%s: cannot read %s: %s", what, local,
+				strerror(errno));
 	k->b->bytes += local ? (uint64_t)st.st_size : strlen(data);
 	if (k->b->bytes > BUNDLE_BYTES_MAX)
-		return bad(k->err, k->errlen, -EFBIG,
-			   "%s makes the binaries to push larger than %llu MiB", what,
-			   (unsigned long long)(BUNDLE_BYTES_MAX >> 20));
+		return diag_set(k->err, k->errlen, -EFBIG,
+				"%s makes the binaries to push larger than %llu MiB", what,
+				(unsigned long long)(BUNDLE_BYTES_MAX >> 20));
 	if (k->b->nfiles == k->cap) {
 		k->cap = k->cap ? 2 * k->cap : 16;
 		k->b->files = xrealloc(k->b->files, k->cap * sizeof(*k->b->files));
@@ -180,18 +171,19 @@ static int add_dynamic(struct builder *k, const char *name, const char *path,
 
 	snprintf(tar, sizeof(tar), "lib/%s", d->interp_name);
 	if (!bundle_name_valid(d->interp_name))
-		return bad(k->err, k->errlen, -EINVAL, "%s (%s): its loader %s has the name \"%s\"",
-			   name, path, d->interp, d->interp_name);
+		return diag_set(k->err, k->errlen, -EINVAL,
+				"%s (%s): its loader %s has the name \"%s\"", name, path, d->interp,
+				d->interp_name);
 	r = add_member(k, tar, 0755, d->interp_real, NULL, name);
 	for (size_t i = 0; r == 0 && i < d->nlibs; i++) {
 		const struct elf_dep *l = &d->libs[i];
 
 		/* the guest's loader looks the name up in lib/ */
 		if (!bundle_name_valid(l->name))
-			return bad(k->err, k->errlen, -EINVAL,
-				   "%s (%s) needs the library \"%s\", which is not a plain file "
-				   "name the loader could look up in a library folder",
-				   name, path, l->name);
+			return diag_set(k->err, k->errlen, -EINVAL,
+					"%s (%s) needs the library \"%s\", which is not a plain file "
+					"name the loader could look up in a library folder",
+					name, path, l->name);
 		snprintf(tar, sizeof(tar), "lib/%s", l->name);
 		r = add_member(k, tar, 0644, l->real, NULL, name);
 	}
@@ -219,27 +211,29 @@ static int add_binary(struct builder *k, const char *spec, const char *harness_d
 	int r;
 
 	if (!bundle_name_valid(name))
-		return bad(k->err, k->errlen, -EINVAL,
-			   "\"%s\" cannot name a binary in bin/: use 1 to %d of A-Z a-z 0-9 . _ + "
-			   "- not starting with '.' or '-'", spec, BUNDLE_NAME_MAX - 1);
+		return diag_set(k->err, k->errlen, -EINVAL,
+				"\"%s\" cannot name a binary in bin/: use 1 to %d of A-Z a-z 0-9 . _ + "
+				"- not starting with '.' or '-'",
+				spec, BUNDLE_NAME_MAX - 1);
 	r = find_binary(spec, path_env, &path, k->err, k->errlen);
 	if (r < 0)
 		return r;
 	r = elf_deps_resolve(path, ld_so_conf, &d);
 	if (r == -ENOENT && d.missing[0] && !strcmp(d.needed_by, path) && d.interp &&
 	    !strcmp(d.missing, d.interp))
-		bad(k->err, k->errlen, r, "%s (%s): its loader %s is missing on this host", name,
-		    path, d.missing);
+		diag_set(k->err, k->errlen, r, "%s (%s): its loader %s is missing on this host",
+			 name, path, d.missing);
 	else if (r == -ENOENT && d.missing[0])
-		bad(k->err, k->errlen, r,
-		    "%s (%s) needs the library %s (asked for by %s), which is in none of the "
-		    "folders this host's loader searches", name, path, d.missing, d.needed_by);
+		diag_set(k->err, k->errlen, r,
+			 "%s (%s) needs the library %s (asked for by %s), which is in none of the "
+			 "folders this host's loader searches",
+			 name, path, d.missing, d.needed_by);
 	else if (r == -ENOEXEC)
-		bad(k->err, k->errlen, r, "%s (%s) is not an ELF program this host can read%s",
-		    name, path, d.missing[0] ? ": it needs libraries but names no loader" : "");
+		diag_set(k->err, k->errlen, r, "%s (%s) is not an ELF program this host can read%s",
+			 name, path, d.missing[0] ? ": it needs libraries but names no loader" : "");
 	else if (r < 0)
-		bad(k->err, k->errlen, r, "%s (%s): cannot read its libraries: %s", name, path,
-		    strerror(-r));
+		diag_set(k->err, k->errlen, r, "%s (%s): cannot read its libraries: %s", name, path,
+			 strerror(-r));
 	else if (!d.interp) {
 		snprintf(tar, sizeof(tar), "bin/%s", name);
 		r = add_member(k, tar, 0755, path, NULL, name);
@@ -262,11 +256,11 @@ int bundle_build(const char *const *binaries, size_t n, const char *harness_dir,
 	if (!path_env)
 		path_env = getenv("PATH");
 	if (n > BUNDLE_BINARIES_MAX)
-		r = bad(err, errlen, -E2BIG, "%zu binaries to push; the limit is %d", n,
-			BUNDLE_BINARIES_MAX);
+		r = diag_set(err, errlen, -E2BIG, "%zu binaries to push; the limit is %d", n,
+			     BUNDLE_BINARIES_MAX);
 	if (!harness_dir || harness_dir[0] != '/')
-		r = bad(err, errlen, -EINVAL, "the harness folder \"%s\" is not absolute",
-			harness_dir ? harness_dir : "");
+		r = diag_set(err, errlen, -EINVAL, "the harness folder \"%s\" is not absolute",
+			     harness_dir ? harness_dir : "");
 	for (size_t i = 0; r == 0 && i < n; i++)
 		r = add_binary(&k, binaries[i], harness_dir, path_env, ld_so_conf);
 	if (r < 0) {

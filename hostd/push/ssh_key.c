@@ -18,25 +18,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "diag.h"
 #include "fileio.h"
 #include "xalloc.h"
 
 #define PUB_MAX 16384
-
-static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
 
 static int sync_dir_of(const char *path)
 {
@@ -62,12 +48,13 @@ static int create_key(const char *path, char *err, size_t errlen)
 
 	if (ssh_pki_generate(SSH_KEYTYPE_ED25519, 0, &key) != SSH_OK ||
 	    ssh_pki_export_privkey_base64(key, NULL, NULL, NULL, &b64) != SSH_OK) {
-		r = fail(err, errlen, -EIO, "libssh could not generate an ed25519 key for %s", path);
+		r = diag_set(err, errlen, -EIO, "libssh could not generate an ed25519 key for %s",
+			     path);
 		goto out;
 	}
-	fd = mkostemp(tmp, O_CLOEXEC);	/* mode 0600 */
+	fd = mkostemp(tmp, O_CLOEXEC); /* mode 0600 */
 	if (fd < 0) {
-		r = fail(err, errlen, -errno, "cannot create %s: %s", tmp, strerror(errno));
+		r = diag_set(err, errlen, -errno, "cannot create %s: %s", tmp, strerror(errno));
 		goto out;
 	}
 	r = fileio_write_all(fd, b64, strlen(b64));
@@ -78,7 +65,7 @@ static int create_key(const char *path, char *err, size_t errlen)
 	if (r == 0)
 		r = sync_dir_of(path);
 	if (r < 0)
-		fail(err, errlen, r, "cannot write the private key %s: %s", path, strerror(-r));
+		diag_set(err, errlen, r, "cannot write the private key %s: %s", path, strerror(-r));
 	unlink(tmp);
 out:
 	if (fd >= 0)
@@ -98,23 +85,23 @@ static int load_key(const char *path, ssh_key *key, char *err, size_t errlen)
 	struct stat st;
 
 	if (stat(path, &st) < 0)
-		return fail(err, errlen, -errno, "cannot read the private key %s: %s", path,
-			    strerror(errno));
+		return diag_set(err, errlen, -errno, "cannot read the private key %s: %s", path,
+				strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return fail(err, errlen, -EINVAL, "%s is not a regular file", path);
+		return diag_set(err, errlen, -EINVAL, "%s is not a regular file", path);
 	if (st.st_mode & 077)
-		return fail(err, errlen, -EPERM,
-			    "%s has mode %04o: others may read hostd's private key; "
-			    "run chmod 600 %s",
-			    path, (unsigned)(st.st_mode & 07777), path);
+		return diag_set(err, errlen, -EPERM,
+				"%s has mode %04o: others may read hostd's private key; "
+				"run chmod 600 %s",
+				path, (unsigned)(st.st_mode & 07777), path);
 	if (st.st_uid != geteuid())
-		return fail(err, errlen, -EPERM, "%s belongs to uid %u, not to hostd's uid %u",
-			    path, (unsigned)st.st_uid, (unsigned)geteuid());
+		return diag_set(err, errlen, -EPERM, "%s belongs to uid %u, not to hostd's uid %u",
+				path, (unsigned)st.st_uid, (unsigned)geteuid());
 	if (ssh_pki_import_privkey_file(path, NULL, NULL, NULL, key) != SSH_OK)
-		return fail(err, errlen, -EINVAL,
-			    "%s is not a private key libssh can read without a passphrase; "
-			    "move it away and hostd makes a new one",
-			    path);
+		return diag_set(err, errlen, -EINVAL,
+				"%s is not a private key libssh can read without a passphrase; "
+				"move it away and hostd makes a new one",
+				path);
 	return 0;
 }
 
@@ -142,8 +129,8 @@ static int write_public(const char *path, const char *line, char *err, size_t er
 	if (fileio_read_all(path, PUB_MAX, &have, &len) < 0 || strcmp(have, want) != 0) {
 		r = fileio_write_atomic(path, want, strlen(want));
 		if (r < 0)
-			fail(err, errlen, r, "cannot write the public key %s: %s", path,
-			     strerror(-r));
+			diag_set(err, errlen, r, "cannot write the public key %s: %s", path,
+				 strerror(-r));
 	}
 	free(have);
 	free(want);
@@ -162,7 +149,7 @@ int ssh_key_ensure(const char *state_dir, char **private_path, char **public_lin
 
 	r = fileio_mkdir_p(dir, 0700);
 	if (r < 0) {
-		fail(err, errlen, r, "cannot create the folder %s: %s", dir, strerror(-r));
+		diag_set(err, errlen, r, "cannot create the folder %s: %s", dir, strerror(-r));
 		goto out;
 	}
 	if (access(priv, F_OK) < 0 && errno == ENOENT) {
@@ -175,7 +162,7 @@ int ssh_key_ensure(const char *state_dir, char **private_path, char **public_lin
 		goto out;
 	line = public_line_of(key);
 	if (!line) {
-		r = fail(err, errlen, -EIO, "libssh could not export the public half of %s", priv);
+		r = diag_set(err, errlen, -EIO, "libssh could not export the public half of %s", priv);
 		goto out;
 	}
 	r = write_public(pub, line, err, errlen);
@@ -350,9 +337,9 @@ static int kh_line(struct kh_scan *sc, const char *path, int lineno, const char 
 	if (!*p || *p == '#' || *p == '@' || !host_field_has(p, hosts_len, sc->node))
 		return 0;
 	if (ssh_key_parse_public(p + hosts_len, &k) < 0)
-		return fail(err, errlen, -EINVAL,
-			    "%s:%d: the line for %s is not \"%s TYPE BASE64\"; fix or delete it",
-			    path, lineno, sc->node, sc->node);
+		return diag_set(err, errlen, -EINVAL,
+				"%s:%d: the line for %s is not \"%s TYPE BASE64\"; fix or delete it",
+				path, lineno, sc->node, sc->node);
 	if (sc->lines++ == 0) {
 		sc->first_line = lineno;
 		ssh_key_fingerprint(k, sc->first_fp, sizeof(sc->first_fp));
@@ -371,14 +358,15 @@ static int kh_scan(const char *path, struct kh_scan *sc, char *err, size_t errle
 	int lineno = 0, r;
 
 	if (!node_ok(sc->node))
-		return fail(err, errlen, -EINVAL,
-			    "guest name \"%s\" cannot name a known_hosts line (no spaces, "
-			    "commas or wildcards)", sc->node ? sc->node : "");
+		return diag_set(err, errlen, -EINVAL,
+				"guest name \"%s\" cannot name a known_hosts line (no spaces, "
+				"commas or wildcards)",
+				sc->node ? sc->node : "");
 	r = fileio_read_all(path, KNOWN_HOSTS_MAX, &buf, &len);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
-		return fail(err, errlen, r, "cannot read %s: %s", path, strerror(-r));
+		return diag_set(err, errlen, r, "cannot read %s: %s", path, strerror(-r));
 	for (line = buf; line && r == 0; line = nl ? nl + 1 : NULL) {
 		nl = strchr(line, '\n');
 		if (nl)
@@ -403,11 +391,11 @@ int ssh_key_known_hosts_check(const char *path, const char *node, const ssh_key 
 	if (sc.lines == 0)
 		return 1;
 	ssh_key_fingerprint(key, fp, sizeof(fp));
-	return fail(err, errlen, -EBADMSG,
-		    "HOST KEY CHANGED: %s:%d records %s for %s, but the guest offered %s; "
-		    "refusing to connect.  If the guest was rebuilt on purpose, delete "
-		    "the line(s) for %s from %s",
-		    path, sc.first_line, sc.first_fp, node, fp, node, path);
+	return diag_set(err, errlen, -EBADMSG,
+			"HOST KEY CHANGED: %s:%d records %s for %s, but the guest offered %s; "
+			"refusing to connect.  If the guest was rebuilt on purpose, delete "
+			"the line(s) for %s from %s",
+			path, sc.first_line, sc.first_fp, node, fp, node, path);
 }
 
 int ssh_key_known_hosts_algorithms(const char *path, const char *node, char *algs, size_t n,
@@ -428,20 +416,20 @@ int ssh_key_known_hosts_add(const char *path, const char *node, const ssh_key ke
 	int fd = -1, r = 0;
 
 	if (!node_ok(node)) {
-		r = fail(err, errlen, -EINVAL, "guest name \"%s\" cannot name a known_hosts line",
-			 node ? node : "");
+		r = diag_set(err, errlen, -EINVAL,
+			     "guest name \"%s\" cannot name a known_hosts line", node ? node : "");
 		goto out;
 	}
 	if (slash && slash != dir) {
 		*slash = '\0';
 		r = fileio_mkdir_p(dir, 0700);
 		if (r < 0) {
-			fail(err, errlen, r, "cannot create the folder %s: %s", dir, strerror(-r));
+			diag_set(err, errlen, r, "cannot create the folder %s: %s", dir, strerror(-r));
 			goto out;
 		}
 	}
 	if (ssh_pki_export_pubkey_base64(key, &b64) != SSH_OK) {
-		r = fail(err, errlen, -EIO, "libssh could not export %s's host key", node);
+		r = diag_set(err, errlen, -EIO, "libssh could not export %s's host key", node);
 		goto out;
 	}
 	line = xasprintf("%s %s %s\n", node, ssh_key_type_to_char(ssh_key_type(key)), b64);
@@ -453,7 +441,7 @@ int ssh_key_known_hosts_add(const char *path, const char *node, const ssh_key ke
 	if (r == 0)
 		r = sync_dir_of(path);
 	if (r < 0)
-		fail(err, errlen, r, "cannot append to %s: %s", path, strerror(-r));
+		diag_set(err, errlen, r, "cannot append to %s: %s", path, strerror(-r));
 out:
 	if (fd >= 0)
 		close(fd);

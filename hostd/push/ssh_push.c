@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "diag.h"
 #include "ssh_key.h"
 #include "tar_writer.h"
 #include "xalloc.h"
@@ -33,14 +34,7 @@ struct ssh_push_session {
 static int vfail(const struct ssh_push_session *s, char *err, size_t errlen, int r,
 		 const char *fmt, va_list ap)
 {
-	int n;
-
-	if (!errlen)
-		return r;
-	n = snprintf(err, errlen, "%s: ", s->who);
-	if (n >= 0 && (size_t)n < errlen)
-		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-	return r;
+	return diag_vset(err, errlen, r, s->who, fmt, ap);
 }
 
 static int fail(const struct ssh_push_session *s, char *err, size_t errlen, int r,

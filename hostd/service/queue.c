@@ -281,29 +281,30 @@ int queue_files_load(const char *path, struct config_files **out, char **hname, 
 	if (r < 0)
 		return r;
 	json_object *o = json_tokener_parse(text), *fo, *h, *g;
+	struct config_files *f = NULL;
 	free(text);
+	r = -EBADMSG;
 	if (!o || !json_object_object_get_ex(o, "files", &fo) ||
 	    !json_object_is_type(fo, json_type_object) ||
 	    !json_object_object_get_ex(o, "host", &h) || !json_object_is_type(h, json_type_string) ||
-	    !json_object_object_get_ex(o, "guest", &g) || !json_object_is_type(g, json_type_string)) {
-		json_object_put(o);
-		return -EBADMSG;
-	}
-	struct config_files *f = config_files_new();
+	    !json_object_object_get_ex(o, "guest", &g) || !json_object_is_type(g, json_type_string))
+		goto out;
+	f = config_files_new();
 	json_object_object_foreach(fo, name, v)
 	{
 		if (!json_object_is_type(v, json_type_string) ||
-		    config_files_add(f, name, json_object_get_string(v)) < 0) {
-			config_files_free(f);
-			json_object_put(o);
-			return -EBADMSG;
-		}
+		    config_files_add(f, name, json_object_get_string(v)) < 0)
+			goto out;
 	}
 	*hname = xstrdup(json_object_get_string(h));
 	*gname = xstrdup(json_object_get_string(g));
 	*out = f;
+	f = NULL;
+	r = 0;
+out:
+	config_files_free(f);
 	json_object_put(o);
-	return 0;
+	return r;
 }
 
 static int cmp_id(const void *a, const void *b)

@@ -14,6 +14,7 @@
 #include <libvirt/virterror.h>
 
 #include "clock.h"
+#include "diag.h"
 #include "fileio.h"
 #include "virt_xml.h"
 #include "xalloc.h"
@@ -26,10 +27,11 @@ static void set_error(struct virt_guest *g, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void set_error(struct virt_guest *g, const char *fmt, ...)
 {
-	int n = snprintf(g->error, sizeof(g->error), "guest %s: ", g->name);
+	char who[VIRT_NAME_MAX + 8]; /* "guest NAME" */
 	va_list ap;
+	snprintf(who, sizeof(who), "guest %s", g->name);
 	va_start(ap, fmt);
-	vsnprintf(g->error + n, sizeof(g->error) - (size_t)n, fmt, ap);
+	diag_vset(g->error, sizeof(g->error), 0, who, fmt, ap);
 	va_end(ap);
 }
 
@@ -39,10 +41,11 @@ static void job_error(struct virt_guest *g, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void job_error(struct virt_guest *g, const char *fmt, ...)
 {
-	int n = snprintf(g->job_error, sizeof(g->job_error), "guest %s: ", g->name);
+	char who[VIRT_NAME_MAX + 8]; /* "guest NAME" */
 	va_list ap;
+	snprintf(who, sizeof(who), "guest %s", g->name);
 	va_start(ap, fmt);
-	vsnprintf(g->job_error + n, sizeof(g->job_error) - (size_t)n, fmt, ap);
+	diag_vset(g->job_error, sizeof(g->job_error), 0, who, fmt, ap);
 	va_end(ap);
 }
 

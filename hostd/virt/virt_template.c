@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diag.h"
 #include "xalloc.h"
 
 struct sbuf {
@@ -60,16 +61,6 @@ size_t virt_xml_bad_char(const char *s)
 	return 0;
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static bool is_upper(char c)
 {
 	return c >= 'A' && c <= 'Z';
@@ -118,11 +109,11 @@ static int check_values(const struct virt_template_var *vars, size_t n, const ch
 	for (size_t i = 0; i < n; i++) {
 		size_t bad = virt_xml_bad_char(vars[i].value);
 		if (bad) {
-			set_err(err, errlen,
-				"%s: the value of @%s@ has the control character 0x%02x at offset %zu, "
-				"which XML cannot carry",
-				origin, vars[i].name, (unsigned char)vars[i].value[bad - 1], bad - 1);
-			return -EINVAL;
+			return diag_set(err, errlen, -EINVAL,
+					"%s: the value of @%s@ has the control character 0x%02x at "
+					"offset %zu, which XML cannot carry",
+					origin, vars[i].name, (unsigned char)vars[i].value[bad - 1],
+					bad - 1);
 		}
 	}
 	return 0;
@@ -145,8 +136,8 @@ int virt_template_fill(const char *text, const char *origin, const struct virt_t
 		if (strncmp(p, "<!--", 4) == 0) {
 			const char *end = strstr(p + 4, "-->");
 			if (!end) {
-				set_err(err, errlen, "%s:%u: comment not closed with -->", origin,
-					line_of(text, p));
+				diag_set(err, errlen, -EINVAL, "%s:%u: comment not closed with -->",
+					 origin, line_of(text, p));
 				goto fail;
 			}
 			p = end + 3;
@@ -161,11 +152,11 @@ int virt_template_fill(const char *text, const char *origin, const struct virt_t
 		const struct virt_template_var *v = find_var(vars, n, p + 1, len, &i);
 		if (!v) {
 			if (len > VIRT_PLACEHOLDER_MAX)
-				set_err(err, errlen, "%s:%u: unknown placeholder @%.*s...@", origin,
-					line_of(text, p), VIRT_PLACEHOLDER_MAX, p + 1);
+				diag_set(err, errlen, -EINVAL, "%s:%u: unknown placeholder @%.*s...@",
+					 origin, line_of(text, p), VIRT_PLACEHOLDER_MAX, p + 1);
 			else
-				set_err(err, errlen, "%s:%u: unknown placeholder @%.*s@", origin,
-					line_of(text, p), (int)len, p + 1);
+				diag_set(err, errlen, -EINVAL, "%s:%u: unknown placeholder @%.*s@",
+					 origin, line_of(text, p), (int)len, p + 1);
 			goto fail;
 		}
 		if (used)
@@ -179,8 +170,8 @@ int virt_template_fill(const char *text, const char *origin, const struct virt_t
 	}
 	sbuf_add(&b, lit, (size_t)(p - lit));
 	if (b.len > VIRT_TEMPLATE_MAX) {
-		set_err(err, errlen, "%s: the filled template is larger than %d bytes", origin,
-			VIRT_TEMPLATE_MAX);
+		diag_set(err, errlen, -EINVAL, "%s: the filled template is larger than %d bytes",
+			 origin, VIRT_TEMPLATE_MAX);
 		goto fail;
 	}
 	*out = b.s;

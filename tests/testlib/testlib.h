@@ -17,8 +17,10 @@
  * Check's report (CK_VERBOSITY chooses how much; normal by default), frees
  * the suite and returns EXIT_SUCCESS, or EXIT_FAILURE when a case failed:
  * what a suite's main() returns.  The cases run with TMPDIR set to a folder
- * of their own that is removed afterwards, so that what testlib_tmpdir made
- * goes away even for a case that failed or was killed. */
+ * of their own (mode 0711: other users may pass through to a case's folder)
+ * that is removed afterwards, so that what testlib_tmpdir made goes away
+ * even for a case that failed or was killed.  With LOCKSTEP_KEEP_TMP set
+ * nothing is removed and the folder is named on stderr, to debug. */
 int testlib_main(Suite *s);
 
 /* A new empty folder "<TMPDIR or /tmp>/<name>-XXXXXX"; its path is written

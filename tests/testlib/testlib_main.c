@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "testlib.h"
 
@@ -23,6 +24,11 @@ int testlib_main(Suite *s)
 		free(saved);
 		return EXIT_FAILURE;
 	}
+	/* Passable, not listable: a case may run programs as other users (the
+	 * service's submitters, nobody) that must reach a folder of its own
+	 * below this one, as they could below /tmp. */
+	if (chmod(dir, 0711) < 0)
+		fprintf(stderr, "testlib_main: chmod %s: %s\n", dir, strerror(errno));
 	setenv("TMPDIR", dir, 1);
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);
@@ -32,6 +38,10 @@ int testlib_main(Suite *s)
 	else
 		unsetenv("TMPDIR");
 	free(saved);
+	if (getenv("LOCKSTEP_KEEP_TMP")) {
+		fprintf(stderr, "testlib_main: kept %s (LOCKSTEP_KEEP_TMP)\n", dir);
+		return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	}
 	r = testlib_rmtree(dir);
 	if (r < 0) {
 		fprintf(stderr, "testlib_main: cannot remove %s: %s\n", dir, strerror(-r));

@@ -56,6 +56,8 @@ static void remove_made(void)
 {
 	pid_t me = getpid();
 
+	if (getenv("LOCKSTEP_KEEP_TMP"))
+		return;
 	for (size_t i = 0; i < nmade; i++)
 		if (made[i].owner == me)
 			testlib_rmtree(made[i].path);
