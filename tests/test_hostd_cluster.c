@@ -26,6 +26,7 @@
 
 #include "hostd_testlib.h"
 #include "roadblock_msg.h"
+#include "testlib.h"
 
 #define REDIS_PW "pw-of-the-test"
 
@@ -796,5 +797,5 @@ int main(void)
 	tcase_add_test(tc, test_reused_cluster_id_refused);
 	tcase_add_test(tc, test_follower_abort_reaches_leader);
 	suite_add_tcase(s, tc);
-	return hostd_test_main(s);
+	return testlib_main(s);
 }
