@@ -260,7 +260,7 @@ static void nt_send_plan(struct nt_host *t)
 	}
 	int r = node_send(&t->n, &m);
 
-	ck_assert_msg(r == 0, "plan: node_send returned %d (%s)", r, r < 0 ? uv_strerror(r) : "");
+	ck_assert_msg(r == 0, "plan: node_send returned %d (%s)", r, r < 0 ? strerror(-r) : "");
 	proto_msg_clear(&m);
 }
 
@@ -296,7 +296,7 @@ static void nt_send_all(struct nt_host *t)
 			r = node_send(&t->n, &go);
 		}
 		ck_assert_msg(r == 0, "go of step %u: send returned %d (%s), %zu bytes queued", k, r,
-			      r < 0 ? uv_strerror(r) : "", nt_queue(t));
+			      r < 0 ? strerror(-r) : "", nt_queue(t));
 		node_reply_sent(&t->n, NODE_REPLY_GO);
 		nt_note_queue(t);
 		if (k % 100 == 0)
@@ -492,7 +492,7 @@ START_TEST(node_go_transient_enobufs)
 		go.u.go.at_ns = nt_at(k);
 		r = node_send(&t.n, &go);
 		ck_assert_msg(r == 0, "go of step %u: node_send returned %d (%s) after ENOBUFS", k, r,
-			      r < 0 ? uv_strerror(r) : "");
+			      r < 0 ? strerror(-r) : "");
 		node_reply_sent(&t.n, NODE_REPLY_GO);
 		nt_drain(&t, 0, "the go after ENOBUFS");
 		failed += wf_failed();
@@ -594,7 +594,7 @@ START_TEST(node_go_direct_write_error)
 	ck_assert_uint_eq(wf_failed(), 1);
 	wf_arm(-1, 0, 0);
 	ck_assert_msg(r == UV_EIO, "node_send returned %d (%s) for a write failed with EIO", r,
-		      r < 0 ? uv_strerror(r) : "");
+		      r < 0 ? strerror(-r) : "");
 	ck_assert_msg(nt_closed_calls == 0, "closed called inside node_send");
 	for (int i = 0; i < 10 && nt_closed_calls == 0; i++)
 		uv_run(&t.loop, UV_RUN_NOWAIT);

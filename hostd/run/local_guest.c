@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "uv_errno.h"
+
 static void exit_cb(uv_process_t *p, int64_t status, int term_signal)
 {
 	struct local_guest *g = p->data;
@@ -47,7 +49,7 @@ int local_guest_spawn(uv_loop_t *loop, struct local_guest *g, const char *agent_
 	char **shim;
 	runas_wrap(ra, &o, work_dir, &shim);
 	g->proc.data = g;
-	int r = uv_spawn(loop, &g->proc, &o);
+	int r = errno_from_uv(uv_spawn(loop, &g->proc, &o));
 	runas_free_args(shim);
 	close(sv[1]);
 	if (r < 0) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "uv_errno.h"
 #include "xalloc.h"
 
 struct write_req {
@@ -41,13 +42,14 @@ void node_init(struct node *n, const char *name, size_t index, void *owner,
  * channel that looks fine. */
 static bool write_error_silent(int err)
 {
-	return err < 0 && err != UV_ECANCELED && err != UV_EPIPE && err != UV_ECONNRESET;
+	return err < 0 && err != -ECANCELED && err != -EPIPE && err != -ECONNRESET;
 }
 
 static void write_cb(uv_write_t *req, int status)
 {
 	struct write_req *w = (struct write_req *)req;
 	struct node *n = w->n;
+	status = errno_from_uv(status);
 	if (status == 0)
 		n->written_total += w->len;
 	free(w);
@@ -124,10 +126,10 @@ int node_send_bytes(struct node *n, const char *data, size_t len)
 	}
 	if (queued == 0) {
 		uv_buf_t b = uv_buf_init((char *)data, (unsigned)len);
-		int r = uv_try_write(s, &b, 1);
+		int r = errno_from_uv(uv_try_write(s, &b, 1));
 		if (r >= 0)
 			done = (size_t)r;
-		else if (r != UV_EAGAIN) {
+		else if (r != -EAGAIN) {
 			write_refused(n, r);
 			return r;
 		}
@@ -141,7 +143,7 @@ int node_send_bytes(struct node *n, const char *data, size_t len)
 	w->len = len - done;
 	memcpy(w->data, data + done, len - done);
 	uv_buf_t b = uv_buf_init(w->data, (unsigned)(len - done));
-	int r = uv_write(&w->req, s, &b, 1, write_cb);
+	int r = errno_from_uv(uv_write(&w->req, s, &b, 1, write_cb));
 	if (r < 0) {
 		n->queued_total -= len - done; /* never to be written: no reply waits for it */
 		free(w);
@@ -282,18 +284,18 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	if (nread == 0)
 		return;
 	node_close(n);
-	n->ops->closed(n, nread == UV_EOF ? 0 : (int)nread);
+	n->ops->closed(n, nread == UV_EOF ? 0 : errno_from_uv((int)nread));
 }
 
 int node_attach(struct node *n, uv_loop_t *loop, int fd)
 {
-	int r = uv_pipe_init(loop, &n->pipe, 0);
+	int r = errno_from_uv(uv_pipe_init(loop, &n->pipe, 0));
 	if (r < 0)
 		return r;
 	n->pipe.data = n;
-	r = uv_pipe_open(&n->pipe, fd);
+	r = errno_from_uv(uv_pipe_open(&n->pipe, fd));
 	if (r == 0)
-		r = uv_read_start((uv_stream_t *)&n->pipe, alloc_cb, read_cb);
+		r = errno_from_uv(uv_read_start((uv_stream_t *)&n->pipe, alloc_cb, read_cb));
 	if (r < 0) {
 		uv_close((uv_handle_t *)&n->pipe, NULL);
 		return r;

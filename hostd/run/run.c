@@ -253,7 +253,7 @@ static void go_sent(struct run *r, struct participant *p, uint32_t k, int rc)
 	if (rc < 0 && rc != -ENOBUFS) {
 		char what[128];
 		snprintf(what, sizeof(what), "the go of step %u could not be written: %s", k,
-			 uv_strerror(rc));
+			 strerror(-rc));
 		run_add_event(r, p, k, what);
 	}
 }

@@ -223,9 +223,9 @@ static int launch_process(struct run *r, struct participant *p)
 	} else if ((e = local_guest_spawn(r->loop, &p->launch->proc, r->opt->agent_path, p->node.name,
 					  work, extra, log_fd, ra, &fd)) < 0) {
 		log_error("cannot start the agent of %s (%s): %s", p->node.name, r->opt->agent_path,
-			  e < -1000 ? uv_strerror(e) : strerror(-e));
+			  strerror(-e));
 	} else if ((e = node_attach(&p->node, r->loop, fd)) < 0) {
-		log_error("cannot watch the channel of %s: %s", p->node.name, uv_strerror(e));
+		log_error("cannot watch the channel of %s: %s", p->node.name, strerror(-e));
 	}
 	if (log_fd >= 0)
 		close(log_fd);
@@ -418,7 +418,7 @@ static void vm_ready(struct virt_guest *g)
 	int e = fd < 0 ? fd : node_attach(&p->node, r->loop, fd);
 	if (e < 0) {
 		run_fail(r, p, "cannot connect to its channel %s: %s", g->channel_path,
-			 e < -1000 ? uv_strerror(e) : strerror(-e));
+			 strerror(-e));
 		launch_step_done(r);
 		return;
 	}
@@ -436,7 +436,7 @@ static void vm_ready(struct virt_guest *g)
 	j->done = push_done;
 	j->data = p;
 	if ((e = harness_push_start(r->loop, j)) < 0) {
-		run_fail(r, p, "cannot queue the harness push: %s", uv_strerror(e));
+		run_fail(r, p, "cannot queue the harness push: %s", strerror(-e));
 		launch_step_done(r);
 		return;
 	}
@@ -661,7 +661,7 @@ int run_launch_all(struct run *r)
 		virt_guest_init(&p->launch->vm, r->launch->conn, &r->exp->virt, &r->launch->accel, p->guest_index,
 				r->launch->pubkey, &vm_ops, p);
 		if ((e = virt_guest_start(&p->launch->vm)) < 0) {
-			run_fail(r, p, "cannot queue its start: %s", uv_strerror(e));
+			run_fail(r, p, "cannot queue its start: %s", strerror(-e));
 			launch_step_done(r);
 		}
 	}

@@ -455,7 +455,7 @@ static void on_closed(struct node *n, int err)
 	if (why)
 		run_fail(r, p, "%s", why);
 	else if (err)
-		run_fail(r, p, "its channel failed: %s", uv_strerror(err));
+		run_fail(r, p, "its channel failed: %s", strerror(-err));
 	else
 		run_fail(r, p, "closed its channel");
 }
