@@ -103,8 +103,8 @@ static struct {
 } cx = { .hfd = -1, .lfd = -1, .cfd = -1, .log_fd = 2, .stop_ms = 3000 };
 
 static const char *const all_kinds[] = {
-	"reconnect", "garbage", "ff-mid", "long-line", "stale-ready", "stale-go",
-	"stale-result", "impostor", "slow", "pause", "stop", "kill", "flood",
+	"reconnect", "garbage", "ff-mid", "long-line", "stale-ready", "stale-go", "stale-result",
+	"impostor",  "slow",	"pause",  "stop",      "kill",	      "flood",
 };
 #define NKINDS (sizeof(all_kinds) / sizeof(all_kinds[0]))
 
@@ -198,8 +198,8 @@ static void log_fault(const char *kind, const char *detail)
 {
 	char line[512];
 	int n = snprintf(line, sizeof(line),
-			 "{\"node\":\"%s\",\"kind\":\"%s\",\"step\":%" PRIu32 ",\"mono_ns\":%" PRId64
-			 ",\"detail\":\"%s\"}\n",
+			 "{\"node\":\"%s\",\"kind\":\"%s\",\"step\":%" PRIu32
+			 ",\"mono_ns\":%" PRId64 ",\"detail\":\"%s\"}\n",
 			 cx.node, kind, cur_step(), now_ns(), detail);
 	/* one write with O_APPEND: lines of all nodes stay whole */
 	if (write(cx.log_fd, line, (size_t)n) < 0)
@@ -208,8 +208,7 @@ static void log_fault(const char *kind, const char *detail)
 
 /* ---- decoding one line ------------------------------------------------- */
 
-static void on_decoded(void *ctx, enum proto_event ev, struct proto_msg *m, int err,
-		       const char *detail)
+static void on_decoded(void *ctx, enum proto_event ev, struct proto_msg *m, int err, const char *detail)
 {
 	(void)ctx;
 	(void)err;
@@ -268,8 +267,10 @@ static void fire(struct fault *f)
 		cx.reconnecting = true;
 	} else if (!strcmp(k, "garbage")) {
 		static const char *const junk[] = {
-			"{]]not json\n", "\x01\x02 binary\n",
-			"{\"v\":1,\"type\":\"ready\",\"step\":\"three\"}\n", "\xc3\x28 bad utf-8\n",
+			"{]]not json\n",
+			"\x01\x02 binary\n",
+			"{\"v\":1,\"type\":\"ready\",\"step\":\"three\"}\n",
+			"\xc3\x28 bad utf-8\n",
 			"{\"v\":1,\"type\":\"frobnicate\"}\n",
 		};
 		const char *j = junk[rnd() % (sizeof(junk) / sizeof(junk[0]))];
@@ -313,7 +314,8 @@ static void fire(struct fault *f)
 		log_fault(k, d);
 		put_msg(&cx.to_host, &m);
 	} else if (!strcmp(k, "flood")) {
-		static const char pong[] = "{\"v\":1,\"type\":\"pong\",\"seq\":0,\"t1\":0,\"t2\":0,\"t3\":0}\n";
+		static const char pong[] =
+			"{\"v\":1,\"type\":\"pong\",\"seq\":0,\"t1\":0,\"t2\":0,\"t3\":0}\n";
 		log_fault(k, "100000 pongs at once");
 		for (int i = 0; i < FLOOD_LINES; i++)
 			ob_put(&cx.to_host, pong, sizeof(pong) - 1);

@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 	int n = atoi(argv[1]), rounds = argc > 2 ? atoi(argv[2]) : 200;
 	if (n < 1 || rounds < 1)
 		return 1;
-	int (*sv)[2] = calloc((size_t)n, sizeof(*sv));
+	int(*sv)[2] = calloc((size_t)n, sizeof(*sv));
 	long long *lat = calloc((size_t)rounds, sizeof(*lat));
 	for (int i = 0; i < n; i++) {
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv[i]) < 0)

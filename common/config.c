@@ -172,12 +172,12 @@ void config_set_fact(struct config *c, const char *name, const char *value)
 	config__set(&c->facts, name, strlen(name), value, strlen(value), NULL, 0, 0);
 	for (size_t i = 0; i < sizeof(fact_aliases) / sizeof(fact_aliases[0]); i++)
 		if (strcmp(name, fact_aliases[i][0]) == 0)
-			config__set(&c->facts, fact_aliases[i][1], strlen(fact_aliases[i][1]), value,
-				    strlen(value), NULL, 0, 0);
+			config__set(&c->facts, fact_aliases[i][1], strlen(fact_aliases[i][1]),
+				    value, strlen(value), NULL, 0, 0);
 }
 
-void config__vdiag(struct config_diag *d, const char *file, int line, int column,
-		   const char *fmt, va_list ap)
+void config__vdiag(struct config_diag *d, const char *file, int line, int column, const char *fmt,
+		   va_list ap)
 {
 	snprintf(d->file, sizeof(d->file), "%s", file ? file : "");
 	d->line = line;
@@ -185,8 +185,7 @@ void config__vdiag(struct config_diag *d, const char *file, int line, int column
 	vsnprintf(d->text, sizeof(d->text), fmt, ap);
 }
 
-void config__diag(struct config_diag *d, const char *file, int line, int column,
-		  const char *fmt, ...)
+void config__diag(struct config_diag *d, const char *file, int line, int column, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -207,8 +206,8 @@ void config_diag_format(const struct config_diag *d, char *buf, size_t size)
 		snprintf(buf, size, "%s", d->text);
 }
 
-static void config__vwarn(struct config *c, const char *file, int line, int column,
-			  const char *fmt, va_list ap)
+static void config__vwarn(struct config *c, const char *file, int line, int column, const char *fmt,
+			  va_list ap)
 {
 	/* A broken file could make a warning per character; keep the first ones. */
 	if (c->nwarnings > CONFIG_WARNINGS_MAX)
@@ -297,8 +296,7 @@ char *config__intern_file(struct config *c, const char *file)
 	return c->files[c->nfiles++] = xstrdup(file ? file : "(config)");
 }
 
-int config_load_string(struct config *c, const char *file, const char *text,
-		       struct config_diag *err)
+int config_load_string(struct config *c, const char *file, const char *text, struct config_diag *err)
 {
 	return config__parse(c, config__intern_file(c, file), text, strlen(text), err);
 }
@@ -311,7 +309,8 @@ int config_load_file(struct config *c, const char *path, struct config_diag *err
 
 	r = fileio_read_all(path, CONFIG_FILE_MAX, &text, &len);
 	if (r == -EFBIG) {
-		config__diag(err, path, 0, 0, "expected a config of at most %d bytes; is this the right file?",
+		config__diag(err, path, 0, 0,
+			     "expected a config of at most %d bytes; is this the right file?",
 			     CONFIG_FILE_MAX);
 		return r;
 	}
@@ -333,8 +332,10 @@ int config_override(struct config *c, const char *assignment, struct config_diag
 	for (size_t i = 1; valid && i < len; i++)
 		valid = config__is_name_char(assignment[i]);
 	if (!valid) {
-		config__diag(err, "--set", 0, 0, "expected NAME=VALUE, found \"%.64s\": a name is "
-			     "letters, digits and '_', not starting with a digit", assignment);
+		config__diag(err, "--set", 0, 0,
+			     "expected NAME=VALUE, found \"%.64s\": a name is "
+			     "letters, digits and '_', not starting with a digit",
+			     assignment);
 		return -EINVAL;
 	}
 	if (strlen(eq + 1) > CONFIG_VALUE_MAX) {
@@ -344,8 +345,10 @@ int config_override(struct config *c, const char *assignment, struct config_diag
 	}
 	if (config__set(&c->vars, assignment, len, eq + 1, strlen(eq + 1),
 			config__intern_file(c, "--set"), 0, 0) < 0) {
-		config__diag(err, "--set", 0, 0, "expected at most %d distinct names; %.*s would be "
-			     "one more", CONFIG_NAMES_MAX, (int)len, assignment);
+		config__diag(err, "--set", 0, 0,
+			     "expected at most %d distinct names; %.*s would be "
+			     "one more",
+			     CONFIG_NAMES_MAX, (int)len, assignment);
 		return -EINVAL;
 	}
 	return 0;
@@ -487,8 +490,7 @@ size_t config_check_known_ex(const struct config *c, const char *const *known,
 	return count;
 }
 
-size_t config_check_known(const struct config *c, const char *const *known,
-			  const char *const *prefixes)
+size_t config_check_known(const struct config *c, const char *const *known, const char *const *prefixes)
 {
 	return config_check_known_ex(c, known, prefixes, NULL);
 }
@@ -513,7 +515,8 @@ unsigned config__distance(const char *a, size_t la, const char *b, size_t lb, un
 
 		cur[0] = row_min = (unsigned)i;
 		for (size_t j = 1; j <= lb; j++) {
-			int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
+			int ca = tolower((unsigned char)a[i - 1]),
+			    cb = tolower((unsigned char)b[j - 1]);
 			unsigned cost = ca != cb, d = prev[j - 1] + cost;
 
 			if (prev[j] + 1 < d)

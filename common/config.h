@@ -48,20 +48,20 @@
 struct config;
 
 /* Limits: a config may be wrong, but never makes the reader crash or balloon. */
-#define CONFIG_LINE_MAX 65536	     /* bytes in one line */
-#define CONFIG_VALUE_MAX 65536	     /* bytes in one value, after expansion */
-#define CONFIG_NAME_MAX 128	     /* characters in one name */
-#define CONFIG_NAMES_MAX 4096	     /* distinct names set by files; facts likewise */
-#define CONFIG_DEPTH_MAX 64	     /* nesting of $((...)), parentheses and signs */
-#define CONFIG_FILE_MAX (16 << 20)   /* bytes in one file */
-#define CONFIG_REGEX_MAX 256	     /* bytes in a regular expression after =~ */
-#define CONFIG_REGEX_ATOMS_MAX 1000  /* its atoms, with what {m,n} repeats counted m..n times */
-#define CONFIG_MATCH_MAX 4096	     /* bytes of the word matched against it */
+#define CONFIG_LINE_MAX 65536	    /* bytes in one line */
+#define CONFIG_VALUE_MAX 65536	    /* bytes in one value, after expansion */
+#define CONFIG_NAME_MAX 128	    /* characters in one name */
+#define CONFIG_NAMES_MAX 4096	    /* distinct names set by files; facts likewise */
+#define CONFIG_DEPTH_MAX 64	    /* nesting of $((...)), parentheses and signs */
+#define CONFIG_FILE_MAX (16 << 20)  /* bytes in one file */
+#define CONFIG_REGEX_MAX 256	    /* bytes in a regular expression after =~ */
+#define CONFIG_REGEX_ATOMS_MAX 1000 /* its atoms, with what {m,n} repeats counted m..n times */
+#define CONFIG_MATCH_MAX 4096	    /* bytes of the word matched against it */
 
 struct config_diag {
 	char file[256];
 	int line, column; /* 1-based; column 0 when not about a place in a line */
-	char text[512];   /* "expected '=' after NAME", "unknown name X, did you mean Y?" */
+	char text[512];	  /* "expected '=' after NAME", "unknown name X, did you mean Y?" */
 };
 
 /* Fills d about the value of name in c: the file and line where it was set
@@ -115,8 +115,7 @@ void config_set_node_elsewhere(struct config *c, bool elsewhere);
  * accumulate. */
 int config_load_file(struct config *c, const char *path, struct config_diag *err);
 /* The same from a string, file names the origin in diagnostics. */
-int config_load_string(struct config *c, const char *file, const char *text,
-		       struct config_diag *err);
+int config_load_string(struct config *c, const char *file, const char *text, struct config_diag *err);
 
 /* hostd --set NAME=VALUE: sets NAME to VALUE (taken literally, nothing
  * expanded) as if a last line of the config did, its place being the file
@@ -139,8 +138,8 @@ size_t config_names(const struct config *c, const char ***names);
  * file:line, the name and the value when the value is not of the type.
  * Blanks around a value are ignored.
  */
-int config_get_int(const struct config *c, const char *name, int64_t min, int64_t max,
-		   int64_t *out, struct config_diag *err);
+int config_get_int(const struct config *c, const char *name, int64_t min, int64_t max, int64_t *out,
+		   struct config_diag *err);
 /* yes/no/true/false/1/0/on/off, any case */
 int config_get_bool(const struct config *c, const char *name, bool *out, struct config_diag *err);
 /* seconds, fractions allowed ("1.5"), optional suffix ms/s/m/h */
@@ -179,11 +178,11 @@ extern const char *const config_mmtests_ignored[];
 /* A file a config writes with cat >FILE <<END ... END: shipped with the
  * steps into each node's work folder, where steps run, as name. */
 struct config_shipped {
-	const char *path;  /* FILE as the config wrote it, expanded */
-	const char *name;  /* its last component: the file in the work folder */
-	const char *text;  /* the body, expanded unless the delimiter was quoted */
+	const char *path; /* FILE as the config wrote it, expanded */
+	const char *name; /* its last component: the file in the work folder */
+	const char *text; /* the body, expanded unless the delimiter was quoted */
 	size_t len;
-	const char *file;  /* where the cat was */
+	const char *file; /* where the cat was */
 	int line;
 };
 

@@ -29,16 +29,20 @@ static int peek(const struct config_lexer *lx, size_t off)
 static int enter(struct config_lexer *lx, size_t pos)
 {
 	if (lx->depth >= CONFIG_DEPTH_MAX)
-		return config__error(lx, pos, "expected at most %d nested parentheses, signs or "
-				     "$((...)) in arithmetic", CONFIG_DEPTH_MAX);
+		return config__error(lx, pos,
+				     "expected at most %d nested parentheses, signs or "
+				     "$((...)) in arithmetic",
+				     CONFIG_DEPTH_MAX);
 	lx->depth++;
 	return 0;
 }
 
 static int overflow(struct config_lexer *lx, size_t pos, int64_t a, char op, int64_t b)
 {
-	return config__error(lx, pos, "expected a result within 64-bit signed integers: "
-			     "%lld %c %lld overflows", (long long)a, op, (long long)b);
+	return config__error(lx, pos,
+			     "expected a result within 64-bit signed integers: "
+			     "%lld %c %lld overflows",
+			     (long long)a, op, (long long)b);
 }
 
 static int name_value(struct config_lexer *lx, size_t at, size_t name, size_t len, int64_t *out)
@@ -70,8 +74,8 @@ static int name_value(struct config_lexer *lx, size_t at, size_t name, size_t le
 		snprintf(where, sizeof(where), "set at %s:%d", v->file, v->line);
 	else
 		snprintf(where, sizeof(where), "a fact");
-	return config__error(lx, at, "expected an integer in %.*s, whose value is %s (%s)", (int)len,
-			     lx->s + name, shown, where);
+	return config__error(lx, at, "expected an integer in %.*s, whose value is %s (%s)",
+			     (int)len, lx->s + name, shown, where);
 }
 
 static int number(struct config_lexer *lx, int64_t *out)
@@ -79,11 +83,13 @@ static int number(struct config_lexer *lx, int64_t *out)
 	size_t at = lx->pos;
 	int64_t v = 0;
 
-	if (lx->s[at] == '0' && (peek(lx, 1) == 'x' || peek(lx, 1) == 'X' ||
-				 (peek(lx, 1) >= '0' && peek(lx, 1) <= '9')))
-		return config__error(lx, at, "expected a decimal number without a leading 0 (a shell "
-				     "would read it as %s)", peek(lx, 1) >= '0' && peek(lx, 1) <= '9' ?
-				     "octal" : "hexadecimal");
+	if (lx->s[at] == '0' &&
+	    (peek(lx, 1) == 'x' || peek(lx, 1) == 'X' || (peek(lx, 1) >= '0' && peek(lx, 1) <= '9')))
+		return config__error(lx, at,
+				     "expected a decimal number without a leading 0 (a shell "
+				     "would read it as %s)",
+				     peek(lx, 1) >= '0' && peek(lx, 1) <= '9' ? "octal"
+									      : "hexadecimal");
 	for (; peek(lx, 0) >= '0' && peek(lx, 0) <= '9'; lx->pos++) {
 		int d = peek(lx, 0) - '0';
 
@@ -111,8 +117,10 @@ static int nested(struct config_lexer *lx, int64_t *out)
 		r = expr(lx, out);
 		skip_blanks(lx);
 		if (r == 0 && peek(lx, 0) != ')')
-			r = config__error(lx, lx->pos, "expected " OPS " or ')' to close the '(' at "
-					  "column %d, found %s", config__column(lx, at),
+			r = config__error(lx, lx->pos,
+					  "expected " OPS " or ')' to close the '(' at "
+					  "column %d, found %s",
+					  config__column(lx, at),
 					  config__describe(lx, lx->pos, buf, sizeof(buf)));
 		lx->pos++;
 	} else if (ch == '$') {
@@ -123,8 +131,10 @@ static int nested(struct config_lexer *lx, int64_t *out)
 		r = primary(lx, out);
 		if (r == 0 && ch == '-') {
 			if (*out == INT64_MIN && !lx->dry)
-				r = config__error(lx, at, "expected a result within 64-bit signed "
-						  "integers: -(%lld) overflows", (long long)*out);
+				r = config__error(lx, at,
+						  "expected a result within 64-bit signed "
+						  "integers: -(%lld) overflows",
+						  (long long)*out);
 			else if (*out != INT64_MIN)
 				*out = -*out;
 		}
@@ -152,11 +162,13 @@ static int primary(struct config_lexer *lx, int64_t *out)
 			lx->pos++;
 		if (lx->pos - at > CONFIG_NAME_MAX)
 			return config__error(lx, at + CONFIG_NAME_MAX,
-					     "expected a name of at most %d characters", CONFIG_NAME_MAX);
+					     "expected a name of at most %d characters",
+					     CONFIG_NAME_MAX);
 		return name_value(lx, at, at, lx->pos - at, out);
 	}
 	if (ch == '$' && peek(lx, 1) == '(')
-		return config__error(lx, at, "expected a value, found command substitution '$(': "
+		return config__error(lx, at,
+				     "expected a value, found command substitution '$(': "
 				     "lockstep never runs commands; write the value itself");
 	if (ch == '$') {
 		r = config__scan_ref(lx, &name, &len);
@@ -171,23 +183,19 @@ static int apply(struct config_lexer *lx, size_t pos, char op, int64_t a, int64_
 	bool ovf = false;
 
 	switch (op) {
-	case '+':
-		ovf = __builtin_add_overflow(a, b, out);
-		break;
-	case '-':
-		ovf = __builtin_sub_overflow(a, b, out);
-		break;
-	case '*':
-		ovf = __builtin_mul_overflow(a, b, out);
-		break;
+	case '+': ovf = __builtin_add_overflow(a, b, out); break;
+	case '-': ovf = __builtin_sub_overflow(a, b, out); break;
+	case '*': ovf = __builtin_mul_overflow(a, b, out); break;
 	default: /* '/' and '%' */
 		if (b == 0 && lx->dry) {
 			*out = 0;
 			return 0;
 		}
 		if (b == 0)
-			return config__error(lx, pos, "expected a divisor other than 0: %lld %c 0 "
-					     "divides by zero", (long long)a, op);
+			return config__error(lx, pos,
+					     "expected a divisor other than 0: %lld %c 0 "
+					     "divides by zero",
+					     (long long)a, op);
 		if (a == INT64_MIN && b == -1) {
 			ovf = op == '/';
 			*out = 0;
@@ -216,7 +224,8 @@ static int level(struct config_lexer *lx, const char *ops, operand_fn *operand, 
 		if (op <= 0 || !strchr(ops, op))
 			break;
 		if (op == '*' && peek(lx, 1) == '*')
-			return config__error(lx, at, "expected " OPS ", found '**': there is no power "
+			return config__error(lx, at,
+					     "expected " OPS ", found '**': there is no power "
 					     "operator");
 		lx->pos++;
 		r = operand(lx, &rhs);
@@ -249,7 +258,9 @@ int config__arith(struct config_lexer *lx, size_t open, int64_t *out)
 		lx->pos += 2;
 		return 0;
 	}
-	return config__error(lx, lx->pos, "expected " OPS " or '))' to close the $(( at column %d, "
-			     "found %s", config__column(lx, open),
+	return config__error(lx, lx->pos,
+			     "expected " OPS " or '))' to close the $(( at column %d, "
+			     "found %s",
+			     config__column(lx, open),
 			     config__describe(lx, lx->pos, buf, sizeof(buf)));
 }

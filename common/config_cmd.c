@@ -37,16 +37,17 @@
 
 /* The functions include-sizes.sh defines; their values are facts. */
 static const char *const size_functions[] = {
-	"getpagesize", "gethugepagesize", "getmemtotals", "get_numa_details", "getwordsize",
-	"getdoublesize", "gethugetlb_order", "get_dirtiable_fraction", NULL,
+	"getpagesize", "gethugepagesize", "getmemtotals",     "get_numa_details",
+	"getwordsize", "getdoublesize",	  "gethugetlb_order", "get_dirtiable_fraction",
+	NULL,
 };
 
 struct args {
 	char *v[ARGS_MAX];
 	size_t pos[ARGS_MAX];
 	size_t n;
-	char *target;	   /* echo ... > TARGET: expanded */
-	size_t redirect;   /* the '>' */
+	char *target;	 /* echo ... > TARGET: expanded */
+	size_t redirect; /* the '>' */
 	size_t target_pos;
 };
 
@@ -195,13 +196,17 @@ static int include(struct config_lexer *lx, size_t at, const struct args *a)
 	if (lx->dry)
 		return 0;
 	if (c->include_depth >= CONFIG_INCLUDE_DEPTH_MAX)
-		return config__error(lx, at, "expected at most %d nested source/. of configs; does "
-				     "%s include itself?", CONFIG_INCLUDE_DEPTH_MAX, a->v[0]);
+		return config__error(lx, at,
+				     "expected at most %d nested source/. of configs; does "
+				     "%s include itself?",
+				     CONFIG_INCLUDE_DEPTH_MAX, a->v[0]);
 	path = resolve(lx, a->v[0]);
 	if (!path)
-		return config__error(lx, a->pos[0], "expected a config file to read, found \"%s\": "
+		return config__error(lx, a->pos[0],
+				     "expected a config file to read, found \"%s\": "
 				     "no such file beside this one, in its parent folder or in "
-				     "MMTESTS_CONFIGS", a->v[0]);
+				     "MMTESTS_CONFIGS",
+				     a->v[0]);
 	/* under the service, what hostctl submit sent (read with the
 	 * submitter's rights); in the foreground, the disk */
 	r = config_files_in_use() ? 0 : config__readable_by_all(path);
@@ -244,8 +249,8 @@ static int unset(struct config_lexer *lx, const struct args *a)
 		while (ok && *++p)
 			ok = config__is_name_char(*p);
 		if (!ok)
-			return config__error(lx, a->pos[i], "expected a name after unset, found \"%s\"",
-					     a->v[i]);
+			return config__error(lx, a->pos[i],
+					     "expected a name after unset, found \"%s\"", a->v[i]);
 		if (!lx->dry)
 			config__unset(&lx->c->vars, a->v[i], strlen(a->v[i]));
 	}
@@ -257,7 +262,8 @@ static int cpupower(struct config_lexer *lx, size_t at, const struct args *a)
 	if (a->n == 3 && !strcmp(a->v[0], "frequency-set") &&
 	    (!strcmp(a->v[1], "-g") || !strcmp(a->v[1], "--governor")))
 		return set_var(lx, "CPUFREQ_GOVERNOR", a->v[2], at);
-	return config__error(lx, at, "expected 'cpupower frequency-set -g GOVERNOR' (read as "
+	return config__error(lx, at,
+			     "expected 'cpupower frequency-set -g GOVERNOR' (read as "
 			     "CPUFREQ_GOVERNOR=GOVERNOR): lockstep runs no other cpupower command");
 }
 
@@ -288,9 +294,11 @@ static int refuse(struct config_lexer *lx, size_t at, const char *cmd, const str
 static const struct sysfs_knob {
 	const char *path, *setting, *values[6];
 } sysfs_knobs[] = {
-	{ "/sys/kernel/mm/transparent_hugepage/enabled", "TRANSPARENT_HUGEPAGES",
+	{ "/sys/kernel/mm/transparent_hugepage/enabled",
+	  "TRANSPARENT_HUGEPAGES",
 	  { "always", "madvise", "never" } },
-	{ "/sys/kernel/mm/transparent_hugepage/defrag", "TRANSPARENT_HUGEPAGES_DEFRAG",
+	{ "/sys/kernel/mm/transparent_hugepage/defrag",
+	  "TRANSPARENT_HUGEPAGES_DEFRAG",
 	  { "always", "defer", "defer+madvise", "madvise", "never" } },
 };
 
@@ -307,10 +315,12 @@ static int echo_to(struct config_lexer *lx, size_t at, const struct args *a)
 		return 0; /* the target may be made of values a dry read leaves empty */
 	if (!k) {
 		config__show(a->target, shown, sizeof(shown));
-		return config__error(lx, a->target_pos, "expected echo VALUE > "
+		return config__error(lx, a->target_pos,
+				     "expected echo VALUE > "
 				     "/sys/kernel/mm/transparent_hugepage/enabled or .../defrag, "
 				     "found a write to %s: writing a file would change the node; "
-				     "lockstep sets only CPUFREQ_* and TRANSPARENT_HUGEPAGES*", shown);
+				     "lockstep sets only CPUFREQ_* and TRANSPARENT_HUGEPAGES*",
+				     shown);
 	}
 	if (a->n != 1)
 		return config__error(lx, at, "expected one value to write to %s, found %zu words",
@@ -335,14 +345,17 @@ static int grep(struct config_lexer *lx, size_t at, const struct args *a)
 	int r;
 
 	if (a->n != 3 || (!lx->dry && strcmp(a->v[0], "-q")))
-		return config__error(lx, at, "expected grep -q TEXT FILE (read as a status for $? "
+		return config__error(lx, at,
+				     "expected grep -q TEXT FILE (read as a status for $? "
 				     "on the next line): lockstep runs no other grep");
 	if (lx->dry) /* a dry read builds no words to check */
 		return 0;
 	for (const char *p = a->v[1]; *p; p++)
 		if (strchr(".[]*^$\\", *p))
-			return config__error(lx, a->pos[1], "expected plain text after grep -q, found "
-					     "'%c': lockstep's grep reads no regular expression", *p);
+			return config__error(lx, a->pos[1],
+					     "expected plain text after grep -q, found "
+					     "'%c': lockstep's grep reads no regular expression",
+					     *p);
 	r = config__grep_file(lx, a->pos[2], a->v[2], a->v[1], &found, &guessed);
 	if (r < 0)
 		return r;
@@ -351,10 +364,11 @@ static int grep(struct config_lexer *lx, size_t at, const struct args *a)
 	lx->status_after = NULL;
 	/* the host's and local guests' file is hostd's machine's: no guess */
 	if (guessed)
-		config__warn(lx->c, lx->file, lx->line, config__column(lx, at), "grep -q \"%.40s\" "
+		config__warn(lx->c, lx->file, lx->line, config__column(lx, at),
+			     "grep -q \"%.40s\" "
 			     "%s: %s in hostd's machine's file, so $? is %d: this node is a libvirt "
-			     "guest, whose own file is not known before it runs", a->v[1], a->v[2],
-			     found ? "found" : "not found", lx->status);
+			     "guest, whose own file is not known before it runs",
+			     a->v[1], a->v[2], found ? "found" : "not found", lx->status);
 	return 0;
 }
 
@@ -388,20 +402,25 @@ static int limit_memory(struct config_lexer *lx, size_t at, const struct args *a
 	int64_t limit, total = 0;
 
 	if (a->n != 1)
-		return config__error(lx, a->n ? a->pos[1] : lx->pos, "expected one number of "
-				     "bytes after limit_memory, found %zu words", a->n);
+		return config__error(lx, a->n ? a->pos[1] : lx->pos,
+				     "expected one number of "
+				     "bytes after limit_memory, found %zu words",
+				     a->n);
 	if (lx->dry)
 		return 0;
 	if (!config__parse_int(a->v[0], &limit) || limit <= 0) {
 		config__show(a->v[0], shown, sizeof(shown));
-		return config__error(lx, a->pos[0], "expected a number of bytes above 0 after "
-				     "limit_memory, found %s", shown);
+		return config__error(lx, a->pos[0],
+				     "expected a number of bytes above 0 after "
+				     "limit_memory, found %s",
+				     shown);
 	}
 	mem = config__lookup(lx->c, "MEMTOTAL_BYTES", 14);
 	if (mem && config__parse_int(mem->value, &total) && total > 0 && total <= limit) {
 		config__warn(lx->c, lx->file, lx->line, config__column(lx, at),
 			     "limit_memory %" PRId64 " ignored: MEMTOTAL_BYTES is %" PRId64
-			     ", no more than that already", limit, total);
+			     ", no more than that already",
+			     limit, total);
 		return 0;
 	}
 	snprintf(buf, sizeof(buf), "%" PRId64, limit);
@@ -432,8 +451,10 @@ static int delimiter(struct config_lexer *lx, struct config_heredoc *h)
 	while (p + n < lx->len && (q ? lx->s[p + n] != q : config__is_name_char(lx->s[p + n])))
 		n++;
 	if (n == 0 || n >= CONFIG_HEREDOC_DELIM_MAX || (q && p + n == lx->len))
-		return config__error(lx, at, "expected a delimiter word after '<<' (END, 'END' or "
-				     "\"END\" of at most %d characters)", CONFIG_HEREDOC_DELIM_MAX - 1);
+		return config__error(lx, at,
+				     "expected a delimiter word after '<<' (END, 'END' or "
+				     "\"END\" of at most %d characters)",
+				     CONFIG_HEREDOC_DELIM_MAX - 1);
 	memcpy(h->delim, lx->s + p, n);
 	h->delim[n] = '\0';
 	h->quoted = q != 0;
@@ -466,7 +487,8 @@ static int cat(struct config_lexer *lx, size_t at)
 			r = heredoc_op(lx, &h);
 		} else if (lx->s[lx->pos] == '>' && !h.target) {
 			if (lx->pos + 1 < lx->len && lx->s[lx->pos + 1] == '>')
-				return config__error(lx, lx->pos, "expected cat >FILE <<END, found "
+				return config__error(lx, lx->pos,
+						     "expected cat >FILE <<END, found "
 						     "'>>': a shipped file is written whole");
 			lx->pos++;
 			config__skip_blanks(lx);
@@ -486,14 +508,14 @@ static int cat(struct config_lexer *lx, size_t at)
 	free(h.target);
 	if (r < -1)
 		return r;
-	return config__error(lx, at, "expected cat >FILE <<END (a file shipped with the steps), "
+	return config__error(lx, at,
+			     "expected cat >FILE <<END (a file shipped with the steps), "
 			     "found another use of cat: lockstep never runs commands");
 }
 
 int config__heredoc_value(struct config_lexer *lx, size_t name, size_t len)
 {
-	struct config_heredoc h = { .pending = true, .to_var = true, .dry = lx->dry,
-				    .line = lx->line };
+	struct config_heredoc h = { .pending = true, .to_var = true, .dry = lx->dry, .line = lx->line };
 	size_t p = lx->pos;
 	int r;
 
@@ -510,9 +532,10 @@ int config__heredoc_value(struct config_lexer *lx, size_t name, size_t len)
 		return r;
 	config__skip_blanks(lx);
 	if (lx->pos < lx->len && lx->s[lx->pos] != '#')
-		return config__error(lx, lx->pos, "expected the end of the line after $(cat <<%s: "
-				     "the text follows on the next lines, then %s and ')'", h.delim,
-				     h.delim);
+		return config__error(lx, lx->pos,
+				     "expected the end of the line after $(cat <<%s: "
+				     "the text follows on the next lines, then %s and ')'",
+				     h.delim, h.delim);
 	h.target = xstrndup(lx->s + name, len);
 	free(lx->heredoc.target);
 	lx->heredoc = h;
@@ -528,8 +551,10 @@ static int ship(struct config_lexer *lx, const char *text, size_t len)
 	struct config_shipped *f = NULL;
 
 	if (!name[0] || !strcmp(name, ".") || !strcmp(name, "..")) {
-		config__diag(lx->err, lx->file, h->line, 1, "expected cat >FILE to name a file, "
-			     "found \"%s\"", h->target);
+		config__diag(lx->err, lx->file, h->line, 1,
+			     "expected cat >FILE to name a file, "
+			     "found \"%s\"",
+			     h->target);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < c->nshipped && !f; i++)
@@ -543,8 +568,11 @@ static int ship(struct config_lexer *lx, const char *text, size_t len)
 		c->shipped = xrealloc(c->shipped, (c->nshipped + 1) * sizeof(*c->shipped));
 		f = &c->shipped[c->nshipped++];
 	}
-	*f = (struct config_shipped){ .path = xstrdup(h->target), .name = xstrdup(name),
-				      .text = xstrndup(text, len), .len = len, .file = lx->file,
+	*f = (struct config_shipped){ .path = xstrdup(h->target),
+				      .name = xstrdup(name),
+				      .text = xstrndup(text, len),
+				      .len = len,
+				      .file = lx->file,
 				      .line = h->line };
 	return 0;
 }
@@ -566,8 +594,8 @@ static int heredoc_done(struct config_lexer *lx, const char *body, size_t len, i
 			     CONFIG_VALUE_MAX);
 		return -EINVAL;
 	}
-	if (config__set(&lx->c->vars, h->target, strlen(h->target), body, len, lx->file, h->line,
-			1) < 0) {
+	if (config__set(&lx->c->vars, h->target, strlen(h->target), body, len, lx->file, h->line, 1) <
+	    0) {
 		config__diag(lx->err, lx->file, h->line, 1, "expected at most %d distinct names",
 			     CONFIG_NAMES_MAX);
 		return -EINVAL;
@@ -605,9 +633,10 @@ int config__read_heredoc(struct config_lexer *lx, const char *text, size_t len, 
 	if (!found) {
 		/* column 1: the line of the cat (or function) is the place; an
 		 * error always names a line and a column */
-		config__diag(lx->err, lx->file, h->line, 1, "expected a line '%s' to end the %s "
-			     "opened here, found the end of the file", h->delim,
-			     h->to_func ? "function" : "here-document");
+		config__diag(lx->err, lx->file, h->line, 1,
+			     "expected a line '%s' to end the %s "
+			     "opened here, found the end of the file",
+			     h->delim, h->to_func ? "function" : "here-document");
 		return -EINVAL;
 	}
 	*start = pos;
@@ -623,16 +652,19 @@ int config__read_heredoc(struct config_lexer *lx, const char *text, size_t len, 
 			p++;
 		/* p is past the text when END was its last line, without a '\n' */
 		if (p >= end || text[p] != ')') {
-			config__diag(lx->err, lx->file, lx->line, 1, "expected ')' to close the $(cat "
-				     "<<%s opened at line %d", h->delim, h->line);
+			config__diag(lx->err, lx->file, lx->line, 1,
+				     "expected ')' to close the $(cat "
+				     "<<%s opened at line %d",
+				     h->delim, h->line);
 			return -EINVAL;
 		}
 		for (p++; p < end && config__is_blank(text[p]); p++)
 			;
 		if (p < end && text[p] != '#') {
-			config__diag(lx->err, lx->file, lx->line, 1, "expected the end of the line "
-				     "after ')', found '%.*s'", (int)(end - p < 40 ? end - p : 40),
-				     text + p);
+			config__diag(lx->err, lx->file, lx->line, 1,
+				     "expected the end of the line "
+				     "after ')', found '%.*s'",
+				     (int)(end - p < 40 ? end - p : 40), text + p);
 			return -EINVAL;
 		}
 		*start = end + 1;
@@ -651,8 +683,7 @@ int config__read_heredoc(struct config_lexer *lx, const char *text, size_t len, 
 			r = config__expand(lx, copy, n, first);
 			free(copy);
 			if (r == 0)
-				r = heredoc_done(lx, lx->out ? lx->out : "", lx->out_len,
-							 lx->line);
+				r = heredoc_done(lx, lx->out ? lx->out : "", lx->out_len, lx->line);
 			return r;
 		}
 		r = heredoc_done(lx, copy, n, lx->line);
@@ -708,9 +739,19 @@ static bool listed(const char *w, size_t n, const char *const *list)
 
 int config__command(struct config_lexer *lx)
 {
-	static const char *const commands[] = { ".", "source", "echo", "cpupower",
-						"disable_transhuge", "enable_transhuge", "die",
-						"exit", "true", ":", "unset", "limit_memory", "grep",
+	static const char *const commands[] = { ".",
+						"source",
+						"echo",
+						"cpupower",
+						"disable_transhuge",
+						"enable_transhuge",
+						"die",
+						"exit",
+						"true",
+						":",
+						"unset",
+						"limit_memory",
+						"grep",
 						NULL };
 	size_t at = lx->pos, n = 0;
 	const char *w = lx->s + at;
@@ -729,12 +770,12 @@ int config__command(struct config_lexer *lx)
 	lx->pos += n;
 	config__skip_blanks(lx);
 	if ((n == 1 || n == 6) && lx->pos < lx->len && is_include_sizes(lx, lx->pos)) {
-		while (lx->pos < lx->len && !config__is_blank(lx->s[lx->pos]) &&
-		       lx->s[lx->pos] != ';')
+		while (lx->pos < lx->len && !config__is_blank(lx->s[lx->pos]) && lx->s[lx->pos] != ';')
 			lx->pos++;
 		r = read_args(lx, &a, "include-sizes.sh", &more);
 		if (r == 0 && a.n > 0)
-			r = config__error(lx, a.pos[0], "expected the end of the line after "
+			r = config__error(lx, a.pos[0],
+					  "expected the end of the line after "
 					  "include-sizes.sh");
 		args_free(&a);
 		return r < 0 ? r : more ? 2 : 0;
@@ -753,9 +794,8 @@ int config__command(struct config_lexer *lx)
 	else if (!strcmp(cmd, "cpupower"))
 		r = cpupower(lx, at, &a);
 	else if (!strcmp(cmd, "disable_transhuge") || !strcmp(cmd, "enable_transhuge"))
-		r = a.n ? config__error(lx, a.pos[0], "expected nothing after %s", cmd) :
-			  set_var(lx, "TRANSPARENT_HUGEPAGES", cmd[0] == 'd' ? "never" : "always",
-				  at);
+		r = a.n ? config__error(lx, a.pos[0], "expected nothing after %s", cmd)
+			: set_var(lx, "TRANSPARENT_HUGEPAGES", cmd[0] == 'd' ? "never" : "always", at);
 	else if (!strcmp(cmd, "die") || !strcmp(cmd, "exit"))
 		r = refuse(lx, at, cmd, &a);
 	else if (!strcmp(cmd, "unset"))

@@ -75,7 +75,7 @@ static size_t next_tok(const struct config_lexer *lx, size_t pos)
 }
 
 static const char *const comparisons[] = { "-eq", "-ne", "-gt", "-ge", "-lt", "-le",
-					   "=",	  "==",	 "!=",	"=~", NULL };
+					   "=",	  "==",	 "!=",	"=~",  NULL };
 #define OP_REGEX 9 /* =~, in [[ ]] only */
 
 /* The word that closes the test being read. */
@@ -117,8 +117,8 @@ static int operand(struct config_lexer *lx, const char *after, char **out)
 		return config__error(lx, lx->pos, "expected a word after %s, found %s", after,
 				     describe_tok(lx, lx->pos, buf, sizeof(buf)));
 	lx->out_len = 0;
-	r = config__parse_word(lx, lx->dbl ? "expected a word or ']]' in the test" :
-				   "expected a word or ']' in the test");
+	r = config__parse_word(lx, lx->dbl ? "expected a word or ']]' in the test"
+					   : "expected a word or ']' in the test");
 	if (r < 0)
 		return r;
 	*out = xstrndup(lx->out ? lx->out : "", lx->out_len);
@@ -134,12 +134,13 @@ static int integer(struct config_lexer *lx, size_t pos, const char *v, const cha
 	config__show(v, shown, sizeof(shown));
 	/* bash's [[ ]] reads 010 as 8, [ ] as 10: neither guess is made */
 	if (lx->dbl && d[0] == '0' && isdigit((unsigned char)d[1]))
-		return config__error(lx, pos, "expected an integer without a leading 0 on the %s of "
-				     "%s, found %s: [[ ]] would read it as octal", side, op, shown);
+		return config__error(lx, pos,
+				     "expected an integer without a leading 0 on the %s of "
+				     "%s, found %s: [[ ]] would read it as octal",
+				     side, op, shown);
 	if (config__parse_int(v, out))
 		return 0;
-	return config__error(lx, pos, "expected an integer on the %s of %s, found %s", side, op,
-			     shown);
+	return config__error(lx, pos, "expected an integer on the %s of %s, found %s", side, op, shown);
 }
 
 /* Where the bracket expression starting at p[i] == '[' ends (its ']'). */
@@ -204,15 +205,19 @@ static int regex_check(struct config_lexer *lx, size_t pos, const char *p)
 	char shown[CONFIG_SHOW_SIZE];
 
 	if (n > CONFIG_REGEX_MAX)
-		return config__error(lx, pos, "expected a regular expression of at most %d bytes "
-				     "after =~", CONFIG_REGEX_MAX);
+		return config__error(lx, pos,
+				     "expected a regular expression of at most %d bytes "
+				     "after =~",
+				     CONFIG_REGEX_MAX);
 	for (size_t i = 0; i < n; i++) {
 		size_t copies = 1, add = 1;
 
 		if (p[i] == '\\' && p[i + 1] >= '1' && p[i + 1] <= '9')
-			return config__error(lx, pos, "expected an extended regular expression after "
+			return config__error(lx, pos,
+					     "expected an extended regular expression after "
 					     "=~, found the back-reference '\\%c': back-references "
-					     "are not supported", p[i + 1]);
+					     "are not supported",
+					     p[i + 1]);
 		if (p[i] == '\\') {
 			i += p[i + 1] != '\0';
 		} else if (p[i] == '[') {
@@ -247,9 +252,11 @@ static int regex_check(struct config_lexer *lx, size_t pos, const char *p)
 		total += add;
 		if (total > CONFIG_REGEX_ATOMS_MAX) {
 			config__show(p, shown, sizeof(shown));
-			return config__error(lx, pos, "expected a smaller regular expression after =~, "
+			return config__error(lx, pos,
+					     "expected a smaller regular expression after =~, "
 					     "found %s: with what {m,n} repeats counted so often, it "
-					     "has more than %d atoms", shown, CONFIG_REGEX_ATOMS_MAX);
+					     "has more than %d atoms",
+					     shown, CONFIG_REGEX_ATOMS_MAX);
 		}
 	}
 	return 0;
@@ -264,8 +271,10 @@ static int regex_match(struct config_lexer *lx, size_t lpos, const char *a, size
 	int r;
 
 	if (strlen(a) > CONFIG_MATCH_MAX)
-		return config__error(lx, lpos, "expected at most %d bytes on the left of =~, found "
-				     "%zu", CONFIG_MATCH_MAX, strlen(a));
+		return config__error(lx, lpos,
+				     "expected at most %d bytes on the left of =~, found "
+				     "%zu",
+				     CONFIG_MATCH_MAX, strlen(a));
 	r = regex_check(lx, rpos, ere);
 	if (r < 0)
 		return r;
@@ -273,13 +282,16 @@ static int regex_match(struct config_lexer *lx, size_t lpos, const char *a, size
 	if (r != 0) {
 		regerror(r, &re, why, sizeof(why));
 		config__show(ere, shown, sizeof(shown));
-		return config__error(lx, rpos, "expected an extended regular expression after =~, "
-				     "found %s: %s", shown, why);
+		return config__error(lx, rpos,
+				     "expected an extended regular expression after =~, "
+				     "found %s: %s",
+				     shown, why);
 	}
 	r = regexec(&re, a, 0, NULL, 0);
 	regfree(&re);
 	if (r != 0 && r != REG_NOMATCH)
-		return config__error(lx, rpos, "expected a regular expression that can be matched "
+		return config__error(lx, rpos,
+				     "expected a regular expression that can be matched "
 				     "within the memory it may take, after =~");
 	*res = r == 0;
 	return 0;
@@ -324,23 +336,34 @@ static int bad_comparison(struct config_lexer *lx, size_t at)
 	char buf[48];
 
 	if (tok_is(lx, at, "=~"))
-		return config__error(lx, at, "expected one of %s, found '=~': a regular expression "
-				     "is matched in [[ ]]: if [[ $A =~ ERE ]]", ops);
+		return config__error(lx, at,
+				     "expected one of %s, found '=~': a regular expression "
+				     "is matched in [[ ]]: if [[ $A =~ ERE ]]",
+				     ops);
 	if (lx->dbl && (tok_is(lx, at, "-a") || tok_is(lx, at, "-o")))
-		return config__error(lx, at, "expected one of %s, found '%.2s': inside [[ ]] write "
-				     "%s", ops, lx->s + at, lx->s[at + 1] == 'a' ? "&&" : "||");
+		return config__error(lx, at,
+				     "expected one of %s, found '%.2s': inside [[ ]] write "
+				     "%s",
+				     ops, lx->s + at, lx->s[at + 1] == 'a' ? "&&" : "||");
 	if (lx->s[at] == '<' || lx->s[at] == '>')
-		return config__error(lx, at, "expected one of %s, found '%c': strings are not "
-				     "ordered%s", ops, lx->s[at],
-				     lx->dbl ? "" : ", and in [ ] it would redirect");
+		return config__error(lx, at,
+				     "expected one of %s, found '%c': strings are not "
+				     "ordered%s",
+				     ops, lx->s[at], lx->dbl ? "" : ", and in [ ] it would redirect");
 	if (tok_is(lx, at, "-nt") || tok_is(lx, at, "-ot") || tok_is(lx, at, "-ef"))
-		return config__error(lx, at, "expected one of %s, found '%.3s': lockstep does not "
-				     "look at files", ops, lx->s + at);
+		return config__error(lx, at,
+				     "expected one of %s, found '%.3s': lockstep does not "
+				     "look at files",
+				     ops, lx->s + at);
 	if (lx->dbl)
-		return config__error(lx, at, "expected one of " COMPARISONS " =~, &&, || or ']]' "
-				     "after the word, found %s", describe_tok(lx, at, buf, sizeof(buf)));
-	return config__error(lx, at, "expected one of " COMPARISONS ", -a, -o or ']' after the "
-			     "word, found %s", describe_tok(lx, at, buf, sizeof(buf)));
+		return config__error(lx, at,
+				     "expected one of " COMPARISONS " =~, &&, || or ']]' "
+				     "after the word, found %s",
+				     describe_tok(lx, at, buf, sizeof(buf)));
+	return config__error(lx, at,
+			     "expected one of " COMPARISONS ", -a, -o or ']' after the "
+			     "word, found %s",
+			     describe_tok(lx, at, buf, sizeof(buf)));
 }
 
 /* A test operator that looks at something other than the config. */
@@ -349,14 +372,19 @@ static int bad_unary(struct config_lexer *lx, size_t at)
 	char op = lx->s[at + 1];
 
 	if (strchr("bcdefghkLprsSuwxOGN", op))
-		return config__error(lx, at, "expected a test of numbers or strings, found the file "
+		return config__error(lx, at,
+				     "expected a test of numbers or strings, found the file "
 				     "test '-%c': lockstep does not look at files, so that a config "
-				     "means the same wherever it is read", op);
+				     "means the same wherever it is read",
+				     op);
 	if (op == 'v')
-		return config__error(lx, at, "expected a test of numbers or strings, found '-v': "
+		return config__error(lx, at,
+				     "expected a test of numbers or strings, found '-v': "
 				     "write [ -n \"$NAME\" ]");
-	return config__error(lx, at, "expected a test of numbers or strings, found '-%c': only "
-			     "-z, -n and " COMPARISONS " are supported", op);
+	return config__error(lx, at,
+			     "expected a test of numbers or strings, found '-%c': only "
+			     "-z, -n and " COMPARISONS " are supported",
+			     op);
 }
 
 /* WORD, -z WORD, -n WORD or WORD OP WORD. */
@@ -370,7 +398,8 @@ static int primary(struct config_lexer *lx, bool *res)
 		return config__error(lx, at, "expected a test, found %s",
 				     describe_tok(lx, at, buf, sizeof(buf)));
 	if (lx->s[at] == '(' || (lx->s[at] == '\\' && at + 1 < lx->len && lx->s[at + 1] == '('))
-		return config__error(lx, at, "expected a test, found '(': parentheses in tests are "
+		return config__error(lx, at,
+				     "expected a test, found '(': parentheses in tests are "
 				     "not supported; use several if blocks");
 	/* "-f x" is a file test, but in "-f = x" the -f is a string. */
 	if (lx->s[at] == '-' && at + 1 < lx->len && isalpha((unsigned char)lx->s[at + 1]) &&
@@ -500,12 +529,15 @@ static int double_bracket(struct config_lexer *lx, bool *res)
 		return r;
 	config__skip_blanks(lx);
 	if (word_at(lx, "-a") || word_at(lx, "-o"))
-		return config__error(lx, lx->pos, "expected &&, || or ']]' after the test, found "
-				     "'%.2s': inside [[ ]] write %s", lx->s + lx->pos,
-				     lx->s[lx->pos + 1] == 'a' ? "&&" : "||");
+		return config__error(lx, lx->pos,
+				     "expected &&, || or ']]' after the test, found "
+				     "'%.2s': inside [[ ]] write %s",
+				     lx->s + lx->pos, lx->s[lx->pos + 1] == 'a' ? "&&" : "||");
 	if (!word_at(lx, "]]"))
-		return config__error(lx, lx->pos, "expected ']]' to close the '[[' at column %d, "
-				     "found %s", config__column(lx, at),
+		return config__error(lx, lx->pos,
+				     "expected ']]' to close the '[[' at column %d, "
+				     "found %s",
+				     config__column(lx, at),
 				     describe_tok(lx, lx->pos, buf, sizeof(buf)));
 	lx->pos += 2;
 	return 0;
@@ -523,16 +555,18 @@ int config__bracket(struct config_lexer *lx, bool *res, const char *after)
 	if (word_at(lx, "[["))
 		return double_bracket(lx, res);
 	if (!word_at(lx, "[")) {
-		if (at < lx->len && (lx->s[at] == '`' || (lx->s[at] == '$' && at + 1 < lx->len &&
-							   lx->s[at + 1] == '(')))
-			return config__error(lx, at, "expected '[' after %s, found command "
-					     "substitution '%s': " NO_COMMANDS, after,
-					     lx->s[at] == '`' ? "`" : "$(");
+		if (at < lx->len && (lx->s[at] == '`' ||
+				     (lx->s[at] == '$' && at + 1 < lx->len && lx->s[at + 1] == '(')))
+			return config__error(lx, at,
+					     "expected '[' after %s, found command "
+					     "substitution '%s': " NO_COMMANDS,
+					     after, lx->s[at] == '`' ? "`" : "$(");
 		if (at == lx->len || lx->s[at] == '#' || lx->s[at] == ';')
 			return config__error(lx, at, "expected '[' after %s, found %s", after,
 					     config__describe(lx, at, buf, sizeof(buf)));
-		return config__error(lx, at, "expected '[' after %s, found the command %s: "
-				     NO_COMMANDS, after, describe_tok(lx, at, buf, sizeof(buf)));
+		return config__error(lx, at,
+				     "expected '[' after %s, found the command %s: " NO_COMMANDS,
+				     after, describe_tok(lx, at, buf, sizeof(buf)));
 	}
 	lx->pos++;
 	r = chain(lx, res, NULL, and_side, NULL, "-o");
@@ -540,8 +574,10 @@ int config__bracket(struct config_lexer *lx, bool *res, const char *after)
 		return r;
 	config__skip_blanks(lx);
 	if (!word_at(lx, "]"))
-		return config__error(lx, lx->pos, "expected ']' to close the '[' at column %d, "
-				     "found %s", config__column(lx, at),
+		return config__error(lx, lx->pos,
+				     "expected ']' to close the '[' at column %d, "
+				     "found %s",
+				     config__column(lx, at),
 				     describe_tok(lx, lx->pos, buf, sizeof(buf)));
 	lx->pos++;
 	return 0;
@@ -576,8 +612,10 @@ static int after_test(struct config_lexer *lx, const char *keyword)
 	}
 	if (lx->pos == lx->len || lx->s[lx->pos] == '#')
 		return 0;
-	return config__error(lx, lx->pos, "expected ';' or the end of the line after the test of "
-			     "'%s', found %s", keyword, describe_tok(lx, lx->pos, buf, sizeof(buf)));
+	return config__error(lx, lx->pos,
+			     "expected ';' or the end of the line after the test of "
+			     "'%s', found %s",
+			     keyword, describe_tok(lx, lx->pos, buf, sizeof(buf)));
 }
 
 static int cond_if(struct config_lexer *lx)
@@ -609,8 +647,10 @@ static int cond_if(struct config_lexer *lx)
 static struct config_if *open_if(struct config_lexer *lx, const char *keyword)
 {
 	if (lx->nifs > 0 && lx->ifs[lx->nifs - 1].is_case) {
-		config__error(lx, lx->pos, "expected ';;' or 'esac', found '%s' inside the 'case' "
-			      "of line %d", keyword, lx->ifs[lx->nifs - 1].line);
+		config__error(lx, lx->pos,
+			      "expected ';;' or 'esac', found '%s' inside the 'case' "
+			      "of line %d",
+			      keyword, lx->ifs[lx->nifs - 1].line);
 		return NULL;
 	}
 	if (lx->nifs > 0)
@@ -628,8 +668,10 @@ static int cond_elif(struct config_lexer *lx)
 	if (!top)
 		return -EINVAL;
 	if (top->in_else)
-		return config__error(lx, lx->pos, "expected 'fi', found 'elif' after the 'else' of "
-				     "the 'if' at line %d", top->line);
+		return config__error(lx, lx->pos,
+				     "expected 'fi', found 'elif' after the 'else' of "
+				     "the 'if' at line %d",
+				     top->line);
 	lx->pos += 4;
 	lx->dry = top->taken; /* as a shell, test only while no branch was taken */
 	r = condition(lx, "elif", &res);
@@ -648,8 +690,10 @@ static int cond_else(struct config_lexer *lx)
 	if (!top)
 		return -EINVAL;
 	if (top->in_else)
-		return config__error(lx, lx->pos, "expected 'fi', found a second 'else' for the "
-				     "'if' at line %d", top->line);
+		return config__error(lx, lx->pos,
+				     "expected 'fi', found a second 'else' for the "
+				     "'if' at line %d",
+				     top->line);
 	lx->pos += 4;
 	top->active = !top->taken;
 	top->taken = true;
@@ -675,8 +719,10 @@ static int cond_fi(struct config_lexer *lx)
 	}
 	if (lx->pos == lx->len || lx->s[lx->pos] == '#')
 		return 1;
-	return config__error(lx, lx->pos, "expected ';' or the end of the line after 'fi', found "
-			     "%s", describe_tok(lx, lx->pos, buf, sizeof(buf)));
+	return config__error(lx, lx->pos,
+			     "expected ';' or the end of the line after 'fi', found "
+			     "%s",
+			     describe_tok(lx, lx->pos, buf, sizeof(buf)));
 }
 
 /* One line: assignments and the keywords of if blocks, joined by ';'. */
@@ -703,11 +749,12 @@ int config__statements(struct config_lexer *lx)
 		if (lx->pos == lx->len || lx->s[lx->pos] == '#')
 			return 0;
 		if (lx->want_then && !word_at(lx, "then"))
-			return config__error(lx, lx->pos, "expected 'then' after the test of the 'if' "
-					     "at line %d, found %s", lx->ifs[lx->nifs - 1].line,
+			return config__error(lx, lx->pos,
+					     "expected 'then' after the test of the 'if' "
+					     "at line %d, found %s",
+					     lx->ifs[lx->nifs - 1].line,
 					     describe_tok(lx, lx->pos, buf, sizeof(buf)));
-		if (lx->nifs > 0 && lx->ifs[lx->nifs - 1].is_case &&
-		    (r = config__case_line(lx)) != 1) {
+		if (lx->nifs > 0 && lx->ifs[lx->nifs - 1].is_case && (r = config__case_line(lx)) != 1) {
 			if (r < 0)
 				return r;
 			status_after(lx, "a 'case' line");
@@ -740,7 +787,8 @@ int config__statements(struct config_lexer *lx)
 			status_after(lx, "'elif'");
 		} else if (word_at(lx, "then")) {
 			if (!lx->want_then)
-				return config__error(lx, lx->pos, "expected an assignment, found "
+				return config__error(lx, lx->pos,
+						     "expected an assignment, found "
 						     "'then' with no 'if [ ... ];' before it");
 			lx->want_then = false;
 			lx->pos += 4;
@@ -770,8 +818,12 @@ int config__cond_end(struct config_lexer *lx)
 	if (lx->nifs == 0)
 		return 0;
 	top = &lx->ifs[lx->nifs - 1];
-	config__diag(lx->err, lx->file, top->line, top->column, "expected %s for this '%s', found "
-		     "the end of the file", top->is_case ? "'esac'" : lx->want_then ? "'then'" : "'fi'",
+	config__diag(lx->err, lx->file, top->line, top->column,
+		     "expected %s for this '%s', found "
+		     "the end of the file",
+		     top->is_case    ? "'esac'"
+		     : lx->want_then ? "'then'"
+				     : "'fi'",
 		     top->is_case ? "case" : "if");
 	return -EINVAL;
 }

@@ -208,8 +208,10 @@ static int read_sys(struct config_lexer *lx, size_t at, const char *cmd, const c
 
 	free(path);
 	if (r < 0)
-		return config__error(lx, at, "expected a file that can be read after %s, found "
-				     "%.*s: %s", cmd, (int)n, p, config__read_why(r));
+		return config__error(lx, at,
+				     "expected a file that can be read after %s, found "
+				     "%.*s: %s",
+				     cmd, (int)n, p, config__read_why(r));
 	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
 		text[--len] = '\0';
 	*out = text;
@@ -225,8 +227,10 @@ int config__grep_file(struct config_lexer *lx, size_t pos, const char *path, con
 
 	*found = false;
 	if (!(n == 13 && !memcmp(path, "/proc/cpuinfo", 13)) && !sys_path_ok(path, n))
-		return config__error(lx, pos, "expected /proc/cpuinfo or a file under /proc/sys or "
-				     "/sys after grep -q TEXT, found \"%.60s\"", path);
+		return config__error(lx, pos,
+				     "expected /proc/cpuinfo or a file under /proc/sys or "
+				     "/sys after grep -q TEXT, found \"%.60s\"",
+				     path);
 	r = read_sys(lx, pos, "grep -q", path, n, &body, guessed);
 	if (r < 0)
 		return r;
@@ -246,7 +250,8 @@ static int cat_sys(struct config_lexer *lx, size_t at, const char *p, size_t n, 
 		config__warn(lx->c, lx->file, lx->line, config__column(lx, at),
 			     "cat %.*s answered \"%.40s\" from hostd's machine: this node is a "
 			     "libvirt guest, whose own file is not known before it runs (set the "
-			     "value in the config if it matters)", (int)n, p, *out);
+			     "value in the config if it matters)",
+			     (int)n, p, *out);
 	return r;
 }
 
@@ -290,10 +295,12 @@ static char *nas_class(struct config_lexer *lx, size_t at)
 		return xstrdup("");
 	config__warn(lx->c, lx->file, lx->line, config__column(lx, at),
 		     "nas-class.sh answered %s from the node's %" PRId64 " GiB and %" PRId64 " CPUs "
-		     "(B under 2 GiB, C under 16 GiB or 16 CPUs, else D)%s", cls, gib, cpus,
-		     cls[0] == 'C' ? "" : "; MMTests' own copy of the script answers C whatever "
-		     "the machine (an early exit skips its rules), so MMTests would run class C "
-		     "here");
+		     "(B under 2 GiB, C under 16 GiB or 16 CPUs, else D)%s",
+		     cls, gib, cpus,
+		     cls[0] == 'C' ? ""
+				   : "; MMTests' own copy of the script answers C whatever "
+				     "the machine (an early exit skips its rules), so MMTests would run class C "
+				     "here");
 	return xstrdup(cls);
 }
 
@@ -309,11 +316,16 @@ static bool is_nas_class(const char *cmd, size_t n)
 int config__answer(struct config_lexer *lx, size_t at, const char *cmd, size_t n, char **out)
 {
 	static const char *const facts[][2] = {
-		{ "uname -m", CONFIG_MACHINE_FACT }, { "uname -r", "KERNEL_RELEASE" },
-		{ "uname -s", "KERNEL_NAME" },	      { "uname", "KERNEL_NAME" },
-		{ "whoami", "WHOAMI" },		      { "id -un", "WHOAMI" },
-		{ "id -u", "UID" },		      { "nproc", "NUM_LOGICAL_CPUS" },
-		{ "getconf PAGESIZE", "PAGESIZE" },   { "getconf PAGE_SIZE", "PAGESIZE" },
+		{ "uname -m", CONFIG_MACHINE_FACT },
+		{ "uname -r", "KERNEL_RELEASE" },
+		{ "uname -s", "KERNEL_NAME" },
+		{ "uname", "KERNEL_NAME" },
+		{ "whoami", "WHOAMI" },
+		{ "id -un", "WHOAMI" },
+		{ "id -u", "UID" },
+		{ "nproc", "NUM_LOGICAL_CPUS" },
+		{ "getconf PAGESIZE", "PAGESIZE" },
+		{ "getconf PAGE_SIZE", "PAGESIZE" },
 	};
 
 	*out = NULL;
@@ -337,7 +349,8 @@ int config__answer(struct config_lexer *lx, size_t at, const char *cmd, size_t n
 		if (sys_path_ok(p, pn))
 			return lx->dry ? (*out = xstrdup(""), 0) : cat_sys(lx, at, p, pn, out);
 	}
-	return config__error(lx, at, "expected a value, found the command substitution of "
+	return config__error(lx, at,
+			     "expected a value, found the command substitution of "
 			     "'%.*s': lockstep never runs commands; it answers only " CONFIG_ANSWERS,
 			     (int)(n < 60 ? n : 60), cmd);
 }

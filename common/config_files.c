@@ -114,8 +114,9 @@ int config_files_load(struct config *c, const char *path, struct config_diag *er
 		char *text;
 		int r = config_files_read(path, &text, NULL);
 		if (r < 0) {
-			config_diag_at(err, NULL, NULL, path, "cannot read: %s", r == -E2BIG ?
-				       "more config files than can be sent" : strerror(-r));
+			config_diag_at(err, NULL, NULL, path, "cannot read: %s",
+				       r == -E2BIG ? "more config files than can be sent"
+						   : strerror(-r));
 			return r;
 		}
 		r = config_load_string(c, path, text, err);
@@ -124,7 +125,8 @@ int config_files_load(struct config *c, const char *path, struct config_diag *er
 	}
 	const char *t = config_files_get(in_use, path);
 	if (!t) {
-		config_diag_at(err, NULL, NULL, path, "not among the files hostctl submit sent: "
+		config_diag_at(err, NULL, NULL, path,
+			       "not among the files hostctl submit sent: "
 			       "the service reads no file by its path; name it in h.conf "
 			       "(GUEST_CONFIG_<NODE>) so that hostctl sends it");
 		return -ENOENT;

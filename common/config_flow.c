@@ -38,9 +38,10 @@ int config__test_statement(struct config_lexer *lx)
 		bool is_and, runs;
 
 		config__skip_blanks(lx);
-		if (lx->len - lx->pos < 2 || (memcmp(lx->s + lx->pos, "&&", 2) != 0 &&
-					      memcmp(lx->s + lx->pos, "||", 2) != 0))
-			return config__error(lx, lx->pos, "expected '&&' or '||' and a statement "
+		if (lx->len - lx->pos < 2 ||
+		    (memcmp(lx->s + lx->pos, "&&", 2) != 0 && memcmp(lx->s + lx->pos, "||", 2) != 0))
+			return config__error(lx, lx->pos,
+					     "expected '&&' or '||' and a statement "
 					     "after the test: a test alone does nothing");
 		is_and = lx->s[lx->pos] == '&';
 		lx->pos += 2;
@@ -96,12 +97,16 @@ int config__case(struct config_lexer *lx)
 	config__skip_blanks(lx);
 	if (lx->pos < lx->len && lx->s[lx->pos] != '#') {
 		free(word);
-		return config__error(lx, lx->pos, "expected the end of the line after 'case ... "
+		return config__error(lx, lx->pos,
+				     "expected the end of the line after 'case ... "
 				     "in': each pattern on a line of its own");
 	}
 	top = &lx->ifs[lx->nifs++];
-	*top = (struct config_if){ .line = lx->line, .column = config__column(lx, at),
-				   .is_case = true, .word = word, .taken = !outer,
+	*top = (struct config_if){ .line = lx->line,
+				   .column = config__column(lx, at),
+				   .is_case = true,
+				   .word = word,
+				   .taken = !outer,
 				   .in_else = true /* a pattern is expected */ };
 	config__update_dry(lx);
 	return 0;
@@ -120,8 +125,10 @@ static int patterns(struct config_lexer *lx, struct config_if *top)
 		while (p < lx->len && !strchr("|) \t", lx->s[p]))
 			p++;
 		if (p == lx->pos || p == lx->len || p - lx->pos >= sizeof(pat))
-			return config__error(lx, lx->pos, "expected a pattern and ')' in the case of "
-					     "line %d, or 'esac'", top->line);
+			return config__error(lx, lx->pos,
+					     "expected a pattern and ')' in the case of "
+					     "line %d, or 'esac'",
+					     top->line);
 		snprintf(pat, sizeof(pat), "%.*s", (int)(p - lx->pos), lx->s + lx->pos);
 		/* quotes around a literal pattern change nothing for it */
 		if ((pat[0] == '"' || pat[0] == '\'') && strlen(pat) > 1 &&

@@ -62,8 +62,10 @@ int config__function(struct config_lexer *lx)
 		n++;
 	if (n == 0 || !config__is_name_start(lx->s[name])) {
 		lx->pos = at;
-		return keyword ? config__error(lx, name, "expected a function name after "
-					       "'function'") : 1;
+		return keyword ? config__error(lx, name,
+					       "expected a function name after "
+					       "'function'")
+			       : 1;
 	}
 	lx->pos = name + n;
 	config__skip_blanks(lx);
@@ -80,14 +82,19 @@ int config__function(struct config_lexer *lx)
 		return config__call(lx, f, at);
 	}
 	if (!brace_ends_line(lx))
-		return config__error(lx, lx->pos, "expected '{' and the end of the line after "
+		return config__error(lx, lx->pos,
+				     "expected '{' and the end of the line after "
 				     "%.*s(): the body follows on the next lines, and '}' alone "
-				     "on the last", (int)n, lx->s + name);
+				     "on the last",
+				     (int)n, lx->s + name);
 	if (lx->c->nfuncs == FUNCS_MAX && !find(lx->c, lx->s + name, n))
 		return config__error(lx, name, "expected at most %d functions", FUNCS_MAX);
 	free(lx->heredoc.target);
-	lx->heredoc = (struct config_heredoc){ .pending = true, .to_func = true, .quoted = true,
-					       .dry = lx->dry, .line = lx->line,
+	lx->heredoc = (struct config_heredoc){ .pending = true,
+					       .to_func = true,
+					       .quoted = true,
+					       .dry = lx->dry,
+					       .line = lx->line,
 					       .target = xstrndup(lx->s + name, n) };
 	snprintf(lx->heredoc.delim, sizeof(lx->heredoc.delim), "}");
 	return 0;
@@ -127,15 +134,19 @@ int config__call(struct config_lexer *lx, struct config_func *f, size_t at)
 		lx->pos++;
 		more = true;
 	} else if (lx->pos < lx->len && lx->s[lx->pos] != '#') {
-		return config__error(lx, lx->pos, "expected the end of the line after %s: a "
-				     "function of a config takes no arguments", f->name);
+		return config__error(lx, lx->pos,
+				     "expected the end of the line after %s: a "
+				     "function of a config takes no arguments",
+				     f->name);
 	}
 	if (lx->dry)
 		return more ? 2 : 0;
 	f->called = true;
 	if (c->include_depth >= CONFIG_INCLUDE_DEPTH_MAX)
-		return config__error(lx, at, "expected at most %d nested calls and source/.; does "
-				     "%s call itself?", CONFIG_INCLUDE_DEPTH_MAX, f->name);
+		return config__error(lx, at,
+				     "expected at most %d nested calls and source/.; does "
+				     "%s call itself?",
+				     CONFIG_INCLUDE_DEPTH_MAX, f->name);
 	/* the body's lines keep their own numbers in messages */
 	c->include_depth++;
 	c->first_line = f->line;
@@ -152,7 +163,8 @@ void config__warn_uncalled(struct config *c)
 		if (f->called || f->warned)
 			continue;
 		f->warned = true;
-		config__warn(c, f->file, f->line, 0, "function %s is never called by the config: "
+		config__warn(c, f->file, f->line, 0,
+			     "function %s is never called by the config: "
 			     "ignored (MMTests calls such hooks itself; lockstep runs no hooks)",
 			     f->name);
 	}

@@ -57,8 +57,8 @@ bad_value(const struct config_var *v, struct config_diag *err, const char *fmt, 
 	return -EINVAL;
 }
 
-int config_get_int(const struct config *c, const char *name, int64_t min, int64_t max,
-		   int64_t *out, struct config_diag *err)
+int config_get_int(const struct config *c, const char *name, int64_t min, int64_t max, int64_t *out,
+		   struct config_diag *err)
 {
 	const struct config_var *v = file_var(c, name);
 	int64_t n;
@@ -118,7 +118,10 @@ int config_get_bool(const struct config *c, const char *name, bool *out, struct 
 /* "1.5", "500ms", "30s", "2m", "1h": digits, one optional '.', a unit. */
 static bool parse_seconds(const char *value, double *out)
 {
-	static const struct { const char *unit; double scale; } units[] = {
+	static const struct {
+		const char *unit;
+		double scale;
+	} units[] = {
 		{ "", 1 }, { "ms", 1e-3 }, { "s", 1 }, { "m", 60 }, { "h", 3600 },
 	};
 	char buf[64];
@@ -155,10 +158,14 @@ int config_get_seconds(const struct config *c, const char *name, double min, dou
 		return 0;
 	}
 	if (max >= DBL_MAX)
-		return bad_value(v, err, "a duration of at least %g seconds (a number with an optional "
-				 "unit ms, s, m or h: 1.5, 500ms, 2m)", min);
-	return bad_value(v, err, "a duration between %g and %g seconds (a number with an optional "
-			 "unit ms, s, m or h: 1.5, 500ms, 2m)", min, max);
+		return bad_value(v, err,
+				 "a duration of at least %g seconds (a number with an optional "
+				 "unit ms, s, m or h: 1.5, 500ms, 2m)",
+				 min);
+	return bad_value(v, err,
+			 "a duration between %g and %g seconds (a number with an optional "
+			 "unit ms, s, m or h: 1.5, 500ms, 2m)",
+			 min, max);
 }
 
 int config_get_choice(const struct config *c, const char *name, const char *const *choices,
@@ -185,6 +192,7 @@ int config_get_choice(const struct config *c, const char *name, const char *cons
 	for (int i = 0; choices[i] && buf[0]; i++)
 		config__suggest_try(&s, choices[i]);
 	if (config__suggest_result(&s))
-		return bad_value(v, err, "one of %s; did you mean %s?", list, config__suggest_result(&s));
+		return bad_value(v, err, "one of %s; did you mean %s?", list,
+				 config__suggest_result(&s));
 	return bad_value(v, err, "one of %s", list);
 }

@@ -10,8 +10,8 @@
 
 #include "config.h"
 
-#define CONFIG_WARNINGS_MAX 256 /* then one "too many warnings" */
-#define CONFIG_SHOW_MAX 48	/* characters of a value quoted in a message */
+#define CONFIG_WARNINGS_MAX 256			   /* then one "too many warnings" */
+#define CONFIG_SHOW_MAX 48			   /* characters of a value quoted in a message */
 #define CONFIG_SHOW_SIZE (CONFIG_SHOW_MAX * 4 + 8) /* bytes config__show may need */
 
 struct config_var {
@@ -38,12 +38,12 @@ struct config {
 	size_t nwarnings;
 	struct config_shipped *shipped; /* strings owned (path, name, text) */
 	size_t nshipped;
-	char *root;	  /* where cat of /proc/sys and /sys reads; NULL: "/" */
-	bool elsewhere;	  /* of a node not this machine (config_set_node_elsewhere) */
+	char *root;	   /* where cat of /proc/sys and /sys reads; NULL: "/" */
+	bool elsewhere;	   /* of a node not this machine (config_set_node_elsewhere) */
 	int include_depth; /* of source/. and function calls being read */
 	struct config_func *funcs;
 	size_t nfuncs;
-	int first_line;	  /* the next config__parse's line 1 is this + 1 (a body) */
+	int first_line; /* the next config__parse's line 1 is this + 1 (a body) */
 };
 
 /* name() { ... } of a config (config_func.c). */
@@ -62,14 +62,14 @@ struct config_func {
  * are its body (config_parse.c reads them, config_cmd.c acts). */
 struct config_heredoc {
 	bool pending;
-	bool to_var;	  /* NAME=$(cat <<END ... END\n): else cat >FILE */
-	bool to_func;	  /* name() { ... }: the delimiter is '}' alone, blanks around */
-	bool quoted;	  /* <<'END': the body is taken as it is */
-	bool strip_tabs;  /* <<-END */
-	bool dry;	  /* read in a branch not taken: nothing is kept */
+	bool to_var;	 /* NAME=$(cat <<END ... END\n): else cat >FILE */
+	bool to_func;	 /* name() { ... }: the delimiter is '}' alone, blanks around */
+	bool quoted;	 /* <<'END': the body is taken as it is */
+	bool strip_tabs; /* <<-END */
+	bool dry;	 /* read in a branch not taken: nothing is kept */
 	char delim[CONFIG_HEREDOC_DELIM_MAX];
-	char *target;	  /* FILE (expanded) or NAME */
-	int line;	  /* of the cat */
+	char *target; /* FILE (expanded) or NAME */
+	int line;     /* of the cat */
 };
 
 #define CONFIG_IF_DEPTH_MAX 8 /* nesting of if ... fi */
@@ -121,8 +121,8 @@ struct config_lexer {
 	 * setting); after any other statement it has none, and status_after
 	 * says which one that was */
 	int status;
-	bool status_pending; /* this line's last statement left a status */
-	bool status_ready;   /* the line before this one did */
+	bool status_pending;	  /* this line's last statement left a status */
+	bool status_ready;	  /* the line before this one did */
 	const char *status_after; /* "'fi'", "a test", ...: what left none */
 };
 
@@ -136,10 +136,10 @@ void config__unset(struct config_table *t, const char *name, size_t len);
 
 void config__warn(struct config *c, const char *file, int line, int column, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
-void config__diag(struct config_diag *d, const char *file, int line, int column,
-		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-void config__vdiag(struct config_diag *d, const char *file, int line, int column,
-		   const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+void config__diag(struct config_diag *d, const char *file, int line, int column, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+void config__vdiag(struct config_diag *d, const char *file, int line, int column, const char *fmt,
+		   va_list ap) __attribute__((format(printf, 5, 0)));
 
 /* The name closest to name (case-insensitive edit distance) among the
  * candidates, if close enough to be worth suggesting; else NULL. */
@@ -195,7 +195,8 @@ int config__not_a_name(struct config_lexer *lx);
 #define CONFIG_PID_FACT "$"
 
 /* The command substitutions a config may hold, for "it answers only ...". */
-#define CONFIG_ANSWERS "uname -m|-r|-s, whoami, id -u, nproc, getconf PAGESIZE, cat of a " \
+#define CONFIG_ANSWERS                                                      \
+	"uname -m|-r|-s, whoami, id -u, nproc, getconf PAGESIZE, cat of a " \
 	"file under /proc/sys or /sys, nas-class.sh and echo ... | sed s/A/B/"
 
 /* Facts of this process: MACHINE, KERNEL_RELEASE, KERNEL_NAME, USER, UID,

@@ -141,8 +141,10 @@ static int operator_error(struct config_lexer *lx, size_t pos, const char *expec
 	else if (ch == '(' || ch == ')')
 		why = "configs have no subshells or functions; lockstep never runs commands";
 	else if (ch == '`')
-		return config__error(lx, pos, "%s, found command substitution '`': lockstep never runs "
-				     "commands; write the value itself", expected);
+		return config__error(lx, pos,
+				     "%s, found command substitution '`': lockstep never runs "
+				     "commands; write the value itself",
+				     expected);
 	return config__error(lx, pos, "%s, found '%s': %s%s", expected, op, why,
 			     in_value ? " (quote it if it belongs to the value)" : "");
 }
@@ -181,7 +183,8 @@ int config__scan_ref(struct config_lexer *lx, size_t *name, size_t *len)
 	*len = config__scan_name(lx);
 	if (*len == 0)
 		return config__error(lx, lx->pos, "expected a name after '%s', found %s",
-				     braced ? "${" : "$", config__describe(lx, lx->pos, buf, sizeof(buf)));
+				     braced ? "${" : "$",
+				     config__describe(lx, lx->pos, buf, sizeof(buf)));
 	if (*len > CONFIG_NAME_MAX)
 		return config__error(lx, *name + CONFIG_NAME_MAX,
 				     "expected a name of at most %d characters", CONFIG_NAME_MAX);
@@ -204,17 +207,17 @@ int config__scan_ref(struct config_lexer *lx, size_t *name, size_t *len)
 		return 0;
 	}
 	if (lx->pos < lx->len && strchr(":-=+?#%/^,@[", lx->s[lx->pos]))
-		return config__error(lx, lx->pos, "expected '}' after ${%.*s, found '%c': only ${NAME} "
-				     "is supported, not shell's ${NAME%c...} forms", (int)*len,
-				     lx->s + *name, lx->s[lx->pos], lx->s[lx->pos]);
+		return config__error(lx, lx->pos,
+				     "expected '}' after ${%.*s, found '%c': only ${NAME} "
+				     "is supported, not shell's ${NAME%c...} forms",
+				     (int)*len, lx->s + *name, lx->s[lx->pos], lx->s[lx->pos]);
 	return config__error(lx, lx->pos, "expected '}' after ${%.*s, found %s", (int)*len,
 			     lx->s + *name, config__describe(lx, lx->pos, buf, sizeof(buf)));
 }
 
 /* An expansion inside double quotes is literal text in a pattern; outside,
  * its value is the pattern, as in bash. */
-static int expand_text(struct config_lexer *lx, size_t dollar, size_t name, size_t len,
-		       bool quoted)
+static int expand_text(struct config_lexer *lx, size_t dollar, size_t name, size_t len, bool quoted)
 {
 	const struct config_var *v = config__lookup(lx->c, lx->s + name, len);
 
@@ -244,8 +247,10 @@ static int substitution(struct config_lexer *lx, bool quoted)
 			q = q ? 0 : lx->s[end];
 	}
 	if (end == lx->len)
-		return config__error(lx, at, "expected a closing '%c' for the command substitution "
-				     "opened here", close);
+		return config__error(lx, at,
+				     "expected a closing '%c' for the command substitution "
+				     "opened here",
+				     close);
 	/* blanks collapsed, so that `uname  -m` is `uname -m` */
 	for (size_t i = p; i < end && n < sizeof(cmd) - 1; i++)
 		if (!config__is_blank(lx->s[i]) || (n > 0 && cmd[n - 1] != ' '))
@@ -300,17 +305,21 @@ static int parse_dollar(struct config_lexer *lx, bool quoted)
 		return out_put(lx, at, st, strlen(st));
 	}
 	if (next == '?')
-		return config__error(lx, at, "expected a variable name after '$', found '$?' after "
+		return config__error(lx, at,
+				     "expected a variable name after '$', found '$?' after "
 				     "%s: a config has a status only on the statement line after "
 				     "grep -q TEXT FILE (0 when found, else 1), an assignment or a "
 				     "command read as a setting (0)",
 				     lx->status_after ? lx->status_after : "no statement");
 	if ((next >= '0' && next <= '9') || (next > 0 && strchr("@*#-!", next)))
-		return config__error(lx, at, "expected a variable name after '$', found the shell "
+		return config__error(lx, at,
+				     "expected a variable name after '$', found the shell "
 				     "parameter '$%c': configs have no positional or special "
-				     "parameters", next);
+				     "parameters",
+				     next);
 	if (!quoted && (next == '\'' || next == '"'))
-		return config__error(lx, at, "expected a variable name after '$': shell's $'...' and "
+		return config__error(lx, at,
+				     "expected a variable name after '$': shell's $'...' and "
 				     "$\"...\" quoting is not supported");
 	/* A '$' that starts nothing stays a '$', as in shell. */
 	lx->pos++;
@@ -323,7 +332,8 @@ static int parse_single(struct config_lexer *lx)
 	const char *close = memchr(lx->s + open + 1, '\'', lx->len - open - 1);
 
 	if (!close)
-		return config__error(lx, open, "expected a closing ' for the quote opened here, "
+		return config__error(lx, open,
+				     "expected a closing ' for the quote opened here, "
 				     "found the end of the file");
 	lx->pos = (size_t)(close - lx->s) + 1;
 	return out_lit(lx, open, lx->s + open + 1, (size_t)(close - lx->s) - open - 1);
@@ -339,7 +349,8 @@ static int parse_double(struct config_lexer *lx)
 		char ch = at < lx->len ? lx->s[at] : '\0';
 
 		if (at == lx->len)
-			return config__error(lx, open, "expected a closing \" for the quote opened "
+			return config__error(lx, open,
+					     "expected a closing \" for the quote opened "
 					     "here, found the end of the file");
 		if (ch == '"') {
 			lx->pos++;
@@ -401,13 +412,15 @@ int config__parse_word(struct config_lexer *lx, const char *expected)
 			r = parse_dollar(lx, false);
 		} else if (ch == '\\') {
 			if (at + 1 == lx->len)
-				return config__error(lx, at, "expected a character after '\\' (a value "
+				return config__error(lx, at,
+						     "expected a character after '\\' (a value "
 						     "ends with its line)");
 			r = out_lit(lx, at, lx->s + at + 1, 1);
 			lx->pos += 2;
 		} else if (ch == '`') {
 			r = substitution(lx, false);
-		} else if (ch == ';' && (lx->in_command || (lx->nifs > 0 && closes_branch(lx, at + 1)))) {
+		} else if (ch == ';' &&
+			   (lx->in_command || (lx->nifs > 0 && closes_branch(lx, at + 1)))) {
 			break; /* "then A=1; fi" */
 		} else if (lx->word == CONFIG_WORD_REGEX && strchr("()|", ch)) {
 			/* bash reads [[ $A =~ ^(a|b)$ ]] so: these are the regex's */
@@ -416,7 +429,8 @@ int config__parse_word(struct config_lexer *lx, const char *expected)
 		} else if (is_operator(ch)) {
 			return operator_error(lx, at, expected, true);
 		} else if (ch == '~' && tilde_expands) {
-			return config__error(lx, at, "expected a path without a leading '~': lockstep "
+			return config__error(lx, at,
+					     "expected a path without a leading '~': lockstep "
 					     "does not read the environment, so write the full path");
 		} else {
 			r = out_put(lx, at, &ch, 1);
@@ -443,12 +457,15 @@ static int check_line_end(struct config_lexer *lx, size_t name, size_t len)
 	word = lx->pos;
 	wlen = config__scan_name(lx);
 	if (wlen > 0 && lx->pos < lx->len && lx->s[lx->pos] == '=')
-		return config__error(lx, word, "expected end of line after the value of %.*s, found "
+		return config__error(lx, word,
+				     "expected end of line after the value of %.*s, found "
 				     "another assignment '%.*s=': one assignment per line",
-				     (int)len, lx->s + name, (int)(wlen < 64 ? wlen : 64), lx->s + word);
+				     (int)len, lx->s + name, (int)(wlen < 64 ? wlen : 64),
+				     lx->s + word);
 	for (wlen = 0; word + wlen < lx->len && !config__is_blank(lx->s[word + wlen]); wlen++)
 		;
-	return config__error(lx, word, "expected end of line after the value of %.*s, found '%.*s': "
+	return config__error(lx, word,
+			     "expected end of line after the value of %.*s, found '%.*s': "
 			     "a shell would run it as a command, and lockstep never runs commands "
 			     "(quote the value if the space belongs to it)",
 			     (int)len, lx->s + name, (int)(wlen < 64 ? wlen : 64), lx->s + word);
@@ -474,14 +491,19 @@ int config__not_a_name(struct config_lexer *lx)
 	char ch = lx->s[at], buf[8];
 
 	if (strchr("[{}()!", ch))
-		return config__error(lx, at, "expected an assignment, found shell control flow '%c': %s",
+		return config__error(lx, at,
+				     "expected an assignment, found shell control flow '%c': %s",
 				     ch, ASSIGN_ONLY);
 	if (ch == '.' && (at + 1 == lx->len || config__is_blank(lx->s[at + 1])))
-		return config__error(lx, at, "expected an assignment, found '.': configs cannot include "
-				     "other files; %s", ASSIGN_ONLY);
+		return config__error(lx, at,
+				     "expected an assignment, found '.': configs cannot include "
+				     "other files; %s",
+				     ASSIGN_ONLY);
 	if (ch >= '0' && ch <= '9')
-		return config__error(lx, at, "expected an assignment NAME=value, found '%c': a name "
-				     "starts with a letter or '_'", ch);
+		return config__error(lx, at,
+				     "expected an assignment NAME=value, found '%c': a name "
+				     "starts with a letter or '_'",
+				     ch);
 	return config__error(lx, at, "expected an assignment NAME=value, found %s",
 			     config__describe(lx, at, buf, sizeof(buf)));
 }
@@ -494,29 +516,39 @@ int config__not_assignment(struct config_lexer *lx, size_t name, size_t len)
 
 	if ((at == lx->len || config__is_blank(lx->s[at]) || lx->s[at] == ';') &&
 	    word_is(lx, name, len, SHELL_FLOW))
-		return config__error(lx, name, "expected an assignment, found shell control flow "
-				     "'%.*s': %s", (int)len, lx->s + name, ASSIGN_ONLY);
+		return config__error(lx, name,
+				     "expected an assignment, found shell control flow "
+				     "'%.*s': %s",
+				     (int)len, lx->s + name, ASSIGN_ONLY);
 	if (word_is(lx, name, len, "|source|"))
-		return config__error(lx, name, "expected an assignment, found 'source': configs cannot "
-				     "include other files; %s", ASSIGN_ONLY);
+		return config__error(lx, name,
+				     "expected an assignment, found 'source': configs cannot "
+				     "include other files; %s",
+				     ASSIGN_ONLY);
 	if (at == lx->len)
 		return config__error(lx, at, "expected '=' and a value after %.*s", (int)len,
 				     lx->s + name);
 	if (config__is_blank(lx->s[at])) {
 		config__skip_blanks(lx);
 		if (lx->pos < lx->len && lx->s[lx->pos] == '=')
-			return config__error(lx, at, "expected '=' right after %.*s: no spaces around "
-					     "'=' in an assignment", (int)len, lx->s + name);
+			return config__error(lx, at,
+					     "expected '=' right after %.*s: no spaces around "
+					     "'=' in an assignment",
+					     (int)len, lx->s + name);
 		return config__error(lx, name, "expected an assignment, found the command '%.*s': %s",
 				     (int)len, lx->s + name, ASSIGN_ONLY);
 	}
 	if (lx->s[at] == '+' && at + 1 < lx->len && lx->s[at + 1] == '=')
-		return config__error(lx, at, "expected '=' after %.*s, found '+=': appending is not "
-				     "supported; write %.*s=\"${%.*s}more\"", (int)len, lx->s + name,
-				     (int)len, lx->s + name, (int)len, lx->s + name);
+		return config__error(lx, at,
+				     "expected '=' after %.*s, found '+=': appending is not "
+				     "supported; write %.*s=\"${%.*s}more\"",
+				     (int)len, lx->s + name, (int)len, lx->s + name, (int)len,
+				     lx->s + name);
 	if (lx->s[at] == '[')
-		return config__error(lx, at, "expected '=' after %.*s, found '[': arrays are not "
-				     "supported", (int)len, lx->s + name);
+		return config__error(lx, at,
+				     "expected '=' after %.*s, found '[': arrays are not "
+				     "supported",
+				     (int)len, lx->s + name);
 	if (is_operator(lx->s[at])) {
 		char expected[CONFIG_NAME_MAX + 32];
 
@@ -536,10 +568,12 @@ static int check_bytes(struct config_lexer *lx)
 		if ((ch >= 0x20 && ch != 0x7f) || ch == '\t' || ch == '\n')
 			continue;
 		if (ch == '\r')
-			return config__error(lx, i, "expected text, found a carriage return (DOS line "
+			return config__error(lx, i,
+					     "expected text, found a carriage return (DOS line "
 					     "endings? convert the file with dos2unix)");
 		if (ch == '\0')
-			return config__error(lx, i, "expected text, found a NUL byte (is this a binary "
+			return config__error(lx, i,
+					     "expected text, found a NUL byte (is this a binary "
 					     "file?)");
 		return config__error(lx, i, "expected text, found the control character 0x%02x", ch);
 	}
@@ -614,8 +648,10 @@ int config__assignment(struct config_lexer *lx, bool *more)
 	r = config__set(&lx->c->vars, lx->s + name, len, lx->out ? lx->out : "", lx->out_len,
 			lx->file, lx->line, config__column(lx, name));
 	if (r == -ENOSPC)
-		return config__error(lx, name, "expected at most %d distinct names; %.*s would be "
-				     "one more", CONFIG_NAMES_MAX, (int)len, lx->s + name);
+		return config__error(lx, name,
+				     "expected at most %d distinct names; %.*s would be "
+				     "one more",
+				     CONFIG_NAMES_MAX, (int)len, lx->s + name);
 	return r;
 }
 
@@ -743,8 +779,8 @@ int config__parse(struct config *c, const char *file, const char *text, size_t l
 		}
 		lx.line++;
 		if (lx.len > CONFIG_LINE_MAX) {
-			r = config__error(&lx, CONFIG_LINE_MAX, "expected a line of at most %d bytes",
-					  CONFIG_LINE_MAX);
+			r = config__error(&lx, CONFIG_LINE_MAX,
+					  "expected a line of at most %d bytes", CONFIG_LINE_MAX);
 		} else if ((r = check_bytes(&lx)) == 0) {
 			/* $? is grep's on the next line that holds a statement */
 			if (!blank_or_comment(&lx)) {

@@ -68,8 +68,10 @@ static int script_error(struct config_lexer *lx, size_t pos, const char *script,
 
 	if (i < strlen(script))
 		snprintf(found, sizeof(found), "'%c'", script[i]);
-	return config__error(lx, pos, "expected sed 's/PATTERN/REPLACEMENT/' with a plain pattern, "
-			     "found %s at character %zu of '%.60s': %s", found, i + 1, script, why);
+	return config__error(lx, pos,
+			     "expected sed 's/PATTERN/REPLACEMENT/' with a plain pattern, "
+			     "found %s at character %zu of '%.60s': %s",
+			     found, i + 1, script, why);
 }
 
 /* The pattern of the script, from script[*i] up to the delimiter. */
@@ -87,7 +89,8 @@ static int read_pattern(struct config_lexer *lx, size_t pos, const char *script,
 			if (!c)
 				break;
 			if (strchr("(){}+?|123456789<>bBwWsS`'", c) && c != delim)
-				return script_error(lx, pos, script, *i, "a regular expression; "
+				return script_error(lx, pos, script, *i,
+						    "a regular expression; "
 						    "lockstep's sed reads plain text, '.', '^' and '$'");
 		} else if (c == '^' && *i == start) {
 			s->bol = true;
@@ -96,20 +99,23 @@ static int read_pattern(struct config_lexer *lx, size_t pos, const char *script,
 			s->eol = true;
 			continue;
 		} else if (c == '*' || c == '[' || c == ']') {
-			return script_error(lx, pos, script, *i, "a regular expression; lockstep's sed "
+			return script_error(lx, pos, script, *i,
+					    "a regular expression; lockstep's sed "
 					    "reads plain text, '.', '^' and '$' (a backslash before "
 					    "the character means the character)");
 		} else if (c == '.') {
 			any = true;
 		}
 		if (s->npat == SED_PATTERN_MAX)
-			return script_error(lx, pos, script, *i, "a pattern longer than lockstep reads");
+			return script_error(lx, pos, script, *i,
+					    "a pattern longer than lockstep reads");
 		s->pat[s->npat++] = (struct sed_atom){ .c = c, .any = any };
 	}
 	if (script[*i] != delim)
 		return script_error(lx, pos, script, *i, "the pattern's closing delimiter is missing");
 	if (s->npat == 0 && !s->bol && !s->eol)
-		return script_error(lx, pos, script, *i, "an empty pattern (sed's \"the last one\") "
+		return script_error(lx, pos, script, *i,
+				    "an empty pattern (sed's \"the last one\") "
 				    "means nothing here");
 	++*i;
 	return 0;
@@ -132,7 +138,8 @@ static int read_replacement(struct config_lexer *lx, size_t pos, const char *scr
 				break;
 			if (c >= '1' && c <= '9') {
 				free(b.s);
-				return script_error(lx, pos, script, *i, "a back-reference; the "
+				return script_error(lx, pos, script, *i,
+						    "a back-reference; the "
 						    "pattern has no groups");
 			}
 			if (c == 'n')
@@ -142,7 +149,8 @@ static int read_replacement(struct config_lexer *lx, size_t pos, const char *scr
 	}
 	if (script[*i] != delim) {
 		free(b.s);
-		return script_error(lx, pos, script, *i, "the replacement's closing delimiter is "
+		return script_error(lx, pos, script, *i,
+				    "the replacement's closing delimiter is "
 				    "missing");
 	}
 	++*i;
@@ -151,8 +159,7 @@ static int read_replacement(struct config_lexer *lx, size_t pos, const char *scr
 	return 0;
 }
 
-static int read_script(struct config_lexer *lx, size_t pos, const char *script,
-		       struct sed_script *s)
+static int read_script(struct config_lexer *lx, size_t pos, const char *script, struct sed_script *s)
 {
 	size_t i = 2;
 	char delim;
@@ -276,7 +283,8 @@ static int echo_words(struct config_lexer *lx, struct growbuf *words)
 		/* a word with no quote in it is split; "a  b" keeps its blanks */
 		put_fields(words, lx->out ? lx->out : "", lx->out_len,
 			   !memchr(lx->s + at, '"', lx->pos - at) &&
-			   !memchr(lx->s + at, '\'', lx->pos - at), &any);
+				   !memchr(lx->s + at, '\'', lx->pos - at),
+			   &any);
 	}
 }
 
@@ -290,7 +298,8 @@ static int sed_args(struct config_lexer *lx, char **script, size_t *script_pos)
 	at = lx->pos;
 	if (lx->len - at < 3 || memcmp(lx->s + at, "sed", 3) ||
 	    (lx->len - at > 3 && !config__is_blank(lx->s[at + 3])))
-		return config__error(lx, at, "expected sed after 'echo ... |': lockstep answers no "
+		return config__error(lx, at,
+				     "expected sed after 'echo ... |': lockstep answers no "
 				     "other pipeline");
 	lx->pos += 3;
 	*script = NULL;
@@ -312,7 +321,8 @@ static int sed_args(struct config_lexer *lx, char **script, size_t *script_pos)
 	if (!*script || lx->pos < lx->len) {
 		free(*script);
 		*script = NULL;
-		return config__error(lx, lx->pos, "expected sed [-e] 's/PATTERN/REPLACEMENT/' and "
+		return config__error(lx, lx->pos,
+				     "expected sed [-e] 's/PATTERN/REPLACEMENT/' and "
 				     "nothing more");
 	}
 	return 0;
@@ -384,7 +394,8 @@ int config__echo_sed(struct config_lexer *lx, size_t at, size_t p, size_t end, c
 		return 1;
 	bar = find_bar(lx, p, end, &second);
 	if (second < end)
-		return config__error(lx, second, "expected echo ... | sed 's/A/B/' with one '|', "
+		return config__error(lx, second,
+				     "expected echo ... | sed 's/A/B/' with one '|', "
 				     "found another");
 	/* the words and the script are read in place, as a command's
 	 * arguments, into a value of their own */

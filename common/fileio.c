@@ -159,8 +159,7 @@ int fileio_copy(const char *src, const char *dst)
 	return r;
 }
 
-int fileio_write_atomic_at(int dirfd, const char *name, const void *data, size_t len,
-			   mode_t mode)
+int fileio_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode)
 {
 	char tmp[NAME_MAX + 1];
 	int fd, r;

@@ -22,8 +22,7 @@ int fileio_write_atomic(const char *path, const void *data, size_t len);
 /* The same below a folder opened once: name (no '/') is written through
  * name.tmp, created with O_EXCL|O_NOFOLLOW and mode; anything at name.tmp
  * (a planted link) fails it with -EEXIST and is left alone. */
-int fileio_write_atomic_at(int dirfd, const char *name, const void *data, size_t len,
-			   mode_t mode);
+int fileio_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode);
 /* Appends one record with a single write(2), then fdatasync, so that a
  * record that was acknowledged survives a crash of the writer. */
 int fileio_append_sync(int fd, const void *data, size_t len);

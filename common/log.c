@@ -56,14 +56,10 @@ void log_init(const char *program, enum log_level max_level)
 static const char *level_name(enum log_level lvl)
 {
 	switch (lvl) {
-	case LOG_LVL_ERROR:
-		return "error";
-	case LOG_LVL_WARN:
-		return "warning";
-	case LOG_LVL_INFO:
-		return "info";
-	case LOG_LVL_DEBUG:
-		return "debug";
+	case LOG_LVL_ERROR: return "error";
+	case LOG_LVL_WARN: return "warning";
+	case LOG_LVL_INFO: return "info";
+	case LOG_LVL_DEBUG: return "debug";
 	}
 	return "log";
 }
@@ -101,8 +97,8 @@ size_t log_escape(const char *text, size_t len, char *buf, size_t size)
 		} else {
 			/* a UTF-8 character stays whole: its lead byte and continuations */
 			n = 1;
-			while (c >= 0xc0 && i + n < len && ((unsigned char)text[i + n] & 0xc0) == 0x80 &&
-			       n < 4)
+			while (c >= 0xc0 && i + n < len &&
+			       ((unsigned char)text[i + n] & 0xc0) == 0x80 && n < 4)
 				n++;
 			piece = text + i;
 			i += n - 1;
@@ -141,8 +137,9 @@ void log_status(const char *line)
 	if (line && line[0]) {
 		char buf[LOG_LINE_MAX];
 		int n = snprintf(buf, sizeof(buf), LOG_STATUS_CLEAR "%s", line);
-		write_all_stderr(buf, n < 0 ? 0 : (size_t)n >= sizeof(buf) ? sizeof(buf) - 1
-									 : (size_t)n);
+		write_all_stderr(buf, n < 0			 ? 0
+				      : (size_t)n >= sizeof(buf) ? sizeof(buf) - 1
+								 : (size_t)n);
 		atomic_store(&log_status_shown, true);
 	} else if (atomic_exchange(&log_status_shown, false)) {
 		write_all_stderr(LOG_STATUS_CLEAR, sizeof(LOG_STATUS_CLEAR) - 1);
@@ -162,7 +159,7 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 		return;
 	len = format_prefix(lvl, line, sizeof(line));
 	room = sizeof(line) - len - 1; /* keep one byte for the '\n' */
-	errno = saved_errno; /* so that "%m" names the caller's error */
+	errno = saved_errno;	       /* so that "%m" names the caller's error */
 	va_start(ap, fmt);
 	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);

@@ -17,8 +17,7 @@
 /* The widest-order-statistic-pair interval with coverage >= conf on sorted
  * data: [x(k), x(n+1-k)], its coverage in *level; -ERANGE when n is too
  * small for conf. */
-int median_ci(const double *sorted, size_t n, double conf, double *lo, double *hi,
-	      double *level);
+int median_ci(const double *sorted, size_t n, double conf, double *lo, double *hi, double *level);
 /* The median of sorted data (n > 0). */
 double median_sorted(const double *sorted, size_t n);
 

@@ -17,20 +17,43 @@
 
 const char *const config_mmtests_ignored[] = {
 	/* monitors lockstep does not run */
-	"RUN_MONITOR", "MONITORS_ALWAYS", "MONITORS_PLAIN", "MONITORS_STAP", "MONITOR_WAIT_TIME",
+	"RUN_MONITOR",
+	"MONITORS_ALWAYS",
+	"MONITORS_PLAIN",
+	"MONITORS_STAP",
+	"MONITOR_WAIT_TIME",
 	/* profiling */
-	"RUN_NOPROFILE", "RUN_FINEPROFILE", "RUN_COARSEPROFILE", "OPROFILE_REPORT_ANNOTATE",
+	"RUN_NOPROFILE",
+	"RUN_FINEPROFILE",
+	"RUN_COARSEPROFILE",
+	"OPROFILE_REPORT_ANNOTATE",
 	"OPROFILE_REPORT_CALLGRAPH",
 	/* how MMTests runs a benchmark */
-	"RUN_WARMUP", "MMTESTS_THREAD_CUTOFF", "CONTAINER_NO_PIDS_LIMIT", "MMTESTS_IGNORE_MIRROR",
+	"RUN_WARMUP",
+	"MMTESTS_THREAD_CUTOFF",
+	"CONTAINER_NO_PIDS_LIMIT",
+	"MMTESTS_IGNORE_MIRROR",
 	/* machine set-up MMTests does before a run */
-	"RUN_TUNINGS", "VM_DIRTY_RATIO", "VM_TRANSPARENT_HUGEPAGES_DEFAULT", "SWAP_CONFIGURATION",
-	"SWAP_PARTITIONS", "SWAP_SWAPFILE_SIZEMB", "SWAP_NFS_MOUNT", "SWAP_NBD_DEVICE",
-	"SWAP_NBD_HOST", "SWAP_NBD_PORT", "MEMCG_SIZE", "TESTDISK_*",
+	"RUN_TUNINGS",
+	"VM_DIRTY_RATIO",
+	"VM_TRANSPARENT_HUGEPAGES_DEFAULT",
+	"SWAP_CONFIGURATION",
+	"SWAP_PARTITIONS",
+	"SWAP_SWAPFILE_SIZEMB",
+	"SWAP_NFS_MOUNT",
+	"SWAP_NBD_DEVICE",
+	"SWAP_NBD_HOST",
+	"SWAP_NBD_PORT",
+	"MEMCG_SIZE",
+	"TESTDISK_*",
 	/* NUMA placement of benchmark instances */
-	"MMTESTS_NUMA_POLICY", "MMTESTS_NUMA_NODE_NRCPUS", "MMTESTS_NODE_ID",
+	"MMTESTS_NUMA_POLICY",
+	"MMTESTS_NUMA_NODE_NRCPUS",
+	"MMTESTS_NODE_ID",
 	/* MMTests' own host/guest token protocol; lockstep has its barrier */
-	"MMTESTS_HOST_IP", "MMTESTS_HOST_PORT", "MMTESTS_GUEST_PORT",
+	"MMTESTS_HOST_IP",
+	"MMTESTS_HOST_PORT",
+	"MMTESTS_GUEST_PORT",
 	/* functions MMTests calls around each test; lockstep runs no hooks */
 	"MONITOR_HOOKS",
 	/* set-up that would change the machine under test: each gets a
@@ -53,30 +76,32 @@ const char *const config_mmtests_ignored[] = {
 const struct mmtests_benchmark mmtests_benchmarks[] = {
 	{ "aim9", NOT_IN_DEBIAN " (AIM Suite IX)" },
 	{ "apachebench", "ab is in Debian (apache2-utils), but it needs a web server started in "
-	  "the node that says when it is ready; no spec yet" },
+			 "the node that says when it is ready; no spec yet" },
 	{ "autonumabench", NOT_IN_DEBIAN " (the autonuma-benchmark sources)" },
 	{ "blogbench", NOT_IN_DEBIAN },
 	{ "bonniepp", NULL },
 	{ "coremark", NOT_IN_DEBIAN },
-	{ "cyclictest", NULL }, { "cyclictest-fine", NULL },
-	{ "dbench", NULL }, { "dbench4", NULL },
+	{ "cyclictest", NULL },
+	{ "cyclictest-fine", NULL },
+	{ "dbench", NULL },
+	{ "dbench4", NULL },
 	{ "easywave", NOT_IN_DEBIAN },
 	{ "ebizzy", NOT_IN_DEBIAN },
 	{ "fio", NULL },
 	{ "fsmark", NULL },
 	{ "futexbench-*", NULL },
 	{ "gitcheckout", "it clones a git repository over the network (MMTests' mirror), which a "
-	  "node does not have" },
+			 "node does not have" },
 	{ "gitsource", "it runs git's own test suite from git's sources, which Debian does not "
-	  "ship to run" },
+		       "ship to run" },
 	{ "hackbench-*", NULL },
 	{ "hpcc", "Debian's hpcc runs under MPI with an input sized for the machine that MMTests "
-	  "writes; no spec yet" },
+		  "writes; no spec yet" },
 	{ "io_uring", "it runs fio's t/io_uring test program, which Debian's fio package does not "
-	  "ship" },
+		      "ship" },
 	{ "iperf3-*", NULL },
 	{ "kernbench", "it would build Debian's linux-source-6.1 (hours in a TCG guest); no spec "
-	  "yet" },
+		       "yet" },
 	{ "klp", "it builds a live-patch kernel module against the node's running kernel" },
 	{ "kvmstart", "it starts KVM guests of its own inside the node" },
 	{ "libmicro-*", NOT_IN_DEBIAN },
@@ -88,10 +113,13 @@ const struct mmtests_benchmark mmtests_benchmarks[] = {
 	{ "netperf-*", "Debian's netperf is in non-free, which lockstep does not install from" },
 	{ "parsec-*", NOT_IN_DEBIAN },
 	{ "pedsort", NOT_IN_DEBIAN },
-	{ "perffutexwake", NULL }, { "perfnuma", NULL }, { "perfpipe", NULL },
+	{ "perffutexwake", NULL },
+	{ "perfnuma", NULL },
+	{ "perfpipe", NULL },
 	{ "perfsyscall", NULL },
 	{ "pgbench", "it needs a PostgreSQL cluster created and started in the node; not done" },
-	{ "pistress", NULL }, { "pmqtest-*", NULL },
+	{ "pistress", NULL },
+	{ "pmqtest-*", NULL },
 	{ "poundsyscall", "MMTests' own program, built at run time" },
 	{ "redis", NULL },
 	{ "redis-memtier", "memtier_benchmark is not in Debian 12's archive" },
@@ -99,25 +127,27 @@ const struct mmtests_benchmark mmtests_benchmarks[] = {
 	{ "saladfork", "MMTests' own program, built at run time" },
 	{ "schbench", NOT_IN_DEBIAN },
 	{ "script", "it runs a script of the lab's own (MMTests' SCRIPT_*): give it as a "
-	  "COMMAND_<NAME> of g.conf" },
+		    "COMMAND_<NAME> of g.conf" },
 	{ "sembench-*", NOT_IN_DEBIAN },
 	{ "siege", "siege is in Debian, but it needs a web server started in the node; no spec "
-	  "yet" },
+		   "yet" },
 	{ "simoop", NOT_IN_DEBIAN },
 	{ "specjbb", "SPECjbb is licensed per site, not in Debian" },
 	{ "specjbb2015", "SPECjbb is licensed per site, not in Debian" },
 	{ "sqlite", NULL },
 	{ "sstartup", "it times desktop programs (libreoffice, gnome-terminal) starting under "
-	  "I/O load, with scripts MMTests downloads" },
+		      "I/O load, with scripts MMTests downloads" },
 	{ "stockfish", NULL },
 	{ "stream", NOT_IN_DEBIAN " (McCalpin's STREAM, compiled for the machine)" },
 	{ "stressng", NULL },
 	{ "stutterp", "MMTests' own programs, built at run time" },
 	{ "sysbench", "MMTests' sysbench is its OLTP test against a database it builds and "
-	  "starts; sysbenchcpu and sysbenchmutex are here" },
-	{ "sysbenchcpu", NULL }, { "sysbenchmutex", NULL },
+		      "starts; sysbenchcpu and sysbenchmutex are here" },
+	{ "sysbenchcpu", NULL },
+	{ "sysbenchmutex", NULL },
 	{ "sysjitter", NOT_IN_DEBIAN },
-	{ "tbench", NULL }, { "tbench4", NULL },
+	{ "tbench", NULL },
+	{ "tbench4", NULL },
 	{ "thpchallenge", "MMTests' own program, built at run time" },
 	{ "time_unmap", "MMTests' own program, built at run time" },
 	{ "trunc", NULL },
@@ -126,8 +156,8 @@ const struct mmtests_benchmark mmtests_benchmarks[] = {
 	{ "usemem", NOT_IN_DEBIAN " (usemem.c, posted to linux-mm)" },
 	{ "wis-*", NOT_IN_DEBIAN " (will-it-scale)" },
 	{ "xfsrepair", "xfs_repair is in Debian (xfsprogs), but MMTests loop-mounts an XFS image "
-	  "it makes (root, a loop device and the xfs module in the node) and fills it with 50 "
-	  "million files first; lockstep mounts nothing in a node" },
+		       "it makes (root, a loop device and the xfs module in the node) and fills it with 50 "
+		       "million files first; lockstep mounts nothing in a node" },
 	{ "xfstests", "not in Debian 12's archive, and it needs test and scratch partitions" },
 	{ "xsbench", NOT_IN_DEBIAN },
 	/* MMTests builds these from source as benchmarks of a compiler */

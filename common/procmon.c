@@ -16,13 +16,14 @@ const char *const mon_source_path[MON_NSRC] = {
 /* The vmstat fields worth a line each: reclaim, swap, faults, NUMA
  * balancing and compaction are what disturbs a scheduler benchmark. */
 static const char *const mon_vm_names[MON_VM_FIELDS] = {
-	"nr_free_pages", "pgfault", "pgmajfault", "pswpin", "pswpout", "pgscan_kswapd",
-	"pgscan_direct", "pgsteal_kswapd", "pgsteal_direct", "numa_hint_faults",
-	"numa_pages_migrated", "compact_stall",
+	"nr_free_pages",  "pgfault",	      "pgmajfault",	     "pswpin",
+	"pswpout",	  "pgscan_kswapd",    "pgscan_direct",	     "pgsteal_kswapd",
+	"pgsteal_direct", "numa_hint_faults", "numa_pages_migrated", "compact_stall",
 };
 
 static const char *const mon_stat_names[MON_NSTAT] = {
-	"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "guest", "guest_nice",
+	"user", "nice",	   "system", "idle",  "iowait",
+	"irq",	"softirq", "steal",  "guest", "guest_nice",
 };
 
 /* ---- parsing ----------------------------------------------------------- */
@@ -244,18 +245,12 @@ int mon_parse_vmstat(const char *text, struct mon_snap *s)
 int mon_parse(enum mon_source src, const char *text, struct mon_snap *s)
 {
 	switch (src) {
-	case MON_SRC_STAT:
-		return mon_parse_stat(text, s);
-	case MON_SRC_SCHEDSTAT:
-		return mon_parse_schedstat(text, s);
-	case MON_SRC_LOADAVG:
-		return mon_parse_loadavg(text, s);
-	case MON_SRC_PRESSURE:
-		return mon_parse_pressure(text, s);
-	case MON_SRC_VMSTAT:
-		return mon_parse_vmstat(text, s);
-	case MON_NSRC:
-		break;
+	case MON_SRC_STAT: return mon_parse_stat(text, s);
+	case MON_SRC_SCHEDSTAT: return mon_parse_schedstat(text, s);
+	case MON_SRC_LOADAVG: return mon_parse_loadavg(text, s);
+	case MON_SRC_PRESSURE: return mon_parse_pressure(text, s);
+	case MON_SRC_VMSTAT: return mon_parse_vmstat(text, s);
+	case MON_NSRC: break;
 	}
 	return -EINVAL;
 }
@@ -286,8 +281,8 @@ static uint64_t mon_ticks(const uint64_t *v)
 
 /* Percent of each field over the interval; a counter that went back (a
  * CPU that went offline and came back) gives nothing. */
-static void mon_emit_cpu(struct mon_out *o, const char *label, const uint64_t *a,
-			 const uint64_t *b, bool all)
+static void mon_emit_cpu(struct mon_out *o, const char *label, const uint64_t *a, const uint64_t *b,
+			 bool all)
 {
 	static const int few[] = { MON_USER, MON_SYSTEM, MON_IDLE, MON_STEAL, MON_GUEST };
 	uint64_t ta = mon_ticks(a), tb = mon_ticks(b);
@@ -354,11 +349,9 @@ static void mon_emit_psi(struct mon_out *o, const struct mon_snap *a, const stru
 			 double secs)
 {
 	if (b->psi_some_us >= a->psi_some_us)
-		mon_put(o, "psi.cpu.some", (double)(b->psi_some_us - a->psi_some_us) / 1e4 / secs,
-			"%");
+		mon_put(o, "psi.cpu.some", (double)(b->psi_some_us - a->psi_some_us) / 1e4 / secs, "%");
 	if (a->psi_full && b->psi_full && b->psi_full_us >= a->psi_full_us)
-		mon_put(o, "psi.cpu.full", (double)(b->psi_full_us - a->psi_full_us) / 1e4 / secs,
-			"%");
+		mon_put(o, "psi.cpu.full", (double)(b->psi_full_us - a->psi_full_us) / 1e4 / secs, "%");
 }
 
 static void mon_emit_vm(struct mon_out *o, const struct mon_snap *a, const struct mon_snap *b,
@@ -437,8 +430,7 @@ static ssize_t mon_pread_all(int fd, char *buf, size_t size)
 	return (ssize_t)got;
 }
 
-void mon_reader_read(struct mon_reader *r, int64_t now_ns, struct mon_snap *s, char *buf,
-		     size_t size)
+void mon_reader_read(struct mon_reader *r, int64_t now_ns, struct mon_snap *s, char *buf, size_t size)
 {
 	s->ns = now_ns;
 	s->have = 0;
@@ -446,8 +438,7 @@ void mon_reader_read(struct mon_reader *r, int64_t now_ns, struct mon_snap *s, c
 	for (int i = 0; i < MON_NSRC; i++) {
 		if (r->fd[i] < 0)
 			continue;
-		if (mon_pread_all(r->fd[i], buf, size) < 0 ||
-		    mon_parse((enum mon_source)i, buf, s) < 0)
+		if (mon_pread_all(r->fd[i], buf, size) < 0 || mon_parse((enum mon_source)i, buf, s) < 0)
 			r->bad |= 1u << i;
 	}
 }

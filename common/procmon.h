@@ -24,20 +24,33 @@
 #define MON_CPUS_MAX 256 /* per-CPU lines kept; more are summed in "cpu" only */
 
 enum mon_stat_field {
-	MON_USER, MON_NICE, MON_SYSTEM, MON_IDLE, MON_IOWAIT, MON_IRQ, MON_SOFTIRQ, MON_STEAL,
-	MON_GUEST, MON_GUEST_NICE, MON_NSTAT
+	MON_USER,
+	MON_NICE,
+	MON_SYSTEM,
+	MON_IDLE,
+	MON_IOWAIT,
+	MON_IRQ,
+	MON_SOFTIRQ,
+	MON_STEAL,
+	MON_GUEST,
+	MON_GUEST_NICE,
+	MON_NSTAT
 };
 
 enum mon_source {
-	MON_SRC_STAT, MON_SRC_SCHEDSTAT, MON_SRC_LOADAVG, MON_SRC_PRESSURE, MON_SRC_VMSTAT,
+	MON_SRC_STAT,
+	MON_SRC_SCHEDSTAT,
+	MON_SRC_LOADAVG,
+	MON_SRC_PRESSURE,
+	MON_SRC_VMSTAT,
 	MON_NSRC
 };
 
 #define MON_VM_FIELDS 12
 
 struct mon_snap {
-	int64_t ns;            /* when it was read */
-	unsigned have;        /* 1 << enum mon_source for each source read */
+	int64_t ns;    /* when it was read */
+	unsigned have; /* 1 << enum mon_source for each source read */
 	/* /proc/stat, in USER_HZ ticks */
 	uint64_t all[MON_NSTAT];
 	unsigned ncpu;
@@ -73,21 +86,19 @@ int mon_parse(enum mon_source src, const char *text, struct mon_snap *s);
 typedef void (*mon_emit_fn)(void *ctx, const char *metric, double value, const char *unit);
 /* The samples for the interval prev..cur: rates where both have the source,
  * gauges from cur.  Returns how many it emitted. */
-unsigned mon_emit(const struct mon_snap *prev, const struct mon_snap *cur, mon_emit_fn fn,
-		  void *ctx);
+unsigned mon_emit(const struct mon_snap *prev, const struct mon_snap *cur, mon_emit_fn fn, void *ctx);
 
 /* Reading the files.  A source that is missing (no /proc/pressure, a
  * kernel without schedstats) is left out; mon_reader_missing says which. */
 struct mon_reader {
-	char root[256];        /* prepended to "proc/..."; "" is "/" */
-	int fd[MON_NSRC];      /* -1: not open (missing) */
-	unsigned bad;          /* 1 << source that was garbled at the last read */
+	char root[256];	  /* prepended to "proc/..."; "" is "/" */
+	int fd[MON_NSRC]; /* -1: not open (missing) */
+	unsigned bad;	  /* 1 << source that was garbled at the last read */
 };
 
 void mon_reader_open(struct mon_reader *r, const char *root);
 /* Reads every open source into s (stamped now_ns) using buf as scratch. */
-void mon_reader_read(struct mon_reader *r, int64_t now_ns, struct mon_snap *s, char *buf,
-		     size_t size);
+void mon_reader_read(struct mon_reader *r, int64_t now_ns, struct mon_snap *s, char *buf, size_t size);
 unsigned mon_reader_missing(const struct mon_reader *r);
 void mon_reader_close(struct mon_reader *r);
 

@@ -185,8 +185,7 @@ static int count_llcs(const struct root *r)
 	int count;
 	DIR *d;
 
-	if (root_path(r, "/sys/devices/system/cpu", path, sizeof(path)) == 0 &&
-	    (d = opendir(path))) {
+	if (root_path(r, "/sys/devices/system/cpu", path, sizeof(path)) == 0 && (d = opendir(path))) {
 		while ((de = readdir(d)))
 			if (is_numbered(de->d_name, "cpu"))
 				scan_cpu_caches(r, de->d_name, s);

@@ -48,8 +48,7 @@ int achan_discover(const char *root, const char *name, char *path, size_t len)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.' || !achan_port_has_name(root, de->d_name, name))
 			continue;
-		r = snprintf(path, len, "%s/dev/%s", root, de->d_name) >= (int)len ? -ENAMETOOLONG
-										   : 0;
+		r = snprintf(path, len, "%s/dev/%s", root, de->d_name) >= (int)len ? -ENAMETOOLONG : 0;
 		break;
 	}
 	closedir(d);
@@ -147,9 +146,7 @@ bool achan_error_transient(int err)
 	case -EBUSY:
 	case -ENXIO:
 	case -ENODEV:
-	case -EINTR:
-		return true;
-	default:
-		return false;
+	case -EINTR: return true;
+	default: return false;
 	}
 }

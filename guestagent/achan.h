@@ -14,15 +14,15 @@
 
 enum achan_mode {
 	ACHAN_DISCOVER, /* find the port named ACHAN_PORT_NAME under root */
-	ACHAN_PATH,     /* a path: character device or unix socket */
-	ACHAN_FD,       /* given, cannot be reopened */
+	ACHAN_PATH,	/* a path: character device or unix socket */
+	ACHAN_FD,	/* given, cannot be reopened */
 };
 
 struct achan {
 	enum achan_mode mode;
-	const char *root;        /* DISCOVER: stands for "/" */
-	char path[PATH_MAX];     /* PATH, or what DISCOVER found */
-	int fd;                  /* -1 when closed */
+	const char *root;    /* DISCOVER: stands for "/" */
+	char path[PATH_MAX]; /* PATH, or what DISCOVER found */
+	int fd;		     /* -1 when closed */
 	bool is_socket;
 };
 

@@ -52,23 +52,23 @@ struct agent {
 	struct outq q;
 	struct session sess;
 	struct step_run run;
-	bool prepared;        /* run holds a child waiting for the go of the step we wait at */
-	bool prepare_failed;  /* no child could be prepared: fork at the go */
-	bool running;         /* run holds a released step not yet reported done */
-	bool started;         /* started has been sent for it */
-	int64_t go_rx_ns;     /* when the go of the running step was read */
+	bool prepared;	     /* run holds a child waiting for the go of the step we wait at */
+	bool prepare_failed; /* no child could be prepared: fork at the go */
+	bool running;	     /* run holds a released step not yet reported done */
+	bool started;	     /* started has been sent for it */
+	int64_t go_rx_ns;    /* when the go of the running step was read */
 	int sigfd;
 	int workdir_fd;
 	bool leaving;
 	int exit_code;
-	bool up;              /* the channel is open and the host is there */
-	int64_t reopen_at;    /* not up: when to try again */
+	bool up;	   /* the channel is open and the host is there */
+	int64_t reopen_at; /* not up: when to try again */
 	int64_t backoff_ns;
 	unsigned open_failures;
-	int64_t rx_ns;        /* when the bytes being decoded were read */
-	char carry[4];        /* a UTF-8 sequence cut by the end of a read */
+	int64_t rx_ns; /* when the bytes being decoded were read */
+	char carry[4]; /* a UTF-8 sequence cut by the end of a read */
 	size_t ncarry;
-	size_t forwarded;     /* output bytes of this step sent */
+	size_t forwarded; /* output bytes of this step sent */
 	bool truncated;
 	struct ptp_clock ptp; /* the KVM PTP clock, when sess.ptp points to it */
 	struct sampler mon;   /* built-in monitors, while the plan asks */
@@ -164,8 +164,8 @@ static void agent_step_results(struct agent *a, int32_t status, int64_t *end_ns)
 		if (status != 0 || step_cpu_times(&a->run, &begin, end_ns) < 0)
 			return;
 		secs = (double)(*end_ns - begin) / NSEC_PER_SEC;
-		sess_step_result(&a->sess, "ops_per_sec", secs > 0 ? (double)a->run.units / secs : 0,
-				 "ops/s", true);
+		sess_step_result(&a->sess, "ops_per_sec",
+				 secs > 0 ? (double)a->run.units / secs : 0, "ops/s", true);
 	} else {
 		secs = (double)(*end_ns - begin) / NSEC_PER_SEC;
 	}
@@ -233,22 +233,23 @@ static void agent_step_cleanup(struct agent *a, bool report)
 	pid_t known[MEXT_RUNS];
 	char desc[PROTO_TEXT_MAX / 2], text[PROTO_TEXT_MAX];
 	uint32_t step = a->grp.step;
-	size_t left = stepgroup_end(&a->grp, known, agent_known_children(a, known), a->sigfd,
-				    desc, sizeof(desc));
+	size_t left = stepgroup_end(&a->grp, known, agent_known_children(a, known), a->sigfd, desc,
+				    sizeof(desc));
 
 	/* a SIGCHLD of a monitor may have been read while waiting */
 	mext_reap(&a->mext);
 	if (left) {
-		snprintf(text, sizeof(text), "step %" PRIu32 " left %zu process%s: %s; killed", step,
-			 left, left == 1 ? "" : "es", desc);
+		snprintf(text, sizeof(text), "step %" PRIu32 " left %zu process%s: %s; killed",
+			 step, left, left == 1 ? "" : "es", desc);
 		log_warn("%s", text);
 		if (report)
 			sess_step_error(&a->sess, "leftover", text);
 	}
 	if (a->grp.pids_hits) {
-		snprintf(text, sizeof(text), "step %" PRIu32 " hit its limit of %" PRIu64
-			 " processes (pids.max) %" PRIu64 " times: forks failed", step,
-			 a->grp.pids_max, a->grp.pids_hits);
+		snprintf(text, sizeof(text),
+			 "step %" PRIu32 " hit its limit of %" PRIu64
+			 " processes (pids.max) %" PRIu64 " times: forks failed",
+			 step, a->grp.pids_max, a->grp.pids_hits);
 		log_warn("%s", text);
 		if (report)
 			sess_step_error(&a->sess, "pids-limit", text);
@@ -263,8 +264,7 @@ static int agent_fork_step(struct agent *a, const struct proto_step *st)
 
 	if (r < 0)
 		return r;
-	if (stepgroup_enter(&a->grp, st->index, a->run.pid, why, sizeof(why)) < 0 &&
-	    !a->grp_warned) {
+	if (stepgroup_enter(&a->grp, st->index, a->run.pid, why, sizeof(why)) < 0 && !a->grp_warned) {
 		a->grp_warned = true;
 		log_info("steps run in a process group of their own, without a cgroup: %s", why);
 	}
@@ -341,8 +341,7 @@ static int agent_release(struct agent *a, const struct proto_step *st, int64_t a
 			a->prepared = false;
 			return 0;
 		}
-		log_warn("the child prepared for step %" PRIu32 " is gone; forking another",
-			 st->index);
+		log_warn("the child prepared for step %" PRIu32 " is gone; forking another", st->index);
 		agent_discard_prepared(a);
 	}
 	return r;
@@ -497,8 +496,9 @@ static bool agent_host_absent(const struct agent *a)
 
 static void agent_open(struct agent *a)
 {
-	const char *what = a->chan.mode == ACHAN_FD ? "fd" :
-			   a->chan.mode == ACHAN_PATH ? a->chan.path : "port " ACHAN_PORT_NAME;
+	const char *what = a->chan.mode == ACHAN_FD	? "fd"
+			   : a->chan.mode == ACHAN_PATH ? a->chan.path
+							: "port " ACHAN_PORT_NAME;
 	int r = a->chan.fd >= 0 && a->chan.mode != ACHAN_FD ? 0 : achan_open(&a->chan);
 
 	if (r < 0 && (!achan_error_transient(r) || a->chan.mode == ACHAN_FD)) {
@@ -530,12 +530,8 @@ static void agent_on_event(void *ctx, enum proto_event ev, struct proto_msg *m, 
 	if (a->leaving || !a->up)
 		return;
 	switch (ev) {
-	case PROTO_EV_RESET:
-		sess_peer_reset(&a->sess);
-		break;
-	case PROTO_EV_ERROR:
-		sess_bad_input(&a->sess, err, detail);
-		break;
+	case PROTO_EV_RESET: sess_peer_reset(&a->sess); break;
+	case PROTO_EV_ERROR: sess_bad_input(&a->sess, err, detail); break;
 	case PROTO_EV_MSG:
 		act = sess_input(&a->sess, m, a->rx_ns);
 		if (a->sess.monitor_interval_ms != a->mon_asked) {
@@ -604,8 +600,9 @@ static void agent_signals(struct agent *a)
 	if (chld && a->running && step_reap(&a->run))
 		agent_step_finished(a);
 	if (chld && a->prepared && step_reap(&a->run)) {
-		log_warn("the child prepared for step %" PRIu32 " ended before its go (status %"
-			 PRId32 "); forking at the go", a->run.index, step_exit_status(a->run.wstatus));
+		log_warn("the child prepared for step %" PRIu32
+			 " ended before its go (status %" PRId32 "); forking at the go",
+			 a->run.index, step_exit_status(a->run.wstatus));
 		step_run_close(&a->run);
 		a->prepared = false;
 		a->prepare_failed = true;
@@ -655,8 +652,7 @@ static void agent_loop_once(struct agent *a)
 	if (!a->leaving)
 		mext_handle(&a->mext, p + 5);
 	if (!a->leaving && p[3].revents)
-		sampler_take(&a->mon, &a->sess, a->running ? sess_current_step(&a->sess) : 0,
-			     false);
+		sampler_take(&a->mon, &a->sess, a->running ? sess_current_step(&a->sess) : 0, false);
 	if (!a->leaving && a->up && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
 		agent_read_channel(a, p[1].revents & (POLLHUP | POLLERR));
 	if (!a->leaving && !a->up && clock_mono_ns() >= a->reopen_at)
@@ -671,8 +667,9 @@ static void agent_loop_once(struct agent *a)
 	}
 	if (clock_mono_ns() - woke > AGENT_STALL_NS)
 		log_warn("one pass of the agent's loop took %" PRId64 " ms (at step %" PRIu32
-			 ", %s): something it called was held up", (clock_mono_ns() - woke) / 1000000,
-			 sess_current_step(&a->sess), a->running ? "running" : "waiting");
+			 ", %s): something it called was held up",
+			 (clock_mono_ns() - woke) / 1000000, sess_current_step(&a->sess),
+			 a->running ? "running" : "waiting");
 }
 
 static void agent_loop(struct agent *a)
@@ -701,8 +698,10 @@ static void agent_clocksource_under_root(const char *root, char *cs, size_t len)
 
 	if (!root || !*root)
 		return;
-	snprintf(path, sizeof(path), "%s/sys/devices/system/clocksource/clocksource0/"
-		 "current_clocksource", root);
+	snprintf(path, sizeof(path),
+		 "%s/sys/devices/system/clocksource/clocksource0/"
+		 "current_clocksource",
+		 root);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -724,7 +723,8 @@ static void agent_ptp_open(struct agent *a, const struct agent_opts *o)
 	if (o->ptp_synthetic) {
 		ptp_open_synthetic(&a->ptp, o->ptp_synthetic_ns);
 		log_warn("using a synthetic KVM PTP clock (tests only): realtime %" PRId64
-			 " ns behind the host's", o->ptp_synthetic_ns);
+			 " ns behind the host's",
+			 o->ptp_synthetic_ns);
 		a->sess.ptp = &a->ptp;
 		return;
 	}
@@ -739,7 +739,8 @@ static void agent_ptp_open(struct agent *a, const struct agent_opts *o)
 		r = ptp_open(&a->ptp, dev);
 	if (r < 0) {
 		log_warn("cannot use the KVM PTP clock %s: %s; the host measures this clock by "
-			 "ping/pong", dev, r == -ENODEV ? "no such device node" : strerror(-r));
+			 "ping/pong",
+			 dev, r == -ENODEV ? "no such device node" : strerror(-r));
 		return;
 	}
 	log_info("KVM PTP clock %s (%s): pongs carry the host's time", dev,

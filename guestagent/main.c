@@ -21,38 +21,37 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: guestagent [OPTION]...\n"
-		"The in-guest agent of lockstep: waits at each barrier, runs the steps\n"
-		"the host plans, and sends their results back over a virtio-serial port.\n"
-		"\n"
-		"  --channel PATH      a virtio-serial character device, or a unix stream\n"
-		"                      socket to connect to\n"
-		"  --channel-fd N      an already connected socket (exit when it closes)\n"
-		"                      default: the port named " ACHAN_PORT_NAME "\n"
-		"  --sysfs-root DIR    look for sys/class/virtio-ports and dev/ under DIR\n"
-		"                      instead of / (for tests)\n"
-		"  --node NAME         the node name sent to the host (default: hostname)\n"
-		"  --work-dir DIR      where command steps run (default: the current folder)\n"
-		"  --proc-root DIR     monitors read proc/ under DIR instead of / (for tests)\n"
-		"  --start-rt-priority N  hold SCHED_FIFO priority N while waiting for a go\n"
-		"                      (the agent) and from the wait for it until the start\n"
-		"                      stamp (the step's child); 0: off\n"
-		"  --clock-offset-ns N, --clock-drift-ppm P, --clock-jitter-ns J\n"
-		"                      tests only: report instants on a synthetic clock N ns\n"
-		"                      ahead, drifting P ppm, with +/-J ns of noise\n"
-		"  --no-ptp            do not use a KVM PTP clock (sys/class/ptp under the\n"
-		"                      --sysfs-root); the host measures the clock by ping/pong\n"
-		"  --ptp-synthetic-ns N  tests only: act as if a KVM PTP clock read this\n"
-		"                      system's CLOCK_REALTIME as the host's, the guest's\n"
-		"                      own realtime being N ns behind it\n"
-		"  --step-pids-max N   at most N processes per step (cgroup pids.max; default\n"
-		"                      $LOCKSTEP_STEP_PIDS_MAX, else 16384; 0: no limit)\n"
-		"  --step-memory-max B at most B bytes of memory per step (cgroup v2\n"
-		"                      memory.max; default $LOCKSTEP_STEP_MEMORY_MAX, else none)\n"
-		"  -v, --verbose       log debug messages too\n"
-		"  -h, --help          show this help\n"
-		"  -V, --version       show the version\n");
+	fprintf(f, "Usage: guestagent [OPTION]...\n"
+		   "The in-guest agent of lockstep: waits at each barrier, runs the steps\n"
+		   "the host plans, and sends their results back over a virtio-serial port.\n"
+		   "\n"
+		   "  --channel PATH      a virtio-serial character device, or a unix stream\n"
+		   "                      socket to connect to\n"
+		   "  --channel-fd N      an already connected socket (exit when it closes)\n"
+		   "                      default: the port named " ACHAN_PORT_NAME "\n"
+		   "  --sysfs-root DIR    look for sys/class/virtio-ports and dev/ under DIR\n"
+		   "                      instead of / (for tests)\n"
+		   "  --node NAME         the node name sent to the host (default: hostname)\n"
+		   "  --work-dir DIR      where command steps run (default: the current folder)\n"
+		   "  --proc-root DIR     monitors read proc/ under DIR instead of / (for tests)\n"
+		   "  --start-rt-priority N  hold SCHED_FIFO priority N while waiting for a go\n"
+		   "                      (the agent) and from the wait for it until the start\n"
+		   "                      stamp (the step's child); 0: off\n"
+		   "  --clock-offset-ns N, --clock-drift-ppm P, --clock-jitter-ns J\n"
+		   "                      tests only: report instants on a synthetic clock N ns\n"
+		   "                      ahead, drifting P ppm, with +/-J ns of noise\n"
+		   "  --no-ptp            do not use a KVM PTP clock (sys/class/ptp under the\n"
+		   "                      --sysfs-root); the host measures the clock by ping/pong\n"
+		   "  --ptp-synthetic-ns N  tests only: act as if a KVM PTP clock read this\n"
+		   "                      system's CLOCK_REALTIME as the host's, the guest's\n"
+		   "                      own realtime being N ns behind it\n"
+		   "  --step-pids-max N   at most N processes per step (cgroup pids.max; default\n"
+		   "                      $LOCKSTEP_STEP_PIDS_MAX, else 16384; 0: no limit)\n"
+		   "  --step-memory-max B at most B bytes of memory per step (cgroup v2\n"
+		   "                      memory.max; default $LOCKSTEP_STEP_MEMORY_MAX, else none)\n"
+		   "  -v, --verbose       log debug messages too\n"
+		   "  -h, --help          show this help\n"
+		   "  -V, --version       show the version\n");
 }
 
 static int parse_fd(const char *s, int *out)
@@ -114,7 +113,9 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct agent_opts o = { .channel_fd = -1, .root = "", .work_dir = ".",
+	struct agent_opts o = { .channel_fd = -1,
+				.root = "",
+				.work_dir = ".",
 				.step_pids_max = STEPGROUP_PIDS_MAX_DEFAULT };
 	char host[PROTO_NAME_MAX];
 	bool verbose = false, synthetic = false;
@@ -135,9 +136,7 @@ int main(int argc, char **argv)
 	}
 	while ((c = getopt_long(argc, argv, "vhV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'c':
-			o.channel = optarg;
-			break;
+		case 'c': o.channel = optarg; break;
 		case 'f':
 			r = parse_fd(optarg, &o.channel_fd);
 			if (r < 0) {
@@ -147,39 +146,33 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'r':
-			o.root = optarg;
-			break;
-		case 'n':
-			o.node = optarg;
-			break;
-		case 'w':
-			o.work_dir = optarg;
-			break;
-		case 'P':
-			o.proc_root = optarg;
-			break;
+		case 'r': o.root = optarg; break;
+		case 'n': o.node = optarg; break;
+		case 'w': o.work_dir = optarg; break;
+		case 'P': o.proc_root = optarg; break;
 		case 'O':
 		case 'J':
 			errno = 0;
 			*(c == 'O' ? &clock_offset : &clock_jitter) = strtoll(optarg, &end, 10);
 			if (errno || end == optarg || *end) {
-				fprintf(stderr, "guestagent: '%s' is not a number of nanoseconds\n", optarg);
+				fprintf(stderr, "guestagent: '%s' is not a number of nanoseconds\n",
+					optarg);
 				return 2;
 			}
 			synthetic = true;
 			break;
-		case 'N':
-			o.no_ptp = true;
-			break;
+		case 'N': o.no_ptp = true; break;
 		case 'S':
 			errno = 0;
 			o.ptp_synthetic_ns = strtoll(optarg, &end, 10);
 			/* a realtime that far behind would be before 1970 */
-			if (errno || end == optarg || *end || o.ptp_synthetic_ns < -NSEC_PER_SEC * 3600 ||
+			if (errno || end == optarg || *end ||
+			    o.ptp_synthetic_ns < -NSEC_PER_SEC * 3600 ||
 			    o.ptp_synthetic_ns > NSEC_PER_SEC * 3600) {
-				fprintf(stderr, "guestagent: --ptp-synthetic-ns '%s' is not a number of "
-					"nanoseconds within an hour\n", optarg);
+				fprintf(stderr,
+					"guestagent: --ptp-synthetic-ns '%s' is not a number of "
+					"nanoseconds within an hour\n",
+					optarg);
 				return 2;
 			}
 			o.ptp_synthetic = true;
@@ -197,7 +190,8 @@ int main(int argc, char **argv)
 		case 'D':
 			clock_drift = strtod(optarg, &end);
 			if (end == optarg || *end || clock_drift < -1e5 || clock_drift > 1e5) {
-				fprintf(stderr, "guestagent: --clock-drift-ppm '%s' is not a drift\n", optarg);
+				fprintf(stderr, "guestagent: --clock-drift-ppm '%s' is not a drift\n",
+					optarg);
 				return 2;
 			}
 			synthetic = true;
@@ -210,18 +204,12 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
+		case 'v': verbose = true; break;
+		case 'h': usage(stdout); return 0;
 		case 'V':
 			printf("guestagent %s (protocol %d)\n", LOCKSTEP_VERSION, PROTO_VERSION);
 			return 0;
-		default:
-			usage(stderr);
-			return 2;
+		default: usage(stderr); return 2;
 		}
 	}
 	if (synthetic)
@@ -240,15 +228,19 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (o.node && !proto_name_valid(o.node)) {
-		fprintf(stderr, "guestagent: --node '%s': a node name is 1 to %d of "
-			"[A-Za-z0-9._-], not starting with '.'\n", o.node, PROTO_NAME_MAX - 1);
+		fprintf(stderr,
+			"guestagent: --node '%s': a node name is 1 to %d of "
+			"[A-Za-z0-9._-], not starting with '.'\n",
+			o.node, PROTO_NAME_MAX - 1);
 		return 2;
 	}
 	if (!o.node) {
 		r = default_node(host, sizeof(host));
 		if (r < 0) {
-			fprintf(stderr, "guestagent: the hostname is not usable as a node name (%s);"
-				" give one with --node\n", r == -EINVAL ? "invalid" : strerror(-r));
+			fprintf(stderr,
+				"guestagent: the hostname is not usable as a node name (%s);"
+				" give one with --node\n",
+				r == -EINVAL ? "invalid" : strerror(-r));
 			return 2;
 		}
 		o.node = host;

@@ -43,20 +43,19 @@ static char mext_terminfo[PATH_MAX + 16];
  * numbers, string offsets, string table.
  */
 static const unsigned char mext_dumb[] = {
-	0x1a, 0x01, 0x18, 0x00, 0x02, 0x00, 0x01, 0x00, 0x03, 0x00, 0x04, 0x00,
-	'd', 'u', 'm', 'b', '|', '8', '0', '-', 'c', 'o', 'l', 'u', 'm', 'n', ' ',
-	'd', 'u', 'm', 'b', ' ', 't', 't', 'y', 0x00,
-	0x00, 0x01,
-	0x50, 0x00,
-	0xff, 0xff, 0x00, 0x00, 0x02, 0x00,
-	0x07, 0x00, 0x0d, 0x00,
+	0x1a, 0x01, 0x18, 0x00, 0x02, 0x00, 0x01, 0x00, 0x03, 0x00, 0x04, 0x00, 'd',
+	'u',  'm',  'b',  '|',	'8',  '0',  '-',  'c',	'o',  'l',  'u',  'm',	'n',
+	' ',  'd',  'u',  'm',	'b',  ' ',  't',  't',	'y',  0x00, 0x00, 0x01, 0x50,
+	0x00, 0xff, 0xff, 0x00, 0x00, 0x02, 0x00, 0x07, 0x00, 0x0d, 0x00,
 };
 
 /* Writes dir/terminfo/d/dumb when the system has no "dumb" of its own. */
 static void mext_make_terminfo(const char *dir)
 {
 	static const char *const system[] = {
-		"/etc/terminfo/d/dumb", "/lib/terminfo/d/dumb", "/usr/share/terminfo/d/dumb",
+		"/etc/terminfo/d/dumb",
+		"/lib/terminfo/d/dumb",
+		"/usr/share/terminfo/d/dumb",
 	};
 	char path[PATH_MAX + 32];
 	ssize_t n;
@@ -132,8 +131,8 @@ void mext_update(struct mext *x)
 	log_info("external monitors: %u from the host", x->n);
 }
 
-__attribute__((format(printf, 3, 4)))
-static void mext_report(struct mext *x, uint32_t step, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void mext_report(struct mext *x, uint32_t step,
+							      const char *fmt, ...)
 {
 	char text[PROTO_TEXT_MAX];
 	va_list ap;
@@ -220,8 +219,7 @@ static bool mext_found(const char *name)
 	while (*p) {
 		size_t len = strcspn(p, ":");
 
-		snprintf(dir, sizeof(dir), "%.*s/%s", (int)(len < PATH_MAX ? len : PATH_MAX), p,
-			 name);
+		snprintf(dir, sizeof(dir), "%.*s/%s", (int)(len < PATH_MAX ? len : PATH_MAX), p, name);
 		if (len && access(dir, X_OK) == 0)
 			return true;
 		p += len + (p[len] == ':');
@@ -273,8 +271,8 @@ static void mext_spawn(struct mext *x, unsigned mon, uint32_t step, int close_fd
 	pid_t pid;
 
 	if (!r) {
-		mext_report(x, step, "%s: cannot start: %d monitors are still stopping", x->name[mon],
-			    MEXT_RUNS);
+		mext_report(x, step, "%s: cannot start: %d monitors are still stopping",
+			    x->name[mon], MEXT_RUNS);
 		return;
 	}
 	snprintf(words, sizeof(words), "%s", x->command[mon]);
@@ -324,8 +322,7 @@ static void mext_arm(struct mext *x)
 	int64_t first = 0;
 
 	for (unsigned i = 0; i < MEXT_RUNS; i++)
-		if (x->run[i].pid > 0 && x->run[i].kill_at &&
-		    (!first || x->run[i].kill_at < first))
+		if (x->run[i].pid > 0 && x->run[i].kill_at && (!first || x->run[i].kill_at < first))
 			first = x->run[i].kill_at;
 	if (first && x->tfd < 0)
 		x->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);

@@ -36,13 +36,13 @@ struct session;
 
 /* One monitor process, for one step. */
 struct mext_run {
-	pid_t pid;          /* > 0 until reaped; 0: a free slot */
-	int out_fd;         /* read end, non-blocking; -1 once at its end */
-	unsigned mon;       /* which monitor */
-	uint32_t step;      /* the step it runs for */
-	bool stopping;      /* stopped by us: its exit is no news */
-	int64_t kill_at;    /* CLOCK_MONOTONIC of the SIGKILL; 0: none due */
-	char carry[4];      /* a UTF-8 sequence cut by the end of a read */
+	pid_t pid;	 /* > 0 until reaped; 0: a free slot */
+	int out_fd;	 /* read end, non-blocking; -1 once at its end */
+	unsigned mon;	 /* which monitor */
+	uint32_t step;	 /* the step it runs for */
+	bool stopping;	 /* stopped by us: its exit is no news */
+	int64_t kill_at; /* CLOCK_MONOTONIC of the SIGKILL; 0: none due */
+	char carry[4];	 /* a UTF-8 sequence cut by the end of a read */
 	size_t ncarry;
 	size_t forwarded;
 	bool truncated;
@@ -51,10 +51,10 @@ struct mext_run {
 struct mext {
 	char name[PROTO_MONITORS_MAX][PROTO_NAME_MAX];
 	char command[PROTO_MONITORS_MAX][PROTO_TEXT_MAX];
-	unsigned n;         /* monitors configured */
-	uint32_t gen;       /* the session's mon_gen they come from */
+	unsigned n;   /* monitors configured */
+	uint32_t gen; /* the session's mon_gen they come from */
 	struct mext_run run[MEXT_RUNS];
-	int tfd;            /* timerfd for the SIGKILLs; -1 until needed */
+	int tfd; /* timerfd for the SIGKILLs; -1 until needed */
 	struct session *sess;
 };
 

@@ -33,10 +33,10 @@ struct outq {
 	struct outq_ent *prio_head, *prio_tail;
 	struct outq_ent *sess_head, *sess_tail;
 	struct outq_ent *cur; /* the head being written, or NULL */
-	size_t cur_off;       /* bytes of cur already written */
-	size_t bytes;         /* queued in both lanes */
-	size_t dropped;       /* lines dropped since outq_take_dropped */
-	bool gate_open;       /* the sess lane may be written */
+	size_t cur_off;	      /* bytes of cur already written */
+	size_t bytes;	      /* queued in both lanes */
+	size_t dropped;	      /* lines dropped since outq_take_dropped */
+	bool gate_open;	      /* the sess lane may be written */
 };
 
 void outq_init(struct outq *q);

@@ -172,9 +172,9 @@ static int ptp_dev_pairs(struct ptp_clock *c, struct ptp_pair *out, unsigned max
 	int r = -EOPNOTSUPP;
 
 	for (enum ptp_method m = c->method; m < PTP_NMETHODS; m++) {
-		r = m == PTP_PRECISE ? ptp_read_precise(c->fd, out) :
-		    m == PTP_EXTENDED ? ptp_read_extended(c->fd, out, max) :
-					ptp_read_plain(c->fd, out, max);
+		r = m == PTP_PRECISE	? ptp_read_precise(c->fd, out)
+		    : m == PTP_EXTENDED ? ptp_read_extended(c->fd, out, max)
+					: ptp_read_plain(c->fd, out, max);
 		if (r > 0) {
 			c->method = m;
 			return r;
@@ -265,14 +265,10 @@ void ptp_close(struct ptp_clock *c)
 const char *ptp_method_name(enum ptp_method m)
 {
 	switch (m) {
-	case PTP_PRECISE:
-		return "cross-timestamp";
-	case PTP_EXTENDED:
-		return "extended";
-	case PTP_PLAIN:
-		return "plain";
-	default:
-		return "unknown";
+	case PTP_PRECISE: return "cross-timestamp";
+	case PTP_EXTENDED: return "extended";
+	case PTP_PLAIN: return "plain";
+	default: return "unknown";
 	}
 }
 
@@ -290,9 +286,8 @@ int ptp_combine(int64_t rt_a, int64_t agent_ns, int64_t rt_b, const struct ptp_p
 	for (unsigned i = 0; i < n; i++) {
 		const struct ptp_pair *p = &pairs[i];
 
-		if (p->window_ns < 0 || p->window_ns > PROTO_PTP_WINDOW_MAX_NS ||
-		    p->sys_ns < 0 || p->sys_ns > PTP_NS_MAX || p->phc_ns <= 0 ||
-		    p->phc_ns > PTP_NS_MAX)
+		if (p->window_ns < 0 || p->window_ns > PROTO_PTP_WINDOW_MAX_NS || p->sys_ns < 0 ||
+		    p->sys_ns > PTP_NS_MAX || p->phc_ns <= 0 || p->phc_ns > PTP_NS_MAX)
 			continue;
 		if (!best || p->window_ns < best->window_ns)
 			best = p;

@@ -65,8 +65,8 @@ struct ptp_clock {
 	int fd;
 	enum ptp_method method; /* the one that worked last */
 	char path[256];
-	int64_t behind_ns;      /* the synthetic clock: this system's realtime lag */
-	unsigned failures;      /* readings that failed, ever */
+	int64_t behind_ns; /* the synthetic clock: this system's realtime lag */
+	unsigned failures; /* readings that failed, ever */
 };
 
 /* The first /sys/class/ptp/ptpN (lowest N) under root whose clock_name is

@@ -82,8 +82,7 @@ int sampler_set(struct sampler *s, uint32_t interval_ms)
 		return r;
 	sampler_log_sources(s);
 	/* the first interval starts now */
-	mon_reader_read(&s->rd, aclock_now(), &sampler_snap[s->cur], sampler_buf,
-			sizeof(sampler_buf));
+	mon_reader_read(&s->rd, aclock_now(), &sampler_snap[s->cur], sampler_buf, sizeof(sampler_buf));
 	s->have_prev = true;
 	return 0;
 }

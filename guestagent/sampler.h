@@ -18,11 +18,11 @@
 struct sampler {
 	struct mon_reader rd;
 	char root[256];
-	int tfd;              /* the timer while on; -1 off */
+	int tfd;	      /* the timer while on; -1 off */
 	uint32_t interval_ms; /* 0: off */
-	unsigned cur;         /* snap[cur] is the newest */
+	unsigned cur;	      /* snap[cur] is the newest */
 	bool have_prev;
-	unsigned warned_bad;  /* sources said to be garbled, once each */
+	unsigned warned_bad; /* sources said to be garbled, once each */
 };
 
 void sampler_init(struct sampler *s, const char *proc_root);

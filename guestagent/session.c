@@ -11,8 +11,7 @@
 #include "aclock.h"
 #include "xalloc.h"
 
-void sess_init(struct session *s, struct outq *q, const struct sess_identity *id,
-	       uint64_t seed)
+void sess_init(struct session *s, struct outq *q, const struct sess_identity *id, uint64_t seed)
 {
 	memset(s, 0, sizeof(*s));
 	s->nonce_seq = seed;
@@ -205,8 +204,10 @@ static int sess_plan_check(const struct proto_msg *m, char *text, size_t len)
 		const struct proto_step *st = &m->u.plan.steps[i];
 
 		if (st->index <= prev) {
-			snprintf(text, len, "plan entry %" PRIu32 ": step index %" PRIu32
-				 " is not above the previous one (%" PRIu32 ")", i + 1, st->index, prev);
+			snprintf(text, len,
+				 "plan entry %" PRIu32 ": step index %" PRIu32
+				 " is not above the previous one (%" PRIu32 ")",
+				 i + 1, st->index, prev);
 			return -EINVAL;
 		}
 		prev = st->index;
@@ -241,8 +242,9 @@ static bool sess_plan_part(struct session *s, struct proto_msg *m)
 	if (!s->part_steps || m->u.plan.total != s->part_total || first != s->part_n + 1) {
 		char text[PROTO_TEXT_MAX];
 
-		snprintf(text, sizeof(text), "plan part from step %" PRIu32 " of %" PRIu32
-			 " does not follow the %" PRIu32 " steps received; waiting for a plan from step 1",
+		snprintf(text, sizeof(text),
+			 "plan part from step %" PRIu32 " of %" PRIu32 " does not follow the %" PRIu32
+			 " steps received; waiting for a plan from step 1",
 			 first, m->u.plan.total, s->part_n);
 		log_warn("%s", text);
 		sess_error(s, 0, "bad-plan", text);
@@ -287,9 +289,11 @@ static void sess_plan(struct session *s, struct proto_msg *m)
 		return;
 	}
 	if (s->started_any) {
-		snprintf(text, sizeof(text), "a different plan (%" PRIu32 " steps) arrived after"
+		snprintf(text, sizeof(text),
+			 "a different plan (%" PRIu32 " steps) arrived after"
 			 " steps ran (now at step %" PRIu32 "); keeping the current plan (%" PRIu32
-			 " steps)", m->u.plan.nsteps, sess_current_step(s), s->nsteps);
+			 " steps)",
+			 m->u.plan.nsteps, sess_current_step(s), s->nsteps);
 		log_warn("%s", text);
 		sess_error(s, 0, "plan-conflict", text);
 		return;
@@ -325,8 +329,10 @@ static struct sess_action sess_go(struct session *s, const struct proto_msg *m)
 		/* hostd sent it again (no started heard in time): say that the
 		 * first one got here, so that a late start is not taken for a
 		 * lost go (issue 19) */
-		snprintf(text, sizeof(text), "go for step %" PRIu32 " received again; the first one "
-			 "got here", m->u.go.step);
+		snprintf(text, sizeof(text),
+			 "go for step %" PRIu32 " received again; the first one "
+			 "got here",
+			 m->u.go.step);
 		log_info("%s", text);
 		sess_error(s, m->u.go.step, "go-again", text);
 		return act;
@@ -340,7 +346,8 @@ static struct sess_action sess_go(struct session *s, const struct proto_msg *m)
 	if (at > 0 && at - aclock_now() > SESS_GO_AHEAD_MAX) {
 		char text[PROTO_TEXT_MAX];
 
-		snprintf(text, sizeof(text), "go for step %" PRIu32 " at %" PRId64
+		snprintf(text, sizeof(text),
+			 "go for step %" PRIu32 " at %" PRId64
 			 " ns is more than %lld s ahead of this node's CLOCK_MONOTONIC; refused",
 			 m->u.go.step, at, SESS_GO_AHEAD_MAX / NSEC_PER_SEC);
 		log_warn("%s", text);
@@ -375,7 +382,8 @@ static void sess_pong(struct session *s, const struct proto_msg *ping, int64_t r
 			m.u.ping.ptp_window_ns = rd.window_ns;
 		} else if (s->ptp->failures == 1) {
 			log_warn("cannot read the KVM PTP clock %s: %s; pongs go without its "
-				 "reading while it fails (said once)", s->ptp->path, strerror(-r));
+				 "reading while it fails (said once)",
+				 s->ptp->path, strerror(-r));
 		}
 	}
 	m.u.ping.t3 = aclock_now();
@@ -402,17 +410,10 @@ static struct sess_action sess_deliver(struct session *s, struct proto_msg *m, i
 	struct sess_action none = { .kind = SESS_ACT_NONE };
 
 	switch (m->type) {
-	case PROTO_PLAN:
-		sess_plan(s, m);
-		return none;
-	case PROTO_GO:
-		return sess_go(s, m);
-	case PROTO_PING:
-		sess_pong(s, m, rx_ns);
-		return none;
-	case PROTO_MONITOR:
-		sess_monitor(s, m);
-		return none;
+	case PROTO_PLAN: sess_plan(s, m); return none;
+	case PROTO_GO: return sess_go(s, m);
+	case PROTO_PING: sess_pong(s, m, rx_ns); return none;
+	case PROTO_MONITOR: sess_monitor(s, m); return none;
 	case PROTO_BYE:
 		log_info("host said bye: %s", m->u.bye.reason);
 		return (struct sess_action){ .kind = SESS_ACT_EXIT };
@@ -443,8 +444,7 @@ struct sess_action sess_input(struct session *s, struct proto_msg *m, int64_t rx
 	sess_flush_scratch_prio(s, false);
 	s->q->gate_open = s->link.synced;
 	switch (v) {
-	case PROTO_LINK_DELIVER:
-		return sess_deliver(s, m, rx_ns);
+	case PROTO_LINK_DELIVER: return sess_deliver(s, m, rx_ns);
 	case PROTO_LINK_SYNCED:
 		log_info("link synced with the host");
 		sess_announce(s);
@@ -456,8 +456,7 @@ struct sess_action sess_input(struct session *s, struct proto_msg *m, int64_t rx
 			sess_announce(s);
 		return none;
 	case PROTO_LINK_DROPPED:
-	default:
-		return none;
+	default: return none;
 	}
 }
 
@@ -532,8 +531,8 @@ void sess_step_done(struct session *s, int64_t mono_ns, int32_t exit_status)
 	sess_enter_step(s);
 }
 
-void sess_monitor_output(struct session *s, uint32_t step, const char *monitor,
-			 const char *data, size_t len)
+void sess_monitor_output(struct session *s, uint32_t step, const char *monitor, const char *data,
+			 size_t len)
 {
 	struct proto_msg m = { .type = PROTO_MONITOR_OUTPUT };
 

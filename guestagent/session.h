@@ -47,14 +47,14 @@ struct session {
 	enum sess_phase phase;
 	struct proto_step *steps; /* the plan; owns the steps' commands */
 	uint32_t nsteps;
-	uint32_t cur;             /* steps[cur] is waited for or runs */
+	uint32_t cur; /* steps[cur] is waited for or runs */
 	/* a plan arriving in parts: the first part_n of part_total steps
 	 * (owning their commands) */
 	struct proto_step *part_steps;
 	uint32_t part_n, part_total;
-	bool started_any;         /* a step has run: the plan is fixed */
+	bool started_any; /* a step has run: the plan is fixed */
 	uint64_t nonce_seq;
-	bool sync_resent;         /* our pending sync was sent again already */
+	bool sync_resent;	      /* our pending sync was sent again already */
 	uint32_t monitor_interval_ms; /* the plan's; 0: monitors off */
 	/* external monitors, from the host's monitor messages: the set is
 	 * monitors 1..mon_count; mon_gen changes whenever it does */
@@ -79,8 +79,7 @@ struct sess_action {
 };
 
 /* seed: random bits for the sync nonces */
-void sess_init(struct session *s, struct outq *q, const struct sess_identity *id,
-	       uint64_t seed);
+void sess_init(struct session *s, struct outq *q, const struct sess_identity *id, uint64_t seed);
 void sess_free(struct session *s);
 
 /* A new connection (or the first): restart the link. */
@@ -120,8 +119,8 @@ void sess_sample(struct session *s, uint32_t step, int64_t mono_ns, const char *
 
 /* A piece of an external monitor's output (valid UTF-8, at most
  * PROTO_OUTPUT_MAX bytes) for step.  Dropped first, like samples. */
-void sess_monitor_output(struct session *s, uint32_t step, const char *monitor,
-			 const char *data, size_t len);
+void sess_monitor_output(struct session *s, uint32_t step, const char *monitor, const char *data,
+			 size_t len);
 /* Something about an external monitor the host should see (it dies, it
  * cannot start); step 0 when not about one. */
 void sess_monitor_error(struct session *s, uint32_t step, const char *text);

@@ -71,8 +71,8 @@ static void __attribute__((noreturn)) step_child_cpu(uint64_t units, int report_
 	_exit(0);
 }
 
-static void __attribute__((noreturn)) step_child_command(const char *command, int workdir_fd,
-							  int out_fd)
+static void __attribute__((noreturn))
+step_child_command(const char *command, int workdir_fd, int out_fd)
 {
 	int null_fd = open("/dev/null", O_RDONLY);
 
@@ -177,9 +177,8 @@ static int64_t step_child_runq(int fd)
  * start (when the go reached us, how long we queued for a CPU) is read
  * after the stamp.
  */
-static void __attribute__((noreturn)) step_child(const struct step_run *r, pid_t agent,
-						 int go_fd, int report_fd, int out_fd,
-						 int workdir_fd)
+static void __attribute__((noreturn)) step_child(const struct step_run *r, pid_t agent, int go_fd,
+						 int report_fd, int out_fd, int workdir_fd)
 {
 	int64_t at, reached, stamp[STEP_STAMP_WORDS];
 	/* opened now: an open between the go and the stamp would delay it */

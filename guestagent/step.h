@@ -33,22 +33,22 @@
 #define STEP_STAMP_WORDS 4
 
 struct step_run {
-	pid_t pid;          /* > 0 while the child has not been reaped */
-	int go_fd;          /* prepared: write end of the pipe the child waits on; else -1 */
-	int out_fd;         /* command: read end of its output, non-blocking; else -1 */
-	int report_fd;      /* read end, non-blocking: the start stamp, then (cpu-probe)
+	pid_t pid;	/* > 0 while the child has not been reaped */
+	int go_fd;	/* prepared: write end of the pipe the child waits on; else -1 */
+	int out_fd;	/* command: read end of its output, non-blocking; else -1 */
+	int report_fd;	/* read end, non-blocking: the start stamp, then (cpu-probe)
 			     * the work's timing; -1 once not needed */
-	uint32_t index;     /* the step it was prepared for */
+	uint32_t index; /* the step it was prepared for */
 	enum proto_step_kind kind;
 	uint64_t units;
 	char command[PROTO_COMMAND_MAX];
-	bool stamped;       /* the start stamp has been read */
-	int64_t start_ns;   /* agent clock: the child's first instant after waking */
-	int64_t late_ns;    /* start - at when the go reached the child after at; else 0 */
+	bool stamped;	     /* the start stamp has been read */
+	int64_t start_ns;    /* agent clock: the child's first instant after waking */
+	int64_t late_ns;     /* start - at when the go reached the child after at; else 0 */
 	int64_t child_go_ns; /* agent clock: the child read its go; 0: unknown */
-	int64_t runq_ns;    /* the child's time runnable but not running from reading
+	int64_t runq_ns;     /* the child's time runnable but not running from reading
 			     * its go to its stamp; -1: unknown (no schedstats) */
-	int wstatus;        /* once reaped */
+	int wstatus;	     /* once reaped */
 };
 
 void step_run_init(struct step_run *r);

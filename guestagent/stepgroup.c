@@ -129,7 +129,8 @@ static bool sg_base(const char *controller, char *out, size_t len)
 		return false;
 	if (strlen(mnt) + strlen(own) + 64 > len)
 		return false;
-	snprintf(out, len, "%.*s%.*s", PATH_MAX / 2 - 1, mnt, PATH_MAX / 2 - 1, strcmp(own, "/") ? own : "");
+	snprintf(out, len, "%.*s%.*s", PATH_MAX / 2 - 1, mnt, PATH_MAX / 2 - 1,
+		 strcmp(own, "/") ? own : "");
 	snprintf(probe, sizeof(probe), "%s/lockstep-probe-%d", out, (int)getpid());
 	if (mkdir(probe, 0755) < 0)
 		return false;
@@ -251,9 +252,10 @@ static void __attribute__((noreturn)) sg_keeper(int rfd, pid_t agent)
 		sg_kill_cgroup(cg);
 		sg_kill_cgroup(pids_cg);
 		if (step)
-			dprintf(STDERR_FILENO, "guestagent keeper: the agent ended during step %" PRIu32
-				"; killed what was left of it (group %d%s%s)\n", step, (int)pgid,
-				cg[0] ? ", cgroup " : "", cg);
+			dprintf(STDERR_FILENO,
+				"guestagent keeper: the agent ended during step %" PRIu32
+				"; killed what was left of it (group %d%s%s)\n",
+				step, (int)pgid, cg[0] ? ", cgroup " : "", cg);
 	}
 	sg_wait_exit(agent);
 	sg_wait_empty(cg);
@@ -318,8 +320,7 @@ static void sg_join(const char *base, char *out, size_t len)
 	}
 }
 
-void stepgroup_init(struct stepgroup *g, const char *root, uint64_t pids_max,
-		    uint64_t memory_max)
+void stepgroup_init(struct stepgroup *g, const char *root, uint64_t pids_max, uint64_t memory_max)
 {
 	char num[32], line[2 * PATH_MAX + 16];
 
@@ -335,7 +336,8 @@ void stepgroup_init(struct stepgroup *g, const char *root, uint64_t pids_max,
 	if (!sg_base(NULL, g->v2_base, sizeof(g->v2_base)))
 		g->v2_base[0] = '\0';
 	if (g->v2_base[0] && (g->pids_max || g->memory_max))
-		sg_write(g->v2_base, "cgroup.subtree_control", g->memory_max ? "+pids +memory" : "+pids");
+		sg_write(g->v2_base, "cgroup.subtree_control",
+			 g->memory_max ? "+pids +memory" : "+pids");
 	sg_join(g->v2_base, g->cg, sizeof(g->cg));
 	/* The cgroup is the agent's, joined once: a step's child is born in
 	 * it.  Moving a process into a cgroup per step costs 10 to 40 ms on
@@ -398,8 +400,10 @@ int stepgroup_enter(struct stepgroup *g, uint32_t step, pid_t pid, char *why, si
 	snprintf(line, sizeof(line), "S %" PRIu32 " %d\n", step, (int)pid);
 	sg_keeper_say(g, line);
 	if (!g->cg[0]) {
-		snprintf(why, len, "%s", g->v2_base[0] ? "cannot make or join a cgroup under the "
-			 "agent's own" : "no writable cgroup v2 hierarchy");
+		snprintf(why, len, "%s",
+			 g->v2_base[0] ? "cannot make or join a cgroup under the "
+					 "agent's own"
+				       : "no writable cgroup v2 hierarchy");
 		return -ENOENT;
 	}
 	return 0;
@@ -517,8 +521,8 @@ static size_t sg_children(pid_t *out, size_t max)
  * cgroups, our children we do not know, and without a cgroup the members
  * of its process group and whatever those started.
  */
-static size_t sg_leftovers(const struct stepgroup *g, const pid_t *known, size_t nknown,
-			   pid_t *set, size_t max)
+static size_t sg_leftovers(const struct stepgroup *g, const pid_t *known, size_t nknown, pid_t *set,
+			   size_t max)
 {
 	pid_t kids[1024];
 	size_t nk = sg_children(kids, sizeof(kids) / sizeof(kids[0]));
@@ -534,7 +538,8 @@ static size_t sg_leftovers(const struct stepgroup *g, const pid_t *known, size_t
 		bool grew = true;
 
 		for (size_t i = 0; i < np && n < max; i++)
-			if (g->pgid > 0 && sg_procs[i].pgid == g->pgid && !sg_in(set, n, sg_procs[i].pid))
+			if (g->pgid > 0 && sg_procs[i].pgid == g->pgid &&
+			    !sg_in(set, n, sg_procs[i].pid))
 				set[n++] = sg_procs[i].pid;
 		while (grew && n < max) {
 			grew = false;
@@ -621,8 +626,8 @@ static void sg_wait(int sigfd, int64_t deadline)
 			;
 }
 
-size_t stepgroup_end(struct stepgroup *g, const pid_t *known, size_t nknown, int sigfd,
-		     char *desc, size_t len)
+size_t stepgroup_end(struct stepgroup *g, const pid_t *known, size_t nknown, int sigfd, char *desc,
+		     size_t len)
 {
 	int64_t term_end = clock_mono_ns() + STEPGROUP_GRACE_NS;
 	int64_t kill_end = term_end + STEPGROUP_KILL_WAIT_NS;

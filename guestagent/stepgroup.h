@@ -46,25 +46,24 @@
 #define STEPGROUP_MAX 4096
 
 struct stepgroup {
-	char v2_base[PATH_MAX];   /* where step cgroups are made (v2), "" if not */
+	char v2_base[PATH_MAX];	  /* where step cgroups are made (v2), "" if not */
 	char pids_base[PATH_MAX]; /* the same for the pids limit when v2 has none */
-	uint64_t pids_max;        /* 0: none */
-	uint64_t memory_max;      /* bytes, 0: none */
+	uint64_t pids_max;	  /* 0: none */
+	uint64_t memory_max;	  /* bytes, 0: none */
 	/* the current step */
 	uint32_t step;
 	pid_t pgid;
-	char cg[PATH_MAX];        /* the agent's v2 cgroup, "" if none */
-	char pids_cg[PATH_MAX];   /* the agent's v1 pids cgroup, "" if none */
-	int keeper_fd;            /* write end of the keeper's pipe, -1 if none */
+	char cg[PATH_MAX];	/* the agent's v2 cgroup, "" if none */
+	char pids_cg[PATH_MAX]; /* the agent's v1 pids cgroup, "" if none */
+	int keeper_fd;		/* write end of the keeper's pipe, -1 if none */
 	pid_t keeper;
-	uint64_t pids_hits;       /* the last step ended: how often fork hit pids.max */
-	uint64_t pids_base_hits;  /* pids.events' max count as the step began */
+	uint64_t pids_hits;	 /* the last step ended: how often fork hit pids.max */
+	uint64_t pids_base_hits; /* pids.events' max count as the step began */
 };
 
 /* Finds the cgroup hierarchies under root ("" for /) and starts the keeper.
  * Never fails: without cgroups a step still has its group. */
-void stepgroup_init(struct stepgroup *g, const char *root, uint64_t pids_max,
-		    uint64_t memory_max);
+void stepgroup_init(struct stepgroup *g, const char *root, uint64_t pids_max, uint64_t memory_max);
 void stepgroup_fini(struct stepgroup *g);
 
 /* pid (the step's child, not yet released) leads step: the keeper is told.
@@ -79,8 +78,8 @@ int stepgroup_enter(struct stepgroup *g, uint32_t step, pid_t pid, char *why, si
  * sleep 314"); g->pids_hits says how often the step's forks hit pids.max.
  * sigfd: a signalfd with SIGCHLD, waited on in between (a SIGCHLD of a
  * known child read there is the caller's to look after: reap them after). */
-size_t stepgroup_end(struct stepgroup *g, const pid_t *known, size_t nknown, int sigfd,
-		     char *desc, size_t len);
+size_t stepgroup_end(struct stepgroup *g, const pid_t *known, size_t nknown, int sigfd, char *desc,
+		     size_t len);
 
 /* Whether a step cgroup (v2) or a pids limit is in use; for the log. */
 const char *stepgroup_describe(const struct stepgroup *g, char *buf, size_t len);

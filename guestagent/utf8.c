@@ -77,10 +77,8 @@ static size_t utf8_escaped_cost(unsigned char c)
 	case '\t':
 	case '"':
 	case '\\':
-	case '/':
-		return 2;
-	default:
-		return c < 0x20 ? 6 : 1;
+	case '/': return 2;
+	default: return c < 0x20 ? 6 : 1;
 	}
 }
 

@@ -21,8 +21,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
 /* Locates and loads every run, saying on stderr what failed; -errno. */
-int cmd_load_runs(char **args, size_t n, const char *results_dir, struct run_dict *d,
-		  struct run **out);
+int cmd_load_runs(char **args, size_t n, const char *results_dir, struct run_dict *d, struct run **out);
 void cmd_free_runs(struct run *runs, size_t n);
 void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

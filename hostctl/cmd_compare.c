@@ -57,8 +57,7 @@ static void rename_duplicates(struct run *runs, size_t n)
 	free(dup);
 }
 
-int cmd_load_runs(char **args, size_t n, const char *results_dir, struct run_dict *d,
-		  struct run **out)
+int cmd_load_runs(char **args, size_t n, const char *results_dir, struct run_dict *d, struct run **out)
 {
 	struct run *runs = xcalloc(n, sizeof(*runs));
 
@@ -131,9 +130,7 @@ int cmp_opts_parse(int opt, const char *arg, struct cmp_opts *o)
 	case CMP_OPT_FAIL:
 		o->fail_set = true;
 		return parse_double("--fail-on-regression", arg, 0, 1e9, &o->fail_pct);
-	case CMP_OPT_FORCE:
-		o->force = true;
-		return 0;
+	case CMP_OPT_FORCE: o->force = true; return 0;
 	case CMP_OPT_VARY:
 		if (!*arg || o->nvary >= CMP_VARY_MAX) {
 			cmd_error("--vary '%s': expected a setting's name, at most %d of them", arg,
@@ -142,8 +139,7 @@ int cmp_opts_parse(int opt, const char *arg, struct cmp_opts *o)
 		}
 		o->vary[o->nvary++] = arg;
 		return 0;
-	case CMP_OPT_NOISE:
-		return parse_double("--noise-pct", arg, 0, 100, &o->noise_pct);
+	case CMP_OPT_NOISE: return parse_double("--noise-pct", arg, 0, 100, &o->noise_pct);
 	case CMP_OPT_FAMILY:
 		if (!strcmp(arg, "primary") || !strcmp(arg, "all")) {
 			o->family_all = arg[0] == 'a';
@@ -167,8 +163,7 @@ static void compare_usage(FILE *f)
 		"guests taken together (their mean per iteration) and one for fairness\n"
 		"across guests (Jain's index per iteration); barrier skew per run.\n"
 		"A run is a results folder, or a run name under --results DIR.\n\n"
-		"options:\n"
-		CMP_OPTS_HELP
+		"options:\n" CMP_OPTS_HELP
 		"  --format FMT              text (default), json, csv or markdown\n"
 		"  --results DIR             where run names are looked up (default ./%s)\n"
 		"  -h, --help                this text\n\n"
@@ -203,27 +198,21 @@ int cmd_compare(int argc, char **argv)
 		switch (opt) {
 		case 'f':
 			if (out_parse_format(optarg, &fmt) < 0) {
-				cmd_error("--format '%s': expected text, json, csv or markdown", optarg);
+				cmd_error("--format '%s': expected text, json, csv or markdown",
+					  optarg);
 				return HOSTCTL_EXIT_USAGE;
 			}
 			break;
-		case 'r':
-			results = optarg;
-			break;
-		case 'h':
-			compare_usage(stdout);
-			return HOSTCTL_EXIT_OK;
+		case 'r': results = optarg; break;
+		case 'h': compare_usage(stdout); return HOSTCTL_EXIT_OK;
 		case CMP_OPT_TEST:
 		case CMP_OPT_ALPHA:
 		case CMP_OPT_CORRECTION:
 		case CMP_OPT_FAIL:
 		case CMP_OPT_VARY:
 		case CMP_OPT_FAMILY:
-		case CMP_OPT_NOISE:
-			return HOSTCTL_EXIT_USAGE; /* said by cmp_opts_parse */
-		default:
-			compare_usage(stderr);
-			return HOSTCTL_EXIT_USAGE;
+		case CMP_OPT_NOISE: return HOSTCTL_EXIT_USAGE; /* said by cmp_opts_parse */
+		default: compare_usage(stderr); return HOSTCTL_EXIT_USAGE;
 		}
 	}
 	n = (size_t)(argc - optind);
@@ -250,7 +239,8 @@ int cmd_compare(int argc, char **argv)
 	opt = c.regression ? HOSTCTL_EXIT_REGRESSION : HOSTCTL_EXIT_OK;
 	if (c.regression)
 		cmd_error("a significant change for the worse beyond %g%% (--fail-on-regression): "
-			  "exit status 3", o.fail_pct);
+			  "exit status 3",
+			  o.fail_pct);
 	cmp_free(&c);
 	cmd_free_runs(runs, n);
 	run_dict_free(&d);

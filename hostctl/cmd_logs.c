@@ -20,8 +20,8 @@ static void on_log(void *ctx, const char *type, json_object *m)
 }
 
 /* Options and the ID of logs, wait and cancel; -1: return *code. */
-static int id_command(const char *cmd, int argc, char **argv, const char *usage,
-		      struct svc_opts *o, bool *follow, long long *id, int usage_code)
+static int id_command(const char *cmd, int argc, char **argv, const char *usage, struct svc_opts *o,
+		      bool *follow, long long *id, int usage_code)
 {
 	static const struct option extra[] = {
 		{ "follow", no_argument, NULL, 'f' },
@@ -85,8 +85,8 @@ int cmd_wait(int argc, char **argv)
 		return SVC_EXIT_UNKNOWN;
 	long long code = svc_int(ok, "exit_code");
 	if (o.json)
-		printf("{\"id\":%lld,\"state\":\"%s\",\"exit_code\":%lld}\n", id, svc_str(ok, "state"),
-		       code);
+		printf("{\"id\":%lld,\"state\":\"%s\",\"exit_code\":%lld}\n", id,
+		       svc_str(ok, "state"), code);
 	else if (isatty(STDOUT_FILENO))
 		printf("experiment %lld %s, exit code %lld\n", id, svc_str(ok, "state"), code);
 	json_object_put(ok);

@@ -20,8 +20,7 @@ static void report_usage(FILE *f)
 		"sweep plots, and barrier skew as a histogram and per step.  Plots are\n"
 		"drawn by gnuplot.\n\n"
 		"options:\n"
-		"  -o, --output DIR          the report folder (created; files in it replaced)\n"
-		CMP_OPTS_HELP
+		"  -o, --output DIR          the report folder (created; files in it replaced)\n" CMP_OPTS_HELP
 		"  --results DIR             where run names are looked up (default ./%s)\n"
 		"  --gnuplot PATH            the gnuplot to run (default: gnuplot from PATH)\n"
 		"  -h, --help                this text\n\n"
@@ -59,21 +58,11 @@ int cmd_report(int argc, char **argv)
 		if (r != -ENOENT)
 			return HOSTCTL_EXIT_USAGE; /* said by cmp_opts_parse */
 		switch (opt) {
-		case 'o':
-			dir = optarg;
-			break;
-		case 'r':
-			results = optarg;
-			break;
-		case 'g':
-			gnuplot = optarg;
-			break;
-		case 'h':
-			report_usage(stdout);
-			return HOSTCTL_EXIT_OK;
-		default:
-			report_usage(stderr);
-			return HOSTCTL_EXIT_USAGE;
+		case 'o': dir = optarg; break;
+		case 'r': results = optarg; break;
+		case 'g': gnuplot = optarg; break;
+		case 'h': report_usage(stdout); return HOSTCTL_EXIT_OK;
+		default: report_usage(stderr); return HOSTCTL_EXIT_USAGE;
 		}
 	}
 	n = (size_t)(argc - optind);

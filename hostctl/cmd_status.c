@@ -61,15 +61,17 @@ static int show(const char *cmd, int argc, char **argv, const char *usage)
 			json_object_object_add(out, "running",
 					       json_object_get(json_object_object_get(ok, "running")));
 		}
-		printf("%s\n", json_object_to_json_string_ext(
-					  out, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n",
+		       json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN |
+								   JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(out);
 	} else {
 		json_object_put(s.all);
 		if (is_status && !id)
 			printf("service: %s, %lld queued in all\n",
 			       json_object_get_boolean(json_object_object_get(ok, "running"))
-				       ? "running an experiment" : "idle",
+				       ? "running an experiment"
+				       : "idle",
 			       svc_int(ok, "queued"));
 		else if (!s.n)
 			printf("no experiments of yours\n");

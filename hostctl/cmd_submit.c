@@ -130,8 +130,10 @@ static int collect_configs(const char *hname, const char *gname, struct config_f
 	config_free(h);
 	config_free(g);
 	if (r == 0 && config_files_count(files) > CTL_FILES_MAX + 2) {
-		fprintf(stderr, "hostctl submit: the configs read %zu files; at most %d go with "
-			"a submission\n", config_files_count(files), CTL_FILES_MAX + 2);
+		fprintf(stderr,
+			"hostctl submit: the configs read %zu files; at most %d go with "
+			"a submission\n",
+			config_files_count(files), CTL_FILES_MAX + 2);
 		r = 1;
 	}
 	for (size_t i = 0; i < config_files_count(files) && r == 0; i++) {
@@ -174,7 +176,7 @@ int cmd_submit(int argc, char **argv)
 	}
 	if (!host || !guest || optind < argc) {
 		fprintf(stderr, "hostctl submit: --host-config and --guest-config are needed, and "
-			"nothing else (see hostctl submit --help)\n");
+				"nothing else (see hostctl submit --help)\n");
 		return HOSTCTL_EXIT_USAGE;
 	}
 	char dir[PATH_MAX], hname[PATH_MAX], gname[PATH_MAX];
@@ -187,8 +189,8 @@ int cmd_submit(int argc, char **argv)
 			strerror(errno));
 		return HOSTCTL_EXIT_USAGE;
 	}
-	char *h = read_config("--host-config", host), *g = h ? read_config("--guest-config", guest)
-							     : NULL;
+	char *h = read_config("--host-config", host),
+	     *g = h ? read_config("--guest-config", guest) : NULL;
 	if (!h || !g) {
 		free(h);
 		return HOSTCTL_EXIT_USAGE;
@@ -227,8 +229,9 @@ int cmd_submit(int argc, char **argv)
 		return HOSTCTL_EXIT_ERROR;
 	json_object *e = json_object_object_get(ok, "experiment");
 	if (o.json)
-		printf("%s\n", json_object_to_json_string_ext(
-					  e, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n",
+		       json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
 	else
 		printf("%lld\n", svc_int(e, "id"));
 	if (!o.json && isatty(STDERR_FILENO))

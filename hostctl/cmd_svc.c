@@ -57,8 +57,10 @@ static int connect_to(const char *path)
 	strcpy(sa.sun_path, path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "hostctl: cannot reach hostd --service at %s: %s (is it running? "
-			"systemctl status hostd; or use --socket PATH)\n", path, strerror(errno));
+		fprintf(stderr,
+			"hostctl: cannot reach hostd --service at %s: %s (is it running? "
+			"systemctl status hostd; or use --socket PATH)\n",
+			path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -66,8 +68,7 @@ static int connect_to(const char *path)
 	return fd;
 }
 
-int svc_call(const struct svc_opts *o, json_object *req, svc_data_fn fn, void *ctx,
-	     json_object **ok)
+int svc_call(const struct svc_opts *o, json_object *req, svc_data_fn fn, void *ctx, json_object **ok)
 {
 	struct proto_buf out = { 0 };
 	struct ctl_decoder dec = { 0 };
@@ -76,8 +77,10 @@ int svc_call(const struct svc_opts *o, json_object *req, svc_data_fn fn, void *c
 	json_object_put(req);
 	*ok = NULL;
 	if (r < 0) {
-		fprintf(stderr, "hostctl: the request is over %d bytes (configs of at most %d bytes "
-			"each)\n", CTL_LINE_MAX, CTL_CONFIG_MAX);
+		fprintf(stderr,
+			"hostctl: the request is over %d bytes (configs of at most %d bytes "
+			"each)\n",
+			CTL_LINE_MAX, CTL_CONFIG_MAX);
 		proto_buf_free(&out);
 		return -1;
 	}
@@ -140,8 +143,7 @@ long long svc_int(json_object *o, const char *key)
 	return (long long)json_object_get_int64(v);
 }
 
-int svc_getopt(int argc, char **argv, struct svc_opts *o, const struct option *extra,
-	       const char **arg)
+int svc_getopt(int argc, char **argv, struct svc_opts *o, const struct option *extra, const char **arg)
 {
 	enum { OPT_SOCKET = 1000, OPT_JSON };
 	struct option all[16] = {
@@ -168,14 +170,16 @@ int svc_id_arg(int argc, char **argv, const char *cmd, long long *id)
 {
 	char *end;
 	if (optind != argc - 1) {
-		fprintf(stderr, "hostctl %s: one experiment ID is needed (hostctl list shows them)\n",
-			cmd);
+		fprintf(stderr,
+			"hostctl %s: one experiment ID is needed (hostctl list shows them)\n", cmd);
 		return -1;
 	}
 	*id = strtoll(argv[optind], &end, 10);
 	if (*end || *id <= 0) {
-		fprintf(stderr, "hostctl %s: '%s' is not an experiment ID (a number, as hostctl "
-			"list shows)\n", cmd, argv[optind]);
+		fprintf(stderr,
+			"hostctl %s: '%s' is not an experiment ID (a number, as hostctl "
+			"list shows)\n",
+			cmd, argv[optind]);
 		return -1;
 	}
 	return 0;

@@ -31,12 +31,9 @@ const char *cmp_name(const struct cmp_result *c, uint32_t i)
 const char *cmp_row_label(const struct cmp_result *c, const struct cmp_row *r)
 {
 	switch (r->kind) {
-	case CMP_ROW_NODE:
-		return cmp_name(c, r->node);
-	case CMP_ROW_GUESTS:
-		return "guests";
-	case CMP_ROW_FAIRNESS:
-		return "fairness";
+	case CMP_ROW_NODE: return cmp_name(c, r->node);
+	case CMP_ROW_GUESTS: return "guests";
+	case CMP_ROW_FAIRNESS: return "fairness";
 	}
 	return "?";
 }
@@ -68,8 +65,13 @@ static struct cmp_row *add_row(struct cmp_result *c, enum cmp_kind kind, const s
 	if ((c->nrows & (c->nrows - 1)) == 0)
 		c->rows = xrealloc(c->rows, (c->nrows ? 2 * c->nrows : 1) * sizeof(*c->rows));
 	r = &c->rows[c->nrows++];
-	*r = (struct cmp_row){ .kind = kind, .bench = m->bench, .metric = m->metric, .node = node,
-			       .unit = m->unit, .better = m->better, .primary = true,
+	*r = (struct cmp_row){ .kind = kind,
+			       .bench = m->bench,
+			       .metric = m->metric,
+			       .node = node,
+			       .unit = m->unit,
+			       .better = m->better,
+			       .primary = true,
 			       .cells = xcalloc(c->nruns, sizeof(*r->cells)) };
 	if (kind == CMP_ROW_FAIRNESS) {
 		r->unit = "";
@@ -133,8 +135,10 @@ static size_t fill_aggregates(const struct run *r, const struct run_metric *m,
 
 	struct itv *v;
 	size_t n = guest_values(r, m, &v), ng = 0, nf = 0, ncv = 0, nmm = 0;
-	double *gm = xmalloc((n ? n : 1) * sizeof(double)), *jain = xmalloc((n ? n : 1) * sizeof(double));
-	double *cv = xmalloc((n ? n : 1) * sizeof(double)), *mm = xmalloc((n ? n : 1) * sizeof(double));
+	double *gm = xmalloc((n ? n : 1) * sizeof(double)),
+	       *jain = xmalloc((n ? n : 1) * sizeof(double));
+	double *cv = xmalloc((n ? n : 1) * sizeof(double)),
+	       *mm = xmalloc((n ? n : 1) * sizeof(double));
 
 	for (size_t i = 0, j; i < n; i = j) {
 		double *grp, j_idx;
@@ -177,8 +181,8 @@ static size_t fill_aggregates(const struct run *r, const struct run_metric *m,
 /* Noise flags: the steps of a run in which some node's monitors saw steal
  * time, another process's load (CPU pressure) or a guest's vCPU waiting
  * to run above the limit.  noisy[step], for steps 0..*nsteps-1. */
-static bool *noisy_steps(const struct run *r, const struct run_dict *d, double pct,
-			 size_t *nsteps, size_t *count)
+static bool *noisy_steps(const struct run *r, const struct run_dict *d, double pct, size_t *nsteps,
+			 size_t *count)
 {
 	size_t n = 1;
 	bool *noisy;
@@ -250,16 +254,18 @@ static void too_few(const struct cmp_opts *o, size_t nb, size_t nn, char *why, s
 
 	if (o->test == CMP_TEST_WELCH) {
 		if (nb < 2 || nn < 2)
-			snprintf(why, len, "too few samples: n=%zu and %zu, Welch's t needs 2 per side",
-				 nb, nn);
+			snprintf(why, len,
+				 "too few samples: n=%zu and %zu, Welch's t needs 2 per side", nb, nn);
 		return;
 	}
 	if (stats_mwu_min_p(nb, nn) < o->alpha)
 		return;
 	while (stats_mwu_min_p(k, k) >= o->alpha && k < 1000)
 		k++;
-	snprintf(why, len, "too few samples: with n=%zu and %zu, U cannot reach p < %g "
-		 "(needs %zu per side)", nb, nn, o->alpha, k);
+	snprintf(why, len,
+		 "too few samples: with n=%zu and %zu, U cannot reach p < %g "
+		 "(needs %zu per side)",
+		 nb, nn, o->alpha, k);
 }
 
 static void test_cell(const struct cmp_opts *o, const struct cmp_cell *b, struct cmp_cell *c,
@@ -272,8 +278,7 @@ static void test_cell(const struct cmp_opts *o, const struct cmp_cell *b, struct
 	c->change_pct = NAN;
 	if (!b->present || !c->present) {
 		c->verdict = CMP_MISSING;
-		snprintf(c->why, sizeof(c->why), "no samples in run %s",
-			 b->present ? name : base_name);
+		snprintf(c->why, sizeof(c->why), "no samples in run %s", b->present ? name : base_name);
 		return;
 	}
 	if (cb != 0)
@@ -289,7 +294,8 @@ static void test_cell(const struct cmp_opts *o, const struct cmp_cell *b, struct
 		ret = stats_mann_whitney(b->values, b->n, c->values, c->n, &c->t);
 	if (ret < 0) {
 		c->verdict = CMP_UNTESTABLE;
-		snprintf(c->why, sizeof(c->why), "both samples are constant and differ: "
+		snprintf(c->why, sizeof(c->why),
+			 "both samples are constant and differ: "
 			 "Welch's t is undefined (try the default U test)");
 		return;
 	}
@@ -324,8 +330,9 @@ static void decide(struct cmp_result *c, size_t run)
 		else if (!isfinite(x->change_pct) || x->change_pct == 0)
 			x->verdict = CMP_DIFFERENT;
 		else
-			x->verdict = (x->change_pct > 0) == (r->better == RUN_BETTER_HIGHER) ?
-					     CMP_BETTER : CMP_WORSE;
+			x->verdict = (x->change_pct > 0) == (r->better == RUN_BETTER_HIGHER)
+					     ? CMP_BETTER
+					     : CMP_WORSE;
 		/* the gate is the verdict's: a secondary row, on its raw p, would
 		 * trip it by chance among many guests */
 		x->regression = c->opts.fail_set && r->primary && x->verdict == CMP_WORSE &&
@@ -367,7 +374,8 @@ static int metric_union(const struct run *runs, size_t nruns, const struct run_d
 				if (u[j]->bench == m->bench && u[j]->metric == m->metric)
 					f = u[j];
 			if (f && (f->better != m->better || strcmp(f->unit, m->unit))) {
-				run_err_set(e, "%s %s is in \"%s\", better %s, at %s, but in \"%s\", "
+				run_err_set(e,
+					    "%s %s is in \"%s\", better %s, at %s, but in \"%s\", "
 					    "better %s, at %s: these runs measured different things",
 					    d->names[m->bench], d->names[m->metric], f->unit,
 					    f->better > 0 ? "higher" : "lower", f->where, m->unit,
@@ -413,9 +421,10 @@ static int check_shared(struct cmp_result *c, const struct run_metric **mets, si
 		if (!shared) {
 			char *a = bench_list(base, c->dict), *b = bench_list(&c->runs[i], c->dict);
 
-			run_err_set(e, "runs %s and %s share no benchmark metric: %s has [%s], "
-				    "%s has [%s]", base->name, c->runs[i].name, base->name, a,
-				    c->runs[i].name, b);
+			run_err_set(e,
+				    "runs %s and %s share no benchmark metric: %s has [%s], "
+				    "%s has [%s]",
+				    base->name, c->runs[i].name, base->name, a, c->runs[i].name, b);
 			free(a);
 			free(b);
 			return -EINVAL;
@@ -482,7 +491,8 @@ static void add_metric_rows(struct cmp_result *c, const struct run_metric *m, bo
 			size_t first;
 			struct cmp_row *r;
 
-			if (seen[node] || !run_samples_of(&c->runs[i], m->bench, m->metric, node, &first))
+			if (seen[node] ||
+			    !run_samples_of(&c->runs[i], m->bench, m->metric, node, &first))
 				continue;
 			seen[node] = true;
 			r = add_row(c, CMP_ROW_NODE, m, node);
@@ -490,7 +500,8 @@ static void add_metric_rows(struct cmp_result *c, const struct run_metric *m, bo
 				     (!secondary_metric && run_is_host(&c->runs[i], node));
 			for (size_t j = 0; j < c->nruns; j++) {
 				fill_node(c, j, m, node, &r->cells[j]);
-				if (r->cells[j].present || !run_metric_find(&c->runs[j], m->bench, m->metric))
+				if (r->cells[j].present ||
+				    !run_metric_find(&c->runs[j], m->bench, m->metric))
 					continue;
 				if (!run_has_node_samples(&c->runs[j], node))
 					note(c, "node %s has no samples at all in run %s",
@@ -513,7 +524,8 @@ static void add_metric_rows(struct cmp_result *c, const struct run_metric *m, bo
 
 		if (out) {
 			c->left_out[j] += out;
-			note(c, "%s %s in run %s: %zu iteration%s where a guest's step failed %s left "
+			note(c,
+			     "%s %s in run %s: %zu iteration%s where a guest's step failed %s left "
 			     "out of guests (mean) and fairness; the nodes that ran keep their own rows",
 			     cmp_name(c, m->bench), cmp_name(c, m->metric), c->runs[j].name, out,
 			     out == 1 ? "" : "s", out == 1 ? "is" : "are");
@@ -536,8 +548,8 @@ static void add_metric_rows(struct cmp_result *c, const struct run_metric *m, bo
 	}
 }
 
-int cmp_build(struct cmp_result *c, const struct run *runs, size_t nruns,
-	      const struct run_dict *d, const struct cmp_opts *o, struct run_err *e)
+int cmp_build(struct cmp_result *c, const struct run *runs, size_t nruns, const struct run_dict *d,
+	      const struct cmp_opts *o, struct run_err *e)
 {
 	const struct run_metric **mets;
 	size_t nm;
@@ -566,10 +578,12 @@ int cmp_build(struct cmp_result *c, const struct run *runs, size_t nruns,
 	c->nnoisy = xcalloc(nruns, sizeof(*c->nnoisy));
 	c->noisy_steps = xcalloc(nruns, sizeof(*c->noisy_steps));
 	for (size_t j = 0; j < nruns; j++)
-		c->noisy[j] = noisy_steps(&runs[j], d, o->noise_pct, &c->nnoisy[j], &c->noisy_steps[j]);
+		c->noisy[j] =
+			noisy_steps(&runs[j], d, o->noise_pct, &c->nnoisy[j], &c->noisy_steps[j]);
 	seen = xcalloc(d->n ? d->n : 1, sizeof(*seen));
 	for (size_t k = 0; k < nm; k++)
-		add_metric_rows(c, mets[k], seen, !o->family_all && secondary_metric(mets, nm, mets[k], d));
+		add_metric_rows(c, mets[k], seen,
+				!o->family_all && secondary_metric(mets, nm, mets[k], d));
 	free(seen);
 	free(mets);
 	c->skew = xcalloc(nruns, sizeof(*c->skew));

@@ -91,7 +91,7 @@ struct cmp_diff {
 
 struct cmp_skew {
 	size_t steps, measured, unstarted;
-	size_t failed_steps; /* failure records in samples.ndjson */
+	size_t failed_steps;			/* failure records in samples.ndjson */
 	double median_ns, max_ns, bound_max_ns; /* NAN when nothing measured */
 };
 
@@ -117,8 +117,8 @@ struct cmp_result {
 };
 
 /* -EINVAL with a message in e when the runs cannot be compared. */
-int cmp_build(struct cmp_result *c, const struct run *runs, size_t nruns,
-	      const struct run_dict *d, const struct cmp_opts *o, struct run_err *e);
+int cmp_build(struct cmp_result *c, const struct run *runs, size_t nruns, const struct run_dict *d,
+	      const struct cmp_opts *o, struct run_err *e);
 void cmp_free(struct cmp_result *c);
 /* A monitor's step summary (steal_pct, run_delay, ...): a secondary row. */
 bool cmp_monitor_metric(const char *metric);

@@ -73,8 +73,10 @@ static void must_match(struct cmp_result *c, size_t j, const char *field, const 
 	fmt_int(sa, sizeof(sa), a);
 	fmt_int(sb, sizeof(sb), b);
 	/* a manifest from before the field was written: not known to differ */
-	add(c, j, varied(&c->opts, conf_name) || varied(&c->opts, field) ? CMP_DIFF_EXPECTED :
-		  a < 0 || b < 0 ? CMP_DIFF_SHOWN : CMP_DIFF_REFUSED,
+	add(c, j,
+	    varied(&c->opts, conf_name) || varied(&c->opts, field) ? CMP_DIFF_EXPECTED
+	    : a < 0 || b < 0					   ? CMP_DIFF_SHOWN
+								   : CMP_DIFF_REFUSED,
 	    "%s (%s): %s %s, %s %s", field, conf_name, c->runs[0].name, sa, c->runs[j].name, sb);
 }
 
@@ -122,7 +124,9 @@ static bool conf_diff(struct cmp_result *c, size_t j)
 			any_varied |= v;
 			add(c, j, v ? CMP_DIFF_EXPECTED : CMP_DIFF_SHOWN, "%s: %s %s, %s %s", key,
 			    c->runs[0].name, pass ? "(unset)" : vx, c->runs[j].name,
-			    pass ? vx : vy ? vy : "(unset)");
+			    pass ? vx
+			    : vy ? vy
+				 : "(unset)");
 		}
 	}
 	return any_varied;
@@ -136,15 +140,16 @@ static void fit_one(struct cmp_result *c, size_t j)
 	bool conf_varied;
 
 	if (!same_str(a->kernel, b->kernel))
-		add(c, j, CMP_DIFF_EXPECTED, "host kernel: %s %s, %s %s", na, or_unset(a->kernel), nb,
-		    or_unset(b->kernel));
+		add(c, j, CMP_DIFF_EXPECTED, "host kernel: %s %s, %s %s", na, or_unset(a->kernel),
+		    nb, or_unset(b->kernel));
 	if (!same_str(a->guest_kernel, b->guest_kernel))
 		add(c, j, CMP_DIFF_EXPECTED, "guest kernel: %s %s, %s %s", na,
 		    or_unset(a->guest_kernel), nb, or_unset(b->guest_kernel));
 	if (!same_str(a->guest_kind, b->guest_kind))
-		add(c, j, varied(&c->opts, "GUEST_KIND") || varied(&c->opts, "guest_kind") ?
-				  CMP_DIFF_EXPECTED :
-			  !a->guest_kind || !b->guest_kind ? CMP_DIFF_SHOWN : CMP_DIFF_REFUSED,
+		add(c, j,
+		    varied(&c->opts, "GUEST_KIND") || varied(&c->opts, "guest_kind") ? CMP_DIFF_EXPECTED
+		    : !a->guest_kind || !b->guest_kind ? CMP_DIFF_SHOWN
+						       : CMP_DIFF_REFUSED,
 		    "guest_kind (GUEST_KIND): %s %s, %s %s", na, or_unset(a->guest_kind), nb,
 		    or_unset(b->guest_kind));
 	must_match(c, j, "guest_count", "GUEST_COUNT", a->guest_count, b->guest_count);
@@ -201,9 +206,11 @@ int cmp_fit(struct cmp_result *c, struct run_err *e)
 		free(msg);
 		msg = t;
 	}
-	run_err_set(e, "these runs differ in what must match for a comparison to mean anything "
+	run_err_set(e,
+		    "these runs differ in what must match for a comparison to mean anything "
 		    "(REFUSED below; compare anyway with --force, or name the setting the "
-		    "comparison is about with --vary NAME):%s", msg);
+		    "comparison is about with --vary NAME):%s",
+		    msg);
 	free(msg);
 	return -EINVAL;
 }

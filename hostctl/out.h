@@ -26,8 +26,7 @@ struct out_table {
 #define OUT_COLS 10
 extern const char *const out_headers[OUT_COLS];
 /* Rows [first, first + *count) of c that share rows[first]'s metric. */
-void out_group_table(const struct cmp_result *c, size_t first, size_t *count,
-		     struct out_table *t);
+void out_group_table(const struct cmp_result *c, size_t first, size_t *count, struct out_table *t);
 void out_table_free(struct out_table *t);
 /* "benchmark metric [unit, higher is better]" */
 char *out_group_title(const struct cmp_result *c, const struct cmp_row *r);

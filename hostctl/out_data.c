@@ -66,7 +66,9 @@ static struct json_object *json_cell(const struct cmp_result *c, const struct cm
 	json_object_object_add(o, "verdict", json_object_new_string(cmp_verdict_name(x->verdict)));
 	json_object_object_add(o, "change_pct", num(x->change_pct));
 	json_object_object_add(o, "significant", json_object_new_boolean(x->significant));
-	json_object_object_add(o, "test", x->tested ? json_object_new_string(stats_method_name(x->t.method)) : NULL);
+	json_object_object_add(o, "test",
+			       x->tested ? json_object_new_string(stats_method_name(x->t.method))
+					 : NULL);
 	json_object_object_add(o, "statistic", x->tested ? num(x->t.stat) : NULL);
 	json_object_object_add(o, "df", x->tested ? num(x->t.df) : NULL);
 	json_object_object_add(o, "p", x->tested ? num(x->t.p) : NULL);
@@ -127,7 +129,8 @@ static struct json_object *json_failures(const struct cmp_result *c, size_t j)
 	for (size_t i = 0; i < r->meta.nmanifest_failures; i++) {
 		struct json_object *o = json_object_new_object();
 
-		json_object_object_add(o, "participant", json_object_new_string(r->meta.manifest_failures[i]));
+		json_object_object_add(o, "participant",
+				       json_object_new_string(r->meta.manifest_failures[i]));
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -141,12 +144,18 @@ static void out_json(FILE *f, const struct cmp_result *c)
 	json_object_object_add(root, "schema_version", json_object_new_int(OUT_JSON_SCHEMA_VERSION));
 	json_object_object_add(root, "hostctl_version", json_object_new_string(LOCKSTEP_VERSION));
 	o = json_object_new_object();
-	json_object_object_add(o, "test", json_object_new_string(c->opts.test == CMP_TEST_WELCH ? "welch" : "mann-whitney"));
+	json_object_object_add(o, "test",
+			       json_object_new_string(
+				       c->opts.test == CMP_TEST_WELCH ? "welch" : "mann-whitney"));
 	json_object_object_add(o, "alpha", num(c->opts.alpha));
 	json_object_object_add(o, "correction", json_object_new_string(c->opts.holm ? "holm" : "none"));
-	json_object_object_add(o, "change_of", json_object_new_string(c->opts.test == CMP_TEST_WELCH ? "mean" : "median"));
-	json_object_object_add(o, "fail_on_regression_pct", c->opts.fail_set ? num(c->opts.fail_pct) : NULL);
-	json_object_object_add(o, "family", json_object_new_string(c->opts.family_all ? "all" : "primary"));
+	json_object_object_add(o, "change_of",
+			       json_object_new_string(c->opts.test == CMP_TEST_WELCH ? "mean"
+										     : "median"));
+	json_object_object_add(o, "fail_on_regression_pct",
+			       c->opts.fail_set ? num(c->opts.fail_pct) : NULL);
+	json_object_object_add(o, "family",
+			       json_object_new_string(c->opts.family_all ? "all" : "primary"));
 	json_object_object_add(o, "noise_pct", num(c->opts.noise_pct));
 	json_object_object_add(o, "force", json_object_new_boolean(c->opts.force));
 	a = json_object_new_array();
@@ -155,15 +164,18 @@ static void out_json(FILE *f, const struct cmp_result *c)
 	json_object_object_add(o, "vary", a);
 	json_object_object_add(root, "settings", o);
 	json_object_object_add(root, "comparable", json_object_new_boolean(!c->forced));
-	json_object_object_add(root, "warning", out_forced_warning(c) ?
-				json_object_new_string(out_forced_warning(c)) : NULL);
+	json_object_object_add(root, "warning",
+			       out_forced_warning(c) ? json_object_new_string(out_forced_warning(c))
+						     : NULL);
 	a = json_object_new_array();
 	for (size_t i = 0; i < c->ndiffs; i++) {
 		o = json_object_new_object();
 		json_object_object_add(o, "run", json_object_new_string(c->runs[c->diffs[i].run].name));
-		json_object_object_add(o, "kind", json_object_new_string(
-			c->diffs[i].kind == CMP_DIFF_EXPECTED ? "expected" :
-			c->diffs[i].kind == CMP_DIFF_REFUSED ? "refused" : "shown"));
+		json_object_object_add(o, "kind",
+				       json_object_new_string(
+					       c->diffs[i].kind == CMP_DIFF_EXPECTED  ? "expected"
+					       : c->diffs[i].kind == CMP_DIFF_REFUSED ? "refused"
+										      : "shown"));
 		json_object_object_add(o, "what", json_object_new_string(c->diffs[i].what));
 		json_object_array_add(a, o);
 	}
@@ -179,19 +191,24 @@ static void out_json(FILE *f, const struct cmp_result *c)
 		json_object_object_add(o, "status", json_object_new_string(c->runs[j].status));
 		json_object_object_add(o, "role", json_object_new_string(j ? "new" : "base"));
 		json_object_object_add(o, "iterations", json_object_new_int64(c->runs[j].iterations));
-		json_object_object_add(o, "tests", j ? json_object_new_int64((int64_t)c->family[j]) : NULL);
+		json_object_object_add(o, "tests",
+				       j ? json_object_new_int64((int64_t)c->family[j]) : NULL);
 		json_object_object_add(sk, "steps", json_object_new_int64((int64_t)s->steps));
 		json_object_object_add(sk, "measured", json_object_new_int64((int64_t)s->measured));
-		json_object_object_add(sk, "nobody_started", json_object_new_int64((int64_t)s->unstarted));
-		json_object_object_add(o, "failed_steps", json_object_new_int64((int64_t)s->failed_steps));
+		json_object_object_add(sk, "nobody_started",
+				       json_object_new_int64((int64_t)s->unstarted));
+		json_object_object_add(o, "failed_steps",
+				       json_object_new_int64((int64_t)s->failed_steps));
 		json_object_object_add(sk, "median_ns", num(s->median_ns));
 		json_object_object_add(sk, "max_ns", num(s->max_ns));
 		json_object_object_add(sk, "bound_max_ns", num(s->bound_max_ns));
 		json_object_object_add(o, "barrier_skew", sk);
 		json_object_object_add(o, "header", json_header(c, j));
 		json_object_object_add(o, "failures", json_failures(c, j));
-		json_object_object_add(o, "left_out_iterations", json_object_new_int64((int64_t)c->left_out[j]));
-		json_object_object_add(o, "noisy_steps", json_object_new_int64((int64_t)c->noisy_steps[j]));
+		json_object_object_add(o, "left_out_iterations",
+				       json_object_new_int64((int64_t)c->left_out[j]));
+		json_object_object_add(o, "noisy_steps",
+				       json_object_new_int64((int64_t)c->noisy_steps[j]));
 		if (j) {
 			struct out_lines l = { 0 };
 			struct json_object *v = json_object_new_array();
@@ -214,9 +231,13 @@ static void out_json(FILE *f, const struct cmp_result *c)
 		json_object_object_add(o, "benchmark", json_object_new_string(cmp_name(c, r->bench)));
 		json_object_object_add(o, "metric", json_object_new_string(cmp_name(c, r->metric)));
 		json_object_object_add(o, "kind", json_object_new_string(kind_name(r->kind)));
-		json_object_object_add(o, "node", r->kind == CMP_ROW_NODE ? json_object_new_string(cmp_name(c, r->node)) : NULL);
+		json_object_object_add(o, "node",
+				       r->kind == CMP_ROW_NODE
+					       ? json_object_new_string(cmp_name(c, r->node))
+					       : NULL);
 		json_object_object_add(o, "unit", json_object_new_string(r->unit));
-		json_object_object_add(o, "better", json_object_new_string(r->better > 0 ? "higher" : "lower"));
+		json_object_object_add(o, "better",
+				       json_object_new_string(r->better > 0 ? "higher" : "lower"));
 		json_object_object_add(o, "primary", json_object_new_boolean(r->primary));
 		for (size_t j = 0; j < c->nruns; j++)
 			json_object_array_add(cells, json_cell(c, r, j));
@@ -229,8 +250,9 @@ static void out_json(FILE *f, const struct cmp_result *c)
 		json_object_array_add(a, json_object_new_string(c->notes[i]));
 	json_object_object_add(root, "notes", a);
 	json_object_object_add(root, "regression", json_object_new_boolean(c->regression));
-	fprintf(f, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-							    JSON_C_TO_STRING_NOSLASHESCAPE));
+	fprintf(f, "%s\n",
+		json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+							     JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(root);
 }
 
@@ -300,17 +322,9 @@ static void out_csv(FILE *f, const struct cmp_result *c)
 void out_print(FILE *f, enum out_format fmt, const struct cmp_result *c)
 {
 	switch (fmt) {
-	case OUT_TEXT:
-		out_text(f, c);
-		break;
-	case OUT_JSON:
-		out_json(f, c);
-		break;
-	case OUT_CSV:
-		out_csv(f, c);
-		break;
-	case OUT_MARKDOWN:
-		out_markdown(f, c);
-		break;
+	case OUT_TEXT: out_text(f, c); break;
+	case OUT_JSON: out_json(f, c); break;
+	case OUT_CSV: out_csv(f, c); break;
+	case OUT_MARKDOWN: out_markdown(f, c); break;
 	}
 }

@@ -46,8 +46,9 @@ static void append(char **s, const char *item)
 
 static const char *row_words(const struct cmp_row *r)
 {
-	return r->kind == CMP_ROW_GUESTS ? "guests together" :
-	       r->kind == CMP_ROW_FAIRNESS ? "fairness (Jain)" : NULL;
+	return r->kind == CMP_ROW_GUESTS     ? "guests together"
+	       : r->kind == CMP_ROW_FAIRNESS ? "fairness (Jain)"
+					     : NULL;
 }
 
 static char *row_name(const struct cmp_result *c, const struct cmp_row *r)
@@ -76,8 +77,8 @@ void out_verdict(const struct cmp_result *c, size_t run, struct out_lines *l)
 		case CMP_BETTER:
 		case CMP_WORSE:
 			/* a tiny significant change keeps its digits */
-			item = xasprintf(fabs(x->change_pct) >= 0.01 ? "%s %+.2f%% (p %.2g)" :
-								     "%s %+.2g%% (p %.2g)",
+			item = xasprintf(fabs(x->change_pct) >= 0.01 ? "%s %+.2f%% (p %.2g)"
+								     : "%s %+.2g%% (p %.2g)",
 					 name, x->change_pct, x->p_adj);
 			append(x->verdict == CMP_BETTER ? &better : &worse, item);
 			free(item);
@@ -87,15 +88,10 @@ void out_verdict(const struct cmp_result *c, size_t run, struct out_lines *l)
 			append(&diff, item);
 			free(item);
 			break;
-		case CMP_TOO_FEW:
-			append(&few, name);
-			break;
+		case CMP_TOO_FEW: append(&few, name); break;
 		case CMP_MISSING:
-		case CMP_UNTESTABLE:
-			append(&missing, name);
-			break;
-		default:
-			same++;
+		case CMP_UNTESTABLE: append(&missing, name); break;
+		default: same++;
 		}
 		free(name);
 	}
@@ -124,13 +120,18 @@ void out_verdict(const struct cmp_result *c, size_t run, struct out_lines *l)
 		push(l, "not tested (missing from a run, or untestable): %s", missing);
 	for (size_t j = 0; j < c->nruns; j++)
 		if ((j == 0 || j == run) && c->noisy_steps[j])
-			push(l, "run %s has %zu noisy step%s (some node's steal time, CPU pressure or vCPU "
-				"delay over %g%%): n says how many values came from them", c->runs[j].name,
-			     c->noisy_steps[j], c->noisy_steps[j] == 1 ? "" : "s", c->opts.noise_pct);
+			push(l,
+			     "run %s has %zu noisy step%s (some node's steal time, CPU pressure or vCPU "
+			     "delay over %g%%): n says how many values came from them",
+			     c->runs[j].name, c->noisy_steps[j], c->noisy_steps[j] == 1 ? "" : "s",
+			     c->opts.noise_pct);
 	for (size_t j = 0; j < c->nruns; j++)
-		if ((j == 0 || j == run) && (c->runs[j].failed_steps || c->runs[j].meta.nmanifest_failures))
-			push(l, "run %s had failures (listed below): the failed steps' nodes give no "
-				"number for them", c->runs[j].name);
+		if ((j == 0 || j == run) &&
+		    (c->runs[j].failed_steps || c->runs[j].meta.nmanifest_failures))
+			push(l,
+			     "run %s had failures (listed below): the failed steps' nodes give no "
+			     "number for them",
+			     c->runs[j].name);
 	free(better);
 	free(worse);
 	free(diff);
@@ -185,9 +186,9 @@ void out_header(const struct cmp_result *c, size_t run, struct out_lines *l)
 	push(l, "%s (%s): %s%s%s, %s", r->name, run ? "new" : "base", r->status,
 	     m->reason ? ": " : "", m->reason ? m->reason : "", r->path);
 	push(l, "host kernel %s; guest kernel %s", known(m->kernel),
-	     m->guest_kernel ? m->guest_kernel :
-	     m->guest_kind && !strcmp(m->guest_kind, "local") ? "the host's (local guests)" :
-								  "not recorded");
+	     m->guest_kernel					? m->guest_kernel
+	     : m->guest_kind && !strcmp(m->guest_kind, "local") ? "the host's (local guests)"
+								: "not recorded");
 	push(l, "host %s, CPU %s", known(m->hostname), known(m->cpu_model));
 	if (m->guest_kind) {
 		char count[24] = "?", vcpus[64] = "", mem[64] = "";
@@ -224,5 +225,6 @@ const char *out_forced_warning(const struct cmp_result *c)
 {
 	return c->forced ? "WARNING: these runs differ in their plan or guests (REFUSED lines "
 			   "below); compared only because of --force: a change may be the "
-			   "settings', not the kernel's" : NULL;
+			   "settings', not the kernel's"
+			 : NULL;
 }

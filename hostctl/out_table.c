@@ -16,7 +16,7 @@ void out_num(char *buf, size_t len, double v)
 	static const struct {
 		double f;
 		const char *p;
-	} si[] = { { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" },
+	} si[] = { { 1e12, "T" }, { 1e9, "G" },	 { 1e6, "M" },	{ 1e3, "k" },
 		   { 1, "" },	  { 1e-3, "m" }, { 1e-6, "u" }, { 1e-9, "n" } };
 	double a = fabs(v);
 
@@ -57,16 +57,18 @@ char *out_group_title(const struct cmp_result *c, const struct cmp_row *r)
 
 char *out_test_words(const struct cmp_result *c)
 {
-	const char *holm = c->opts.family_all ?
-				   "Holm-Bonferroni correction over every tested row of each pair "
-				   "(--family all)" :
-				   "Holm-Bonferroni correction over the primary rows of each pair (each "
-				   "benchmark's own metrics for the guests together, fairness, the host); "
-				   "secondary rows (each guest's own, the agent's elapsed) decided on their "
-				   "raw p, marked \"raw\"";
+	const char *holm =
+		c->opts.family_all
+			? "Holm-Bonferroni correction over every tested row of each pair "
+			  "(--family all)"
+			: "Holm-Bonferroni correction over the primary rows of each pair (each "
+			  "benchmark's own metrics for the guests together, fairness, the host); "
+			  "secondary rows (each guest's own, the agent's elapsed) decided on their "
+			  "raw p, marked \"raw\"";
 	char *s = xasprintf("%s, two-sided, alpha %g, %s",
-			    c->opts.test == CMP_TEST_WELCH ? "Welch's t test" :
-							     "Mann-Whitney U test (exact below 50 per side without ties)",
+			    c->opts.test == CMP_TEST_WELCH
+				    ? "Welch's t test"
+				    : "Mann-Whitney U test (exact below 50 per side without ties)",
 			    c->opts.alpha, c->opts.holm ? holm : "no correction for multiple rows");
 
 	return s;
@@ -84,14 +86,13 @@ static void plain_num(char *buf, size_t len, double v)
 static char *cell_change(const struct cmp_cell *x)
 {
 	switch (x->verdict) {
-	case CMP_BASE:
-		return xstrdup("(base)");
+	case CMP_BASE: return xstrdup("(base)");
 	case CMP_NO_CHANGE:
 		/* the size of a change is never hidden: ~ only says it is not significant */
 		if (!isfinite(x->change_pct))
 			return xstrdup("~");
-		return xasprintf(fabs(x->change_pct) >= 0.01 || x->change_pct == 0 ? "%+.2f%% ~" :
-										   "%+.2g%% ~",
+		return xasprintf(fabs(x->change_pct) >= 0.01 || x->change_pct == 0 ? "%+.2f%% ~"
+										   : "%+.2g%% ~",
 				 x->change_pct);
 	case CMP_BETTER:
 	case CMP_WORSE:
@@ -99,12 +100,10 @@ static char *cell_change(const struct cmp_cell *x)
 		return xasprintf(fabs(x->change_pct) >= 0.01 ? "%+.2f%% %s%s" : "%+.2g%% %s%s",
 				 x->change_pct, x->verdict == CMP_BETTER ? "better" : "worse",
 				 x->regression ? " REGRESSION" : "");
-	case CMP_DIFFERENT:
-		return xstrdup("different, centre unchanged");
+	case CMP_DIFFERENT: return xstrdup("different, centre unchanged");
 	case CMP_TOO_FEW:
 	case CMP_MISSING:
-	case CMP_UNTESTABLE:
-		return xstrdup(x->why);
+	case CMP_UNTESTABLE: return xstrdup(x->why);
 	}
 	return xstrdup("?");
 }
@@ -122,15 +121,15 @@ static void fill_row(const struct cmp_result *c, const struct cmp_row *r, size_t
 	void (*num)(char *, size_t, double);
 	char a[32], b[32];
 
-	cell[0] = run != 0 ? NULL :
-		  r->kind == CMP_ROW_GUESTS ? xstrdup("guests (mean)") :
-		  r->kind == CMP_ROW_FAIRNESS ? xstrdup("fairness (Jain)") :
-		  r->primary ? xstrdup(cmp_name(c, r->node)) :
-			       xasprintf("%s (secondary)", cmp_name(c, r->node));
+	cell[0] = run != 0			? NULL
+		  : r->kind == CMP_ROW_GUESTS	? xstrdup("guests (mean)")
+		  : r->kind == CMP_ROW_FAIRNESS ? xstrdup("fairness (Jain)")
+		  : r->primary			? xstrdup(cmp_name(c, r->node))
+						: xasprintf("%s (secondary)", cmp_name(c, r->node));
 	if (run == 0 && !r->primary && r->kind != CMP_ROW_NODE) {
 		free(cell[0]);
-		cell[0] = xasprintf("%s (secondary)", r->kind == CMP_ROW_GUESTS ? "guests (mean)" :
-									     "fairness (Jain)");
+		cell[0] = xasprintf("%s (secondary)",
+				    r->kind == CMP_ROW_GUESTS ? "guests (mean)" : "fairness (Jain)");
 	}
 	cell[1] = xstrdup(c->runs[run].name);
 	if (!x->present) {
@@ -194,10 +193,10 @@ char *out_fairness_words(const struct cmp_result *c, size_t first, size_t count)
 	s = xstrdup("fairness across guests, per iteration, median over iterations:");
 	for (size_t j = 0; j < c->nruns; j++) {
 		const struct cmp_cell *x = &r->cells[j];
-		char *t = x->present ?
-				  xasprintf("%s %s: Jain %.4f, CV %.2f%%, max/min %.4g", s, c->runs[j].name,
-					    x->d.median, 100 * x->fair_cv, x->fair_maxmin) :
-				  xasprintf("%s %s: fewer than 2 guests", s, c->runs[j].name);
+		char *t = x->present ? xasprintf("%s %s: Jain %.4f, CV %.2f%%, max/min %.4g", s,
+						 c->runs[j].name, x->d.median, 100 * x->fair_cv,
+						 x->fair_maxmin)
+				     : xasprintf("%s %s: fewer than 2 guests", s, c->runs[j].name);
 
 		free(s);
 		s = xasprintf("%s%s", t, j + 1 < c->nruns ? ";" : "");
@@ -233,8 +232,8 @@ static void print_aligned(FILE *f, const struct out_table *t)
 
 			if (col == 8)
 				width = 0;
-			pos += (size_t)snprintf(line + pos, sizeof(line) - pos, right ? "%*s  " : "%-*s  ",
-						width, s);
+			pos += (size_t)snprintf(line + pos, sizeof(line) - pos,
+						right ? "%*s  " : "%-*s  ", width, s);
 			if (pos >= sizeof(line))
 				pos = sizeof(line) - 1;
 		}
@@ -254,8 +253,10 @@ static void print_skew_text(FILE *f, const struct cmp_result *c)
 		out_ns(med, sizeof(med), s->median_ns);
 		out_ns(max, sizeof(max), s->max_ns);
 		out_ns(bound, sizeof(bound), s->bound_max_ns);
-		fprintf(f, "  %s: median %s, max %s over %zu steps (%zu with nobody started), "
-			"clock bound up to %s\n", c->runs[j].name, med, max, s->steps, s->unstarted, bound);
+		fprintf(f,
+			"  %s: median %s, max %s over %zu steps (%zu with nobody started), "
+			"clock bound up to %s\n",
+			c->runs[j].name, med, max, s->steps, s->unstarted, bound);
 		if (s->failed_steps)
 			fprintf(f, "  %s: %zu failed benchmark runs (failure records in samples.ndjson)\n",
 				c->runs[j].name, s->failed_steps);

@@ -18,20 +18,11 @@ static void html(FILE *f, const char *s)
 {
 	for (; s && *s; s++)
 		switch (*s) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		default:
-			fputc(*s, f);
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*s, f);
 		}
 }
 
@@ -49,12 +40,11 @@ static const char style[] =
 
 /* Marks each image the browser decoded, so a headless browser's dumped DOM
  * shows whether the page came out whole (tests/test_hostctl_report.c). */
-static const char script[] =
-	"window.addEventListener('load',function(){var im=document.images,ok=0;"
-	"for(var i=0;i<im.length;i++){var g=im[i].complete&&im[i].naturalWidth>0;"
-	"im[i].setAttribute('data-loaded',g?'yes':'no');if(g)ok++;}"
-	"document.body.setAttribute('data-images-total',im.length);"
-	"document.body.setAttribute('data-images-loaded',ok);});";
+static const char script[] = "window.addEventListener('load',function(){var im=document.images,ok=0;"
+			     "for(var i=0;i<im.length;i++){var g=im[i].complete&&im[i].naturalWidth>0;"
+			     "im[i].setAttribute('data-loaded',g?'yes':'no');if(g)ok++;}"
+			     "document.body.setAttribute('data-images-total',im.length);"
+			     "document.body.setAttribute('data-images-loaded',ok);});";
 
 static const char *verdict_class(enum cmp_verdict v)
 {
@@ -79,7 +69,8 @@ static void group_table(FILE *f, const struct cmp_result *c, const struct report
 
 		const struct cmp_row *row = &c->rows[g->first + i / c->nruns];
 
-		fprintf(f, "<tr class=\"%s%s\">", i % c->nruns ? "" : "first ", row->primary ? "" : "sec");
+		fprintf(f, "<tr class=\"%s%s\">", i % c->nruns ? "" : "first ",
+			row->primary ? "" : "sec");
 		for (size_t k = 0; k < OUT_COLS; k++) {
 			const char *cls = k < 2 ? "l" : k == 8 ? verdict_class(x->verdict) : "";
 
@@ -105,7 +96,8 @@ static void skew_section(FILE *f, const struct report *r)
 	fputs("<h2 id=\"skew\">Barrier skew</h2>\n<p>Last start minus first start of each released "
 	      "step: whether the guests really started together.</p>\n<table><tr><th class=\"l\">run"
 	      "</th><th>steps</th><th>nobody started</th><th>median</th><th>max</th>"
-	      "<th>clock bound</th></tr>\n", f);
+	      "<th>clock bound</th></tr>\n",
+	      f);
 	for (size_t j = 0; j < c->nruns; j++) {
 		const struct cmp_skew *s = &c->skew[j];
 		char med[32], max[32], b[32];
@@ -122,13 +114,13 @@ static void skew_section(FILE *f, const struct report *r)
 	if (r->has_skew)
 		fputs("<img src=\"skew.svg\" alt=\"histogram of barrier skew per run\">\n"
 		      "<img src=\"skew-steps.svg\" alt=\"barrier skew per step, log scale, with the "
-		      "clock bound\">\n", f);
+		      "clock bound\">\n",
+		      f);
 	else
 		fputs("<p>No run measured a skew (no barriers.ndjson, or nobody started).</p>\n", f);
 }
 
-static void html_list(FILE *f, const char *title, const char *id, const char *cls,
-		      struct out_lines *l)
+static void html_list(FILE *f, const char *title, const char *id, const char *cls, struct out_lines *l)
 {
 	if (!l->n)
 		return;
@@ -155,7 +147,8 @@ static void verdict_line(FILE *f, const struct report *r, const char *s)
 
 		for (gi = 0; gi < r->ngroups && !len; gi++) {
 			const struct cmp_row *row = &c->rows[r->groups[gi].first];
-			char *name = xasprintf("%s %s,", cmp_name(c, row->bench), cmp_name(c, row->metric));
+			char *name = xasprintf("%s %s,", cmp_name(c, row->bench),
+					       cmp_name(c, row->metric));
 
 			if (!strncmp(s, name, strlen(name)))
 				len = strlen(name) - 1;
@@ -237,9 +230,10 @@ static void page(FILE *f, const struct report *r)
 		fputs(j ? " vs " : "", f);
 		html(f, c->runs[j].name);
 	}
-	fprintf(f, "</title>\n<style>%s</style>\n<script>%s</script></head>\n<body>\n"
-		   "<h1>lockstep report</h1>\n<table><tr><th class=\"l\">run</th><th class=\"l\">role"
-		   "</th><th class=\"l\">status</th><th>iterations</th><th class=\"l\">folder</th></tr>\n",
+	fprintf(f,
+		"</title>\n<style>%s</style>\n<script>%s</script></head>\n<body>\n"
+		"<h1>lockstep report</h1>\n<table><tr><th class=\"l\">run</th><th class=\"l\">role"
+		"</th><th class=\"l\">status</th><th>iterations</th><th class=\"l\">folder</th></tr>\n",
 		style, script);
 	for (size_t j = 0; j < c->nruns; j++) {
 		fputs("<tr><td class=\"l\">", f);
@@ -256,9 +250,11 @@ static void page(FILE *f, const struct report *r)
 	summary(f, r);
 	fputs("<p>Test: ", f);
 	html(f, w);
-	fprintf(f, ". Change: of the %s against the base; <b>~</b> beside it (greyed) = not "
-		   "significant; p is the one decided on; secondary rows in italics, on their raw "
-		   "p.</p>\n<ul>", c->opts.test == CMP_TEST_WELCH ? "mean" : "median");
+	fprintf(f,
+		". Change: of the %s against the base; <b>~</b> beside it (greyed) = not "
+		"significant; p is the one decided on; secondary rows in italics, on their raw "
+		"p.</p>\n<ul>",
+		c->opts.test == CMP_TEST_WELCH ? "mean" : "median");
 	for (size_t gi = 0; gi < r->ngroups; gi++) {
 		char *t = out_group_title(c, &c->rows[r->groups[gi].first]);
 
@@ -271,7 +267,8 @@ static void page(FILE *f, const struct report *r)
 	free(w);
 	if (r->nsweeps)
 		fputs("<h2 id=\"sweeps\">Sweeps</h2>\n<p>Each sweep point's median with its 95% "
-		      "confidence interval as a band, a line per run.</p>\n", f);
+		      "confidence interval as a band, a line per run.</p>\n",
+		      f);
 	for (size_t i = 0; i < r->nsweeps; i++) {
 		fprintf(f, "<img src=\"%s\" alt=\"", r->sweeps[i].file);
 		html(f, r->sweeps[i].title);
@@ -293,7 +290,8 @@ static void page(FILE *f, const struct report *r)
 		}
 		fprintf(f, "<img src=\"%s\" alt=\"", g->box);
 		html(f, t);
-		fprintf(f, ": per-node box plots, runs side by side\">\n<img src=\"%s\" alt=\"", g->iter);
+		fprintf(f, ": per-node box plots, runs side by side\">\n<img src=\"%s\" alt=\"",
+			g->iter);
 		html(f, t);
 		fputs(": values per iteration\">\n", f);
 		if (g->has_jain) {
@@ -344,16 +342,17 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 	return remove(path);
 }
 
-int report_write(const struct cmp_result *c, const char *dir, const char *gnuplot,
-		 struct run_err *e)
+int report_write(const struct cmp_result *c, const char *dir, const char *gnuplot, struct run_err *e)
 {
 	struct report r = { .c = c, .dir = dir };
 	char tmp[] = "/tmp/hostctl-report-XXXXXX";
 	int ret;
 
 	if (strpbrk(dir, "'\n")) {
-		run_err_set(e, "%s: a report folder name cannot hold a quote or a newline "
-			    "(gnuplot is told it in quotes)", dir);
+		run_err_set(e,
+			    "%s: a report folder name cannot hold a quote or a newline "
+			    "(gnuplot is told it in quotes)",
+			    dir);
 		return -EINVAL;
 	}
 	ret = fileio_mkdir_p(dir, 0755);
@@ -370,7 +369,8 @@ int report_write(const struct cmp_result *c, const char *dir, const char *gnuplo
 		struct report_group *g;
 
 		for (n = 1; i + n < c->nrows && c->rows[i + n].bench == c->rows[i].bench &&
-			    c->rows[i + n].metric == c->rows[i].metric; n++)
+			    c->rows[i + n].metric == c->rows[i].metric;
+		     n++)
 			;
 		r.groups = xrealloc(r.groups, (r.ngroups + 1) * sizeof(*r.groups));
 		g = &r.groups[r.ngroups];

@@ -34,8 +34,7 @@ struct report {
 	size_t nsweeps;
 };
 
-int report_write(const struct cmp_result *c, const char *dir, const char *gnuplot,
-		 struct run_err *e);
+int report_write(const struct cmp_result *c, const char *dir, const char *gnuplot, struct run_err *e);
 /* report_plot.c: writes the data and the script into tmp, runs gnuplot. */
 int report_plot(struct report *r, const char *tmp, const char *gnuplot, struct run_err *e);
 /* report.c: index.html */

@@ -88,8 +88,7 @@ static size_t group_nodes(const struct cmp_result *c, const struct report_group 
 	return n;
 }
 
-static int box_plot(FILE *gp, const struct report *r, size_t gi, const char *tmp,
-		    struct run_err *e)
+static int box_plot(FILE *gp, const struct report *r, size_t gi, const char *tmp, struct run_err *e)
 {
 	const struct cmp_result *c = r->c;
 	const struct report_group *g = &r->groups[gi];
@@ -137,9 +136,12 @@ static int box_plot(FILE *gp, const struct report *r, size_t gi, const char *tmp
 		for (size_t k = 0; k < n; k++) {
 			if (!nodes[k]->cells[j].n)
 				continue;
-			fprintf(gp, "%s'%s/g%zu-r%zu-box.dat' index %zu using (%.3f):1 with boxplot "
-				    "lc rgb '%s' ", any++ ? ", \\\n  " : "", tmp, gi, j, k,
-				(double)(k + 1) + ((double)j - (double)(c->nruns - 1) / 2) * w, COLOUR(j));
+			fprintf(gp,
+				"%s'%s/g%zu-r%zu-box.dat' index %zu using (%.3f):1 with boxplot "
+				"lc rgb '%s' ",
+				any++ ? ", \\\n  " : "", tmp, gi, j, k,
+				(double)(k + 1) + ((double)j - (double)(c->nruns - 1) / 2) * w,
+				COLOUR(j));
 			if (titled) {
 				fputs("notitle", gp);
 				continue;
@@ -219,8 +221,7 @@ out:
 	return ret;
 }
 
-static int iter_plot(FILE *gp, const struct report *r, size_t gi, const char *tmp,
-		     struct run_err *e)
+static int iter_plot(FILE *gp, const struct report *r, size_t gi, const char *tmp, struct run_err *e)
 {
 	const struct cmp_result *c = r->c;
 	const struct cmp_row *row = &c->rows[r->groups[gi].first];
@@ -238,12 +239,16 @@ static int iter_plot(FILE *gp, const struct report *r, size_t gi, const char *tm
 		double off = ((double)j - (double)(c->nruns - 1) / 2) * w;
 
 		/* a colour per node (gnuplot's line types), a point shape per run */
-		fprintf(gp, "%s'%s/g%zu-r%zu-it.dat' using ($1%+.3f):2:3 with points pt %d ps 0.45 "
-			    "lc variable title ", j ? ", " : "", tmp, gi, j, off, point_types[j % 5]);
+		fprintf(gp,
+			"%s'%s/g%zu-r%zu-it.dat' using ($1%+.3f):2:3 with points pt %d ps 0.45 "
+			"lc variable title ",
+			j ? ", " : "", tmp, gi, j, off, point_types[j % 5]);
 		gp_str(gp, c->runs[j].name);
 		fprintf(gp, ".' nodes (a colour each)'");
-		fprintf(gp, ", '%s/g%zu-r%zu-mean.dat' using 1:2 with linespoints lw 2 pt 5 "
-			    "lc rgb '%s' title ", tmp, gi, j, COLOUR(j));
+		fprintf(gp,
+			", '%s/g%zu-r%zu-mean.dat' using 1:2 with linespoints lw 2 pt 5 "
+			"lc rgb '%s' title ",
+			tmp, gi, j, COLOUR(j));
 		gp_str(gp, c->runs[j].name);
 		fprintf(gp, ".' guests mean'");
 	}
@@ -320,16 +325,20 @@ static int sweep_plots(FILE *gp, struct report *r, const char *tmp, struct run_e
 				const struct cmp_row *rk = &c->rows[r->groups[k].first], *sr;
 
 				if (rk->metric != row->metric ||
-				    !sweep_point(cmp_name(c, rk->bench), b2, sizeof(b2), p2, sizeof(p2), &v) ||
+				    !sweep_point(cmp_name(c, rk->bench), b2, sizeof(b2), p2,
+						 sizeof(p2), &v) ||
 				    strcmp(b2, bench) || strcmp(p2, param))
 					continue;
 				done[k] = true;
 				npoints++;
 				sr = sweep_row(c, &r->groups[k]);
 				if (sr && sr->cells[j].present)
-					fprintf(f, "%.17g %.17g %.17g %.17g\n", v, sr->cells[j].d.median,
-						sr->cells[j].d.has_ci ? sr->cells[j].d.ci_lo : sr->cells[j].d.median,
-						sr->cells[j].d.has_ci ? sr->cells[j].d.ci_hi : sr->cells[j].d.median);
+					fprintf(f, "%.17g %.17g %.17g %.17g\n", v,
+						sr->cells[j].d.median,
+						sr->cells[j].d.has_ci ? sr->cells[j].d.ci_lo
+								      : sr->cells[j].d.median,
+						sr->cells[j].d.has_ci ? sr->cells[j].d.ci_hi
+								      : sr->cells[j].d.median);
 			}
 			if (close_data(f, name, e) < 0)
 				ret = -EIO;
@@ -338,20 +347,23 @@ static int sweep_plots(FILE *gp, struct report *r, const char *tmp, struct run_e
 			continue;
 		r->sweeps = xrealloc(r->sweeps, (r->nsweeps + 1) * sizeof(*r->sweeps));
 		snprintf(r->sweeps[si].file, sizeof(r->sweeps[si].file), "s%zu-sweep.svg", si);
-		r->sweeps[si].title = xasprintf("%s %s [%s%s%s is better] against %s, %s", bench,
-						cmp_name(c, row->metric), row->unit, *row->unit ? ", " : "",
-						row->better > 0 ? "higher" : "lower", param,
-						sweep_row(c, &r->groups[gi]) &&
-								sweep_row(c, &r->groups[gi])->kind == CMP_ROW_GUESTS ?
-							"guests together" : "host");
+		r->sweeps[si].title =
+			xasprintf("%s %s [%s%s%s is better] against %s, %s", bench,
+				  cmp_name(c, row->metric), row->unit, *row->unit ? ", " : "",
+				  row->better > 0 ? "higher" : "lower", param,
+				  sweep_row(c, &r->groups[gi]) &&
+						  sweep_row(c, &r->groups[gi])->kind == CMP_ROW_GUESTS
+					  ? "guests together"
+					  : "host");
 		r->nsweeps++;
 		gp_output(gp, r->dir, r->sweeps[si].file);
 		gp_plot_head(gp, r->sweeps[si].title, param, row->unit);
 		for (size_t j = 0; j < c->nruns; j++) {
-			fprintf(gp, "%s'%s/s%zu-r%zu.dat' using 1:3:4 with filledcurves fs transparent "
-				    "solid 0.2 noborder lc rgb '%s' notitle, '%s/s%zu-r%zu.dat' using 1:2 "
-				    "with linespoints lw 2 pt 7 lc rgb '%s' title ", j ? ", " : "", tmp, si,
-				j, COLOUR(j), tmp, si, j, COLOUR(j));
+			fprintf(gp,
+				"%s'%s/s%zu-r%zu.dat' using 1:3:4 with filledcurves fs transparent "
+				"solid 0.2 noborder lc rgb '%s' notitle, '%s/s%zu-r%zu.dat' using 1:2 "
+				"with linespoints lw 2 pt 7 lc rgb '%s' title ",
+				j ? ", " : "", tmp, si, j, COLOUR(j), tmp, si, j, COLOUR(j));
 			gp_str(gp, c->runs[j].name);
 		}
 		fprintf(gp, "\nunset xlabel\n");
@@ -395,8 +407,10 @@ static int jain_plot(FILE *gp, struct report *r, size_t gi, const char *tmp, str
 	fprintf(gp, ".' Jain index across guests' noenhanced\nset xlabel 'iteration (in order, "
 		    "those with a failed guest left out)'\nset ylabel 'Jain index (1 = fair)'\nplot ");
 	for (size_t j = 0; j < c->nruns; j++) {
-		fprintf(gp, "%s'%s/g%zu-r%zu-jain.dat' using 1:2 with linespoints lw 2 pt 7 "
-			    "lc rgb '%s' title ", j ? ", " : "", tmp, gi, j, COLOUR(j));
+		fprintf(gp,
+			"%s'%s/g%zu-r%zu-jain.dat' using 1:2 with linespoints lw 2 pt 7 "
+			"lc rgb '%s' title ",
+			j ? ", " : "", tmp, gi, j, COLOUR(j));
 		gp_str(gp, c->runs[j].name);
 	}
 	fprintf(gp, "\nunset xlabel\n");
@@ -418,8 +432,10 @@ static void skew_steps_plot(FILE *gp, const struct report *r, const char *tmp)
 		    "set xlabel 'released step (in order)'\nset ylabel 'skew (us)'\nset logscale y\n"
 		    "unset xrange\nset xrange [*:*]\nplot ");
 	for (size_t j = 0; j < c->nruns; j++) {
-		fprintf(gp, "%s'%s/skew-r%zu.dat' using 0:($1 > 0 ? $1 : 0.001) with linespoints "
-			    "pt 7 ps 0.4 lc rgb '%s' title ", j ? ", " : "", tmp, j, COLOUR(j));
+		fprintf(gp,
+			"%s'%s/skew-r%zu.dat' using 0:($1 > 0 ? $1 : 0.001) with linespoints "
+			"pt 7 ps 0.4 lc rgb '%s' title ",
+			j ? ", " : "", tmp, j, COLOUR(j));
 		gp_str(gp, c->runs[j].name);
 	}
 	if (bound > 0)
@@ -455,14 +471,17 @@ static int skew_plot(FILE *gp, struct report *r, const char *tmp, struct run_err
 			return -EIO;
 	}
 	gp_output(gp, r->dir, "skew.svg");
-	fprintf(gp, "set title 'barrier skew: last start minus first start, "
-		    "per released step'\nset xlabel 'skew (us)'\nset ylabel 'steps'\n"
-		    "bw = %.9g\nbin(x) = bw * floor(x / bw) + bw / 2\nset boxwidth bw * 0.9\n"
-		    "set xrange [0:*]\nplot ", max > 0 ? max / 30 : 1);
+	fprintf(gp,
+		"set title 'barrier skew: last start minus first start, "
+		"per released step'\nset xlabel 'skew (us)'\nset ylabel 'steps'\n"
+		"bw = %.9g\nbin(x) = bw * floor(x / bw) + bw / 2\nset boxwidth bw * 0.9\n"
+		"set xrange [0:*]\nplot ",
+		max > 0 ? max / 30 : 1);
 	for (size_t j = 0; j < c->nruns; j++) {
-		fprintf(gp, "%s'%s/skew-r%zu.dat' using (bin($1)):(1.0) smooth frequency with boxes "
-			    "fs transparent solid 0.45 lc rgb '%s' title ", j ? ", " : "", tmp, j,
-			COLOUR(j));
+		fprintf(gp,
+			"%s'%s/skew-r%zu.dat' using (bin($1)):(1.0) smooth frequency with boxes "
+			"fs transparent solid 0.45 lc rgb '%s' title ",
+			j ? ", " : "", tmp, j, COLOUR(j));
 		gp_str(gp, c->runs[j].name);
 	}
 	fprintf(gp, "\n");

@@ -126,8 +126,10 @@ int run_locate(const char *arg, const char *results_dir, char **path, struct run
 			*path = p;
 			return 0;
 		}
-		run_err_set(e, "run '%s': neither ./%s/manifest.json nor %s/manifest.json exists "
-			    "(give a run folder, or a run name under --results DIR)", arg, arg, p);
+		run_err_set(e,
+			    "run '%s': neither ./%s/manifest.json nor %s/manifest.json exists "
+			    "(give a run folder, or a run name under --results DIR)",
+			    arg, arg, p);
 		free(p);
 		return -ENOENT;
 	}
@@ -189,12 +191,14 @@ static int load_manifest(struct run *r, struct run_dict *d, struct run_err *e)
 		run_err_set(e, "%s: not a JSON object", file);
 		goto out;
 	}
-	if (!json_object_object_get_ex(m, "schema_version", &v) || !json_object_is_type(v, json_type_int)) {
+	if (!json_object_object_get_ex(m, "schema_version", &v) ||
+	    !json_object_is_type(v, json_type_int)) {
 		run_err_set(e, "%s: no integer schema_version (not a lockstep results folder?)", file);
 		goto out;
 	}
 	if (json_object_get_int64(v) != RESULTS_SCHEMA_VERSION) {
-		run_err_set(e, "%s: schema_version %lld, but this hostctl reads version %d "
+		run_err_set(e,
+			    "%s: schema_version %lld, but this hostctl reads version %d "
 			    "(use the hostctl of the lockstep that wrote it)",
 			    file, (long long)json_object_get_int64(v), RESULTS_SCHEMA_VERSION);
 		goto out;
@@ -222,7 +226,8 @@ static int load_manifest(struct run *r, struct run_dict *d, struct run_err *e)
 				run_err_set(e, "%s: participants[%zu] has no node name", file, i);
 				goto out;
 			}
-			ret = add_node(r, d, node, kind ? !strcmp(kind, "host") : !strcmp(node, "host"));
+			ret = add_node(r, d, node,
+				       kind ? !strcmp(kind, "host") : !strcmp(node, "host"));
 			if (ret < 0) {
 				run_err_set(e, "%s: too many names", file);
 				goto out;
@@ -239,8 +244,8 @@ out:
 
 /* ---- NDJSON ---- */
 
-typedef int (*line_fn)(struct run *r, struct run_dict *d, struct json_object *o,
-		       const char *where, struct run_err *e);
+typedef int (*line_fn)(struct run *r, struct run_dict *d, struct json_object *o, const char *where,
+		       struct run_err *e);
 
 static int read_ndjson(struct run *r, struct run_dict *d, const char *name, line_fn fn,
 		       struct run_err *e)
@@ -357,8 +362,8 @@ static int check_metric(struct run *r, struct run_dict *d, struct json_object *o
 	}
 	if (m->better != b || strcmp(m->unit, unit)) {
 		run_err_set(e, "%s: %s %s is in \"%s\", better %s, but %s said \"%s\", better %s",
-			    where, d->names[s->bench], d->names[s->metric], unit, better,
-			    m->where, m->unit, m->better > 0 ? "higher" : "lower");
+			    where, d->names[s->bench], d->names[s->metric], unit, better, m->where,
+			    m->unit, m->better > 0 ? "higher" : "lower");
 		return -EINVAL;
 	}
 	return 0;
@@ -366,8 +371,8 @@ static int check_metric(struct run *r, struct run_dict *d, struct json_object *o
 
 /* A failure record: which node, benchmark, iteration and step, and why.
  * Its node is a participant even when it never gave a number. */
-static int failure_line(struct run *r, struct run_dict *d, struct json_object *o,
-			const char *where, struct run_err *e)
+static int failure_line(struct run *r, struct run_dict *d, struct json_object *o, const char *where,
+			struct run_err *e)
 {
 	struct run_failure f = { .step = -1 };
 	struct json_object *v;
@@ -400,8 +405,8 @@ static bool sample_failed(const struct run *r, const struct run_sample *s)
 
 		if (f->node != s->node)
 			continue;
-		if (f->step >= 0 && s->step >= 0 ? f->step == s->step :
-		    f->bench == s->bench && f->iteration == s->iteration)
+		if (f->step >= 0 && s->step >= 0 ? f->step == s->step
+						 : f->bench == s->bench && f->iteration == s->iteration)
 			return true;
 	}
 	return false;
@@ -423,8 +428,8 @@ static void drop_failed(struct run *r)
 	r->nsamples = k;
 }
 
-static int sample_line(struct run *r, struct run_dict *d, struct json_object *o,
-		       const char *where, struct run_err *e)
+static int sample_line(struct run *r, struct run_dict *d, struct json_object *o, const char *where,
+		       struct run_err *e)
 {
 	struct run_sample s;
 	struct json_object *v;
@@ -447,8 +452,9 @@ static int sample_line(struct run *r, struct run_dict *d, struct json_object *o,
 		return -EINVAL;
 	}
 	s.iteration = json_object_get_int64(v);
-	s.step = json_object_object_get_ex(o, "step", &v) && json_object_is_type(v, json_type_int) ?
-			 json_object_get_int64(v) : -1;
+	s.step = json_object_object_get_ex(o, "step", &v) && json_object_is_type(v, json_type_int)
+			 ? json_object_get_int64(v)
+			 : -1;
 	if (!json_object_object_get_ex(o, "value", &v) ||
 	    !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int))) {
 		run_err_set(e, "%s: no numeric \"value\"", where);
@@ -456,7 +462,8 @@ static int sample_line(struct run *r, struct run_dict *d, struct json_object *o,
 	}
 	s.value = json_object_get_double(v);
 	if (!isfinite(s.value)) {
-		run_err_set(e, "%s: value of %s %s for %s, iteration %lld, is %g: "
+		run_err_set(e,
+			    "%s: value of %s %s for %s, iteration %lld, is %g: "
 			    "not a finite number, so no statistic can use it",
 			    where, d->names[s.bench], d->names[s.metric], d->names[s.node],
 			    (long long)s.iteration, s.value);
@@ -472,23 +479,23 @@ static int sample_line(struct run *r, struct run_dict *d, struct json_object *o,
 	return 0;
 }
 
-static int barrier_line(struct run *r, struct run_dict *d, struct json_object *o,
-			const char *where, struct run_err *e)
+static int barrier_line(struct run *r, struct run_dict *d, struct json_object *o, const char *where,
+			struct run_err *e)
 {
 	struct json_object *v;
 
 	(void)d;
 	r->nsteps++;
-	if (json_object_object_get_ex(o, "skew_bound_ns", &v) && json_object_is_type(v, json_type_int) &&
-	    json_object_get_double(v) > r->skew_bound_max_ns)
+	if (json_object_object_get_ex(o, "skew_bound_ns", &v) &&
+	    json_object_is_type(v, json_type_int) && json_object_get_double(v) > r->skew_bound_max_ns)
 		r->skew_bound_max_ns = json_object_get_double(v);
 	if (!json_object_object_get_ex(o, "skew_ns", &v) || json_object_is_type(v, json_type_null)) {
 		r->steps_unstarted++;
 		return 0;
 	}
 	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0) {
-		run_err_set(e, "%s: skew_ns is %s, expected a non-negative integer or null",
-			    where, json_object_to_json_string(v));
+		run_err_set(e, "%s: skew_ns is %s, expected a non-negative integer or null", where,
+			    json_object_to_json_string(v));
 		return -EINVAL;
 	}
 	if ((r->nskew & (r->nskew - 1)) == 0)
@@ -586,8 +593,7 @@ static size_t lower_bound(const struct run *r, uint32_t bench, uint32_t metric, 
 	return lo;
 }
 
-size_t run_samples_of(const struct run *r, uint32_t bench, uint32_t metric, uint32_t node,
-		      size_t *first)
+size_t run_samples_of(const struct run *r, uint32_t bench, uint32_t metric, uint32_t node, size_t *first)
 {
 	size_t i = lower_bound(r, bench, metric, node), j = i;
 

@@ -76,8 +76,8 @@ struct run_kv {
 };
 
 struct run_meta {
-	char *hostname, *kernel, *cpu_model, *started, *ended, *hostd_version, *release,
-		*reason, *guest_kind, *guest_kernel;
+	char *hostname, *kernel, *cpu_model, *started, *ended, *hostd_version, *release, *reason,
+		*guest_kind, *guest_kernel;
 	int64_t guest_count, guest_vcpus, guest_memory_mib;
 	char **plan; /* distinct steps, iteration left out: "benchmark [variant] kind what" */
 	size_t nplan;

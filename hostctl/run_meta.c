@@ -47,8 +47,7 @@ static int64_t int_at(struct json_object *o, const char *a, const char *b)
 
 /* Adds the distinct steps of a plan; a node's own plan (prefix "nodes: ")
  * only where it differs from the first node's, the first nmain entries. */
-static void plan_add(struct run_meta *m, const char *prefix, struct json_object *steps,
-		     size_t nmain)
+static void plan_add(struct run_meta *m, const char *prefix, struct json_object *steps, size_t nmain)
 {
 	if (!steps || !json_object_is_type(steps, json_type_array))
 		return;
@@ -61,10 +60,11 @@ static void plan_add(struct run_meta *m, const char *prefix, struct json_object 
 		bool dup = false;
 
 		if (int_at(s, "units", NULL) >= 0)
-			snprintf(units, sizeof(units), "units=%lld", (long long)int_at(s, "units", NULL));
-		sig = xasprintf("%s%s%s%s%s %s %s", prefix, bench ? bench : "?",
-				variant ? " " : "", variant ? variant : "", warm ? " (warm-up)" : "",
-				kind ? kind : "?", cmd ? cmd : units);
+			snprintf(units, sizeof(units), "units=%lld",
+				 (long long)int_at(s, "units", NULL));
+		sig = xasprintf("%s%s%s%s%s %s %s", prefix, bench ? bench : "?", variant ? " " : "",
+				variant ? variant : "", warm ? " (warm-up)" : "", kind ? kind : "?",
+				cmd ? cmd : units);
 		for (size_t k = 0; k < m->nplan && !dup; k++)
 			dup = !strcmp(m->plan[k], sig);
 		/* a node's plan says only how it differs from the first node's */
@@ -161,8 +161,10 @@ void run_meta_load(struct run_meta *m, struct json_object *man, const char *dir)
 			if (json_object_object_get_ex(np, "nodes", &nodes) &&
 			    json_object_is_type(nodes, json_type_array))
 				for (size_t i = 0; i < json_object_array_length(nodes); i++) {
-					char *t = xasprintf("%s%s%s", prefix, i ? "," : "",
-							    json_object_get_string(json_object_array_get_idx(nodes, i)));
+					char *t =
+						xasprintf("%s%s%s", prefix, i ? "," : "",
+							  json_object_get_string(
+								  json_object_array_get_idx(nodes, i)));
 					free(prefix);
 					prefix = t;
 				}

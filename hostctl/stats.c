@@ -15,12 +15,9 @@
 const char *stats_method_name(enum stats_method m)
 {
 	switch (m) {
-	case STATS_MWU_EXACT:
-		return "mann-whitney-exact";
-	case STATS_MWU_NORMAL:
-		return "mann-whitney-normal";
-	case STATS_WELCH:
-		return "welch";
+	case STATS_MWU_EXACT: return "mann-whitney-exact";
+	case STATS_MWU_NORMAL: return "mann-whitney-normal";
+	case STATS_WELCH: return "welch";
 	}
 	return "?";
 }
@@ -175,8 +172,7 @@ static double rank_sum(const double *x, size_t nx, const double *y, size_t ny, d
 	return rx;
 }
 
-int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
-		       struct stats_test *t)
+int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, struct stats_test *t)
 {
 	double ties, u, mn = (double)nx * (double)ny, n = (double)(nx + ny);
 	size_t bad;

@@ -46,8 +46,7 @@ int stats_describe(const double *x, size_t n, struct stats_desc *d);
  * both sides are below STATS_MWU_EXACT_MAX and there are no ties, else the
  * normal approximation with tie and continuity correction.  Identical
  * samples give p = 1.  -EINVAL when a side is empty. */
-int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
-		       struct stats_test *t);
+int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, struct stats_test *t);
 /* The smallest two-sided p the U test can give with these sizes:
  * 2 / C(nx+ny, nx).  Below alpha is the least a decision needs. */
 double stats_mwu_min_p(size_t nx, size_t ny);

@@ -25,15 +25,13 @@ typedef void (*svc_data_fn)(void *ctx, const char *type, json_object *m);
 /* Sends req (consumed) and reads the answer; the final "ok" into *ok
  * (the caller puts it).  0; or -1 after saying on stderr what failed (no
  * service, refused, an "error" answer: its text). */
-int svc_call(const struct svc_opts *o, json_object *req, svc_data_fn fn, void *ctx,
-	     json_object **ok);
+int svc_call(const struct svc_opts *o, json_object *req, svc_data_fn fn, void *ctx, json_object **ok);
 
 /* Parses --socket and --json (and -h) for every service command; the
  * command's own long options follow in extra (may be NULL).  Returns the
  * getopt value of an extra option, -1 at the end, '?' on an error (said),
  * 'h' for help. */
-int svc_getopt(int argc, char **argv, struct svc_opts *o, const struct option *extra,
-	       const char **arg);
+int svc_getopt(int argc, char **argv, struct svc_opts *o, const struct option *extra, const char **arg);
 /* The experiment ID argument at argv[optind]: 0, or -1 after saying why. */
 int svc_id_arg(int argc, char **argv, const char *cmd, long long *id);
 /* A human line per experiment (status shows progress too). */

@@ -153,8 +153,8 @@ static int run_configs(const struct run_options *o, const char *const *sets, uns
 	struct config_diag d;
 	char *template = find_demo_template();
 	int code = RUN_EXIT_USAGE;
-	int loaded = experiment_load_set(o->host_config, o->guest_config, template, sets, load_flags,
-					 &exp, &h, &g, &d);
+	int loaded = experiment_load_set(o->host_config, o->guest_config, template, sets,
+					 load_flags, &exp, &h, &g, &d);
 	free(template);
 	if (loaded < 0) {
 		char line[1024];
@@ -202,9 +202,29 @@ out:
 
 int main(int argc, char **argv)
 {
-	enum { OPT_HOST = 256, OPT_GUEST, OPT_RUN, OPT_RESULTS, OPT_AGENT, OPT_GUEST_AGENT, OPT_STATE, OPT_SYSFS, OPT_NOPROG,
-	       OPT_PUBKEY, OPT_VERSION, OPT_SERVICE, OPT_SOCKET, OPT_SETTINGS, OPT_GROUP,
-	       OPT_STATUS_FILE, OPT_SET, OPT_CHECK, OPT_RUN_AS, OPT_CONFIG_FILES, OPT_LENIENT };
+	enum {
+		OPT_HOST = 256,
+		OPT_GUEST,
+		OPT_RUN,
+		OPT_RESULTS,
+		OPT_AGENT,
+		OPT_GUEST_AGENT,
+		OPT_STATE,
+		OPT_SYSFS,
+		OPT_NOPROG,
+		OPT_PUBKEY,
+		OPT_VERSION,
+		OPT_SERVICE,
+		OPT_SOCKET,
+		OPT_SETTINGS,
+		OPT_GROUP,
+		OPT_STATUS_FILE,
+		OPT_SET,
+		OPT_CHECK,
+		OPT_RUN_AS,
+		OPT_CONFIG_FILES,
+		OPT_LENIENT
+	};
 	static const struct option opts[] = {
 		{ "host-config", required_argument, NULL, OPT_HOST },
 		{ "guest-config", required_argument, NULL, OPT_GUEST },
@@ -224,14 +244,15 @@ int main(int argc, char **argv)
 		{ "set", required_argument, NULL, OPT_SET },
 		{ "check", no_argument, NULL, OPT_CHECK },
 		{ "lenient", no_argument, NULL, OPT_LENIENT },
-		{ "run-as", required_argument, NULL, OPT_RUN_AS },             /* the service's */
+		{ "run-as", required_argument, NULL, OPT_RUN_AS },	       /* the service's */
 		{ "config-files", required_argument, NULL, OPT_CONFIG_FILES }, /* the service's */
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ 0 },
 	};
-	struct run_options o = { .results_dir = "results", .state_dir = "/var/lib/lockstep",
+	struct run_options o = { .results_dir = "results",
+				 .state_dir = "/var/lib/lockstep",
 				 .sysfs_root = "/",
 				 .progress = isatty(STDERR_FILENO) };
 	enum log_level level = LOG_LVL_INFO;
@@ -260,7 +281,10 @@ int main(int argc, char **argv)
 		case OPT_RESULTS: o.results_dir = optarg; break;
 		case OPT_AGENT: agent = xstrdup(optarg); break;
 		case OPT_STATE: o.state_dir = optarg; break;
-		case OPT_SYSFS: o.sysfs_root = optarg; sysfs_set = true; break;
+		case OPT_SYSFS:
+			o.sysfs_root = optarg;
+			sysfs_set = true;
+			break;
 		case OPT_GUEST_AGENT: o.guest_agent_path = optarg; break;
 		case OPT_NOPROG: o.progress = false; break;
 		case OPT_PUBKEY: print_key = true; break;
@@ -275,8 +299,14 @@ int main(int argc, char **argv)
 		case OPT_RUN_AS: run_as = optarg; break;
 		case OPT_CONFIG_FILES: config_files = optarg; break;
 		case 'v': level = LOG_LVL_DEBUG; break;
-		case 'h': usage(stdout); code = 0; goto out;
-		case OPT_VERSION: printf("hostd (lockstep) %s\n", LOCKSTEP_VERSION); code = 0; goto out;
+		case 'h':
+			usage(stdout);
+			code = 0;
+			goto out;
+		case OPT_VERSION:
+			printf("hostd (lockstep) %s\n", LOCKSTEP_VERSION);
+			code = 0;
+			goto out;
 		default: usage(stderr); goto out;
 		}
 	}
@@ -297,10 +327,16 @@ int main(int argc, char **argv)
 		char *template = find_demo_template();
 		char *found = agent ? NULL : find_agent();
 		struct check_options co = {
-			.host_config = o.host_config, .guest_config = o.guest_config,
-			.default_template = template, .sets = sets, .state_dir = o.state_dir,
-			.results_dir = o.results_dir, .load_flags = load_flags,
-			.guest_agent = o.guest_agent_path ? o.guest_agent_path : agent ? agent : found,
+			.host_config = o.host_config,
+			.guest_config = o.guest_config,
+			.default_template = template,
+			.sets = sets,
+			.state_dir = o.state_dir,
+			.results_dir = o.results_dir,
+			.load_flags = load_flags,
+			.guest_agent = o.guest_agent_path ? o.guest_agent_path
+				       : agent		  ? agent
+							  : found,
 		};
 		code = check_main(&co, stdout);
 		free(template);

@@ -19,8 +19,8 @@
 #define DETAIL_MAX 256
 
 static const char *const ctl_types[] = {
-	"submit", "status", "list", "cancel", "logs", "wait", /* requests */
-	"experiment", "log", "ok", "error",                   /* answers */
+	"submit",     "status", "list", "cancel", "logs", "wait", /* requests */
+	"experiment", "log",	"ok",	"error",		  /* answers */
 	NULL,
 };
 
@@ -40,8 +40,7 @@ void ctl_decoder_free(struct ctl_decoder *d)
 	memset(d, 0, sizeof(*d));
 }
 
-static int parse(const char *line, size_t len, json_object **out, const char **type,
-		 char *detail)
+static int parse(const char *line, size_t len, json_object **out, const char **type, char *detail)
 {
 	size_t bad;
 	if (!proto__utf8_valid(line, len, &bad)) {
@@ -78,8 +77,8 @@ static int parse(const char *line, size_t len, json_object **out, const char **t
 		r = -EPROTONOSUPPORT;
 		goto fail;
 	}
-	if (!json_object_object_get_ex(obj, "type", &t) || !json_object_is_type(t, json_type_string) ||
-	    !ctl_type_known(json_object_get_string(t))) {
+	if (!json_object_object_get_ex(obj, "type", &t) ||
+	    !json_object_is_type(t, json_type_string) || !ctl_type_known(json_object_get_string(t))) {
 		char q[64];
 		const char *s = t ? json_object_get_string(t) : "";
 		proto__quote(q, sizeof(q), s, strlen(s));
@@ -131,8 +130,7 @@ static void grow(struct ctl_decoder *d, size_t len)
 	d->cap = cap;
 }
 
-bool ctl_decoder_feed(struct ctl_decoder *d, const void *data, size_t len, ctl_event_fn fn,
-		      void *ctx)
+bool ctl_decoder_feed(struct ctl_decoder *d, const void *data, size_t len, ctl_event_fn fn, void *ctx)
 {
 	const char *p = data, *end = p + len;
 
@@ -185,8 +183,10 @@ json_object *ctl_msg_new(const char *type)
 int ctl_encode(json_object *m, struct proto_buf *out)
 {
 	size_t len;
-	const char *s = json_object_to_json_string_length(
-		m, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	const char *s = json_object_to_json_string_length(m,
+							  JSON_C_TO_STRING_PLAIN |
+								  JSON_C_TO_STRING_NOSLASHESCAPE,
+							  &len);
 	if (!s || len > CTL_LINE_MAX)
 		return -EMSGSIZE;
 	proto__buf_append(out, s, len);
@@ -202,8 +202,7 @@ static json_object *field(json_object *m, const char *key)
 	return v;
 }
 
-int ctl_get_str(json_object *m, const char *key, size_t max, const char **out, char *detail,
-		size_t size)
+int ctl_get_str(json_object *m, const char *key, size_t max, const char **out, char *detail, size_t size)
 {
 	assert(max > 0);
 	json_object *v = field(m, key);
@@ -246,21 +245,25 @@ int ctl_get_files(json_object *m, const char *key, json_object **out, char *deta
 		const char *s;
 		(void)text; /* ctl_get_str looks it up again, and checks it */
 		if (!*name || strlen(name) >= CTL_PATH_MAX) {
-			snprintf(detail, size, "field '%s': a file name empty or over %d bytes", key,
-				 CTL_PATH_MAX - 1);
+			snprintf(detail, size, "field '%s': a file name empty or over %d bytes",
+				 key, CTL_PATH_MAX - 1);
 			return -EBADMSG;
 		}
 		for (const char *p = name; *p; p++)
 			if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-				snprintf(detail, size, "field '%s': a file name with a control "
-					 "character (0x%02x)", key, (unsigned char)*p);
+				snprintf(detail, size,
+					 "field '%s': a file name with a control "
+					 "character (0x%02x)",
+					 key, (unsigned char)*p);
 				return -EBADMSG;
 			}
 		/* a config, so the same bound as host_config's */
 		int r = ctl_get_str(v, name, CTL_CONFIG_MAX + 1, &s, detail, size);
 		if (r != 0) {
-			snprintf(detail, size, "field '%s': file '%.200s': not a string without NUL of "
-				 "at most %d bytes", key, name, CTL_CONFIG_MAX);
+			snprintf(detail, size,
+				 "field '%s': file '%.200s': not a string without NUL of "
+				 "at most %d bytes",
+				 key, name, CTL_CONFIG_MAX);
 			return -EBADMSG;
 		}
 	}
@@ -268,8 +271,7 @@ int ctl_get_files(json_object *m, const char *key, json_object **out, char *deta
 	return 0;
 }
 
-int ctl_get_u64(json_object *m, const char *key, uint64_t max, uint64_t *out, char *detail,
-		size_t size)
+int ctl_get_u64(json_object *m, const char *key, uint64_t max, uint64_t *out, char *detail, size_t size)
 {
 	json_object *v = field(m, key);
 	if (!v)

@@ -23,10 +23,10 @@
 /* A submit carries both configs, so a control line may be longer than an
  * agent's; still bounded, and the decoder never holds more. */
 #define CTL_LINE_MAX (256 * 1024)
-#define CTL_CONFIG_MAX (64 * 1024)  /* bytes of one config file in a submit */
-#define CTL_PATH_MAX 1024           /* a results folder, incl. NUL */
-#define CTL_LOG_CHUNK (8 * 1024)    /* bytes of log in one "log" line */
-#define CTL_FILES_MAX 16            /* files a submit carries beside h.conf and g.conf */
+#define CTL_CONFIG_MAX (64 * 1024) /* bytes of one config file in a submit */
+#define CTL_PATH_MAX 1024	   /* a results folder, incl. NUL */
+#define CTL_LOG_CHUNK (8 * 1024)   /* bytes of log in one "log" line */
+#define CTL_FILES_MAX 16	   /* files a submit carries beside h.conf and g.conf */
 
 /* Message types a peer may send; anything else is refused by the decoder. */
 bool ctl_type_known(const char *type);
@@ -53,8 +53,7 @@ typedef bool (*ctl_event_fn)(void *ctx, enum ctl_event ev, json_object *msg, con
 /* A zeroed decoder is initialised. */
 void ctl_decoder_free(struct ctl_decoder *d);
 /* false when fn stopped it. */
-bool ctl_decoder_feed(struct ctl_decoder *d, const void *data, size_t len, ctl_event_fn fn,
-		      void *ctx);
+bool ctl_decoder_feed(struct ctl_decoder *d, const void *data, size_t len, ctl_event_fn fn, void *ctx);
 
 /* A new message {"v":1,"type":type}. */
 json_object *ctl_msg_new(const char *type);

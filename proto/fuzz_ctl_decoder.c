@@ -25,13 +25,12 @@
 #include "ctl.h"
 #include "proto_impl.h" /* proto__utf8_valid() */
 
-#define FUZZ_CHECK(cond)                                                             \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                              \
-			abort();                                                     \
-		}                                                                    \
+#define FUZZ_CHECK(cond)                                                                         \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			abort();                                                                 \
+		}                                                                                \
 	} while (0)
 
 /* One event, reduced to what must not depend on the split points. */
@@ -46,8 +45,8 @@ struct fuzz_log {
 	size_t n, cap;
 };
 
-static bool fuzz_one_fn(void *ctx, enum ctl_event ev, json_object *msg, const char *type,
-			int err, const char *detail)
+static bool fuzz_one_fn(void *ctx, enum ctl_event ev, json_object *msg, const char *type, int err,
+			const char *detail)
 {
 	json_object **one = ctx;
 	(void)type;
@@ -61,8 +60,8 @@ static bool fuzz_one_fn(void *ctx, enum ctl_event ev, json_object *msg, const ch
 /* The getters on the fields the service reads, and on every member. */
 static void fuzz_getters(json_object *m)
 {
-	static const char *const keys[] = { "id", "host_config", "run_name", "results",
-					    "follow", "v", "type", "nope" };
+	static const char *const keys[] = { "id",     "host_config", "run_name", "results",
+					    "follow", "v",	     "type",	 "nope" };
 	char detail[256];
 	const char *s;
 	uint64_t u;
@@ -82,7 +81,8 @@ static void fuzz_getters(json_object *m)
 		r = ctl_get_bool(m, keys[i], &b, detail, sizeof(detail));
 		FUZZ_CHECK(r == 0 || r == 1 || (r == -EBADMSG && strstr(detail, keys[i])));
 	}
-	json_object_object_foreach(m, key, val) {
+	json_object_object_foreach(m, key, val)
+	{
 		(void)val;
 		int r = ctl_get_str(m, key, CTL_PATH_MAX, &s, detail, sizeof(detail));
 		FUZZ_CHECK(r == 0 || r == 1 || r == -EBADMSG);
@@ -93,7 +93,8 @@ static void fuzz_getters(json_object *m)
 		FUZZ_CHECK(r == 0 || r == 1 || r == -EBADMSG);
 		if (r == 0) {
 			FUZZ_CHECK(json_object_object_length(files) <= CTL_FILES_MAX);
-			json_object_object_foreach(files, name, text) {
+			json_object_object_foreach(files, name, text)
+			{
 				FUZZ_CHECK(*name && strlen(name) < CTL_PATH_MAX);
 				FUZZ_CHECK(json_object_is_type(text, json_type_string));
 				size_t len = (size_t)json_object_get_string_len(text);
@@ -132,8 +133,8 @@ static char *fuzz_roundtrip(json_object *m)
 	return text;
 }
 
-static bool fuzz_log_fn(void *ctx, enum ctl_event ev, json_object *msg, const char *type,
-			int err, const char *detail)
+static bool fuzz_log_fn(void *ctx, enum ctl_event ev, json_object *msg, const char *type, int err,
+			const char *detail)
 {
 	struct fuzz_log *log = ctx;
 	struct fuzz_event *e;
@@ -164,9 +165,7 @@ static bool fuzz_log_fn(void *ctx, enum ctl_event ev, json_object *msg, const ch
 		e->text = strdup(detail);
 		FUZZ_CHECK(e->text);
 		break;
-	case CTL_EV_RESET:
-		FUZZ_CHECK(!msg && !type && err == 0);
-		break;
+	case CTL_EV_RESET: FUZZ_CHECK(!msg && !type && err == 0); break;
 	}
 	return true;
 }

@@ -21,13 +21,12 @@
 
 #include "proto.h"
 
-#define FUZZ_CHECK(cond)                                                             \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                              \
-			abort();                                                     \
-		}                                                                    \
+#define FUZZ_CHECK(cond)                                                                         \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			abort();                                                                 \
+		}                                                                                \
 	} while (0)
 
 /* One event, reduced to what must not depend on the split points: the
@@ -78,8 +77,7 @@ static void fuzz_check_steps(const struct proto_msg *m)
 		const struct proto_step *st = &m->u.plan.steps[i];
 
 		FUZZ_CHECK((st->kind == PROTO_STEP_COMMAND) == (st->command != NULL));
-		FUZZ_CHECK(!st->command ||
-			   (*st->command && strlen(st->command) < PROTO_COMMAND_MAX));
+		FUZZ_CHECK(!st->command || (*st->command && strlen(st->command) < PROTO_COMMAND_MAX));
 	}
 	steps = calloc(n ? n : 1, sizeof(*steps));
 	FUZZ_CHECK(steps);
@@ -148,9 +146,7 @@ static void fuzz_log_fn(void *ctx, enum proto_event ev, struct proto_msg *msg, i
 		e->text = strdup(detail);
 		FUZZ_CHECK(e->text);
 		break;
-	case PROTO_EV_RESET:
-		FUZZ_CHECK(!msg && err == 0);
-		break;
+	case PROTO_EV_RESET: FUZZ_CHECK(!msg && err == 0); break;
 	}
 }
 

@@ -22,45 +22,45 @@
 #define PROTO_RESET_BYTE 0xFF
 
 /* Limits on what a peer can make us allocate or store. */
-#define PROTO_LINE_MAX (64 * 1024)  /* bytes in one line, newline excluded */
-#define PROTO_DEPTH_MAX 6           /* JSON nesting depth */
-#define PROTO_FIELDS_MAX 64         /* members in one object */
-#define PROTO_NAME_MAX 64           /* node/benchmark/metric names, incl. NUL */
-#define PROTO_SHORT_MAX 48          /* units, versions, codes, boot ids, incl. NUL */
-#define PROTO_TEXT_MAX 1024         /* error texts, reasons, fingerprints, incl. NUL */
-#define PROTO_COMMAND_MAX 4096      /* a step's command line, incl. NUL */
+#define PROTO_LINE_MAX (64 * 1024)   /* bytes in one line, newline excluded */
+#define PROTO_DEPTH_MAX 6	     /* JSON nesting depth */
+#define PROTO_FIELDS_MAX 64	     /* members in one object */
+#define PROTO_NAME_MAX 64	     /* node/benchmark/metric names, incl. NUL */
+#define PROTO_SHORT_MAX 48	     /* units, versions, codes, boot ids, incl. NUL */
+#define PROTO_TEXT_MAX 1024	     /* error texts, reasons, fingerprints, incl. NUL */
+#define PROTO_COMMAND_MAX 4096	     /* a step's command line, incl. NUL */
 #define PROTO_OUTPUT_MAX (32 * 1024) /* bytes of raw output in one message */
 /* An output chunk this size always fits in a line, whatever its bytes: JSON
  * spells a control byte as 6 ("\u0001"), and 6 * 8 KiB < PROTO_LINE_MAX. */
 #define PROTO_OUTPUT_CHUNK (8 * 1024)
-#define PROTO_STEPS_MAX 4096        /* steps in one plan */
+#define PROTO_STEPS_MAX 4096		      /* steps in one plan */
 #define PROTO_MONITOR_INTERVAL_MAX_MS 3600000 /* plan.monitor_interval_ms */
-#define PROTO_MONITORS_MAX 8        /* external monitors of one node (monitor.count) */
-#define PROTO_PTP_WINDOW_MAX_NS 1000000000LL /* pong.ptp_window_ns */
+#define PROTO_MONITORS_MAX 8		      /* external monitors of one node (monitor.count) */
+#define PROTO_PTP_WINDOW_MAX_NS 1000000000LL  /* pong.ptp_window_ns */
 
 enum proto_type {
-	PROTO_HELLO = 1, /* agent -> host: who and where I am */
-	PROTO_SYNC,      /* both: after 0xFF, "ignore all until you ack this" */
-	PROTO_SYNC_ACK,  /* both: the nonce of the peer's sync */
-	PROTO_PLAN,      /* host -> agent: the steps this node runs */
-	PROTO_READY,     /* agent -> host: waiting at the barrier of a step */
-	PROTO_GO,        /* host -> agent: start a step (now, or at an instant) */
-	PROTO_STARTED,   /* agent -> host: the instant the step started */
-	PROTO_RESULT,    /* agent -> host: one metric of a step */
-	PROTO_OUTPUT,    /* agent -> host: a chunk of a step's raw output */
-	PROTO_DONE,      /* agent -> host: a step finished */
-	PROTO_SAMPLE,    /* agent -> host: one monitor sample */
-	PROTO_PING,      /* host -> agent: clock exchange */
-	PROTO_PONG,      /* agent -> host: the same exchange, stamped */
-	PROTO_ERROR,     /* both: something the peer should know went wrong */
-	PROTO_BYE,       /* both: the sender is going away, on purpose */
-	PROTO_MONITOR,   /* host -> agent: one external monitor to run at each step */
+	PROTO_HELLO = 1,      /* agent -> host: who and where I am */
+	PROTO_SYNC,	      /* both: after 0xFF, "ignore all until you ack this" */
+	PROTO_SYNC_ACK,	      /* both: the nonce of the peer's sync */
+	PROTO_PLAN,	      /* host -> agent: the steps this node runs */
+	PROTO_READY,	      /* agent -> host: waiting at the barrier of a step */
+	PROTO_GO,	      /* host -> agent: start a step (now, or at an instant) */
+	PROTO_STARTED,	      /* agent -> host: the instant the step started */
+	PROTO_RESULT,	      /* agent -> host: one metric of a step */
+	PROTO_OUTPUT,	      /* agent -> host: a chunk of a step's raw output */
+	PROTO_DONE,	      /* agent -> host: a step finished */
+	PROTO_SAMPLE,	      /* agent -> host: one monitor sample */
+	PROTO_PING,	      /* host -> agent: clock exchange */
+	PROTO_PONG,	      /* agent -> host: the same exchange, stamped */
+	PROTO_ERROR,	      /* both: something the peer should know went wrong */
+	PROTO_BYE,	      /* both: the sender is going away, on purpose */
+	PROTO_MONITOR,	      /* host -> agent: one external monitor to run at each step */
 	PROTO_MONITOR_OUTPUT, /* agent -> host: a chunk of an external monitor's output */
 };
 
 enum proto_step_kind {
 	PROTO_STEP_CPU_PROBE = 1, /* built-in fixed amount of work */
-	PROTO_STEP_COMMAND,       /* a shell command line; output captured */
+	PROTO_STEP_COMMAND,	  /* a shell command line; output captured */
 };
 
 /*
@@ -79,11 +79,11 @@ enum proto_step_kind {
  *    cleared.
  */
 struct proto_step {
-	uint32_t index;                  /* 1-based, same on every node */
-	uint32_t iteration;              /* 1-based */
+	uint32_t index;	    /* 1-based, same on every node */
+	uint32_t iteration; /* 1-based */
 	char benchmark[PROTO_NAME_MAX];
 	enum proto_step_kind kind;
-	uint64_t units;                  /* cpu-probe: units of work */
+	uint64_t units; /* cpu-probe: units of work */
 	/* command: run with /bin/sh -c; 1..PROTO_COMMAND_MAX-1 bytes, owned.
 	 * NULL for a cpu-probe. */
 	char *command;
@@ -110,7 +110,7 @@ struct proto_msg {
 			char boot_id[PROTO_SHORT_MAX];
 			char clocksource[PROTO_SHORT_MAX];
 			char hostkey[PROTO_TEXT_MAX]; /* SSH host key fingerprint, may be "" */
-			uint32_t step;                /* the step it is at: 0 before the first */
+			uint32_t step;		      /* the step it is at: 0 before the first */
 		} hello;
 		struct {
 			uint64_t nonce;
@@ -157,8 +157,8 @@ struct proto_msg {
 		} result;
 		struct {
 			uint32_t step;
-			size_t len;  /* at most PROTO_OUTPUT_MAX */
-			char *data;  /* owned, valid UTF-8, NUL-terminated; may hold
+			size_t len; /* at most PROTO_OUTPUT_MAX */
+			char *data; /* owned, valid UTF-8, NUL-terminated; may hold
 					U+0000 itself (raw output), so use len */
 		} output;
 		struct {
@@ -199,8 +199,8 @@ struct proto_msg {
 		 * the agent runs command (split at spaces, no shell) from each
 		 * step's start to its end. */
 		struct {
-			uint32_t index; /* 1..count */
-			uint32_t count; /* 1..PROTO_MONITORS_MAX */
+			uint32_t index;		      /* 1..count */
+			uint32_t count;		      /* 1..PROTO_MONITORS_MAX */
 			char name[PROTO_NAME_MAX];    /* "vmstat": names the output */
 			char command[PROTO_TEXT_MAX]; /* "vmstat -n -t 1" */
 		} monitor;
@@ -248,7 +248,7 @@ int proto_encode_reset_sync(uint64_t nonce, struct proto_buf *out);
  * The decoder: feed it bytes as they come, in pieces of any size.
  */
 enum proto_event {
-	PROTO_EV_MSG,   /* msg is valid; the decoder calls proto_msg_clear(msg) after
+	PROTO_EV_MSG,	/* msg is valid; the decoder calls proto_msg_clear(msg) after
 			   fn returns, so fn takes an owned pointer by setting it NULL */
 	PROTO_EV_RESET, /* a 0xFF arrived: any partial line was dropped */
 	PROTO_EV_ERROR, /* a line was refused: err and detail say why */
@@ -263,14 +263,14 @@ enum proto_event {
  *   -EPROTONOSUPPORT "v" is not PROTO_VERSION
  *   -ENOMSG          unknown "type"
  */
-typedef void (*proto_event_fn)(void *ctx, enum proto_event ev, struct proto_msg *msg,
-			       int err, const char *detail);
+typedef void (*proto_event_fn)(void *ctx, enum proto_event ev, struct proto_msg *msg, int err,
+			       const char *detail);
 
 struct proto_decoder {
-	char *line;     /* partial line, at most PROTO_LINE_MAX bytes */
+	char *line; /* partial line, at most PROTO_LINE_MAX bytes */
 	size_t len;
-	size_t cap;     /* of line: grows with the longest line so far */
-	bool skipping;  /* inside an over-long line: drop bytes until '\n' */
+	size_t cap;    /* of line: grows with the longest line so far */
+	bool skipping; /* inside an over-long line: drop bytes until '\n' */
 };
 
 /* A zeroed decoder is initialised too.  Its buffer grows with the lines it
@@ -282,8 +282,8 @@ void proto_decoder_reset(struct proto_decoder *d);
 /* Calls fn once per event, in stream order; how data is split does not change
  * the events.  fn may call proto_decoder_reset() on d, but not feed or free
  * it. */
-void proto_decoder_feed(struct proto_decoder *d, const void *data, size_t len,
-			proto_event_fn fn, void *ctx);
+void proto_decoder_feed(struct proto_decoder *d, const void *data, size_t len, proto_event_fn fn,
+			void *ctx);
 
 /*
  * The link: the resync rule of DESIGN.md, as a pure state machine.
@@ -294,7 +294,7 @@ void proto_decoder_feed(struct proto_decoder *d, const void *data, size_t len,
  */
 struct proto_link {
 	bool synced;
-	bool pending;   /* nonce was sent and is awaiting its ack */
+	bool pending;	/* nonce was sent and is awaiting its ack */
 	uint64_t nonce; /* ours */
 };
 

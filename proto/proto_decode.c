@@ -30,8 +30,7 @@ struct where {
 	const char *type; /* "ready", "plan: steps[3]" */
 };
 
-__attribute__((format(printf, 2, 3)))
-static int bad(const struct where *w, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int bad(const struct where *w, const char *fmt, ...)
 {
 	size_t n = (size_t)snprintf(w->detail, DETAIL_MAX, "%s: ", w->type);
 	va_list ap;
@@ -47,20 +46,13 @@ static int bad(const struct where *w, const char *fmt, ...)
 static const char *jtype(struct json_object *j)
 {
 	switch (json_object_get_type(j)) {
-	case json_type_null:
-		return "null";
-	case json_type_boolean:
-		return "a boolean";
-	case json_type_double:
-		return "a float";
-	case json_type_int:
-		return "an integer";
-	case json_type_object:
-		return "an object";
-	case json_type_array:
-		return "an array";
-	case json_type_string:
-		return "a string";
+	case json_type_null: return "null";
+	case json_type_boolean: return "a boolean";
+	case json_type_double: return "a float";
+	case json_type_int: return "an integer";
+	case json_type_object: return "an object";
+	case json_type_array: return "an array";
+	case json_type_string: return "a string";
 	}
 	return "a value";
 }
@@ -142,8 +134,8 @@ static int get_enum(const struct where *w, const struct proto__field *f, struct 
 static int decode_fields(const struct where *w, struct json_object *obj, void *base,
 			 const struct proto__field *fields, size_t n);
 
-static int decode_steps(const struct where *w, const struct proto__field *f,
-			struct json_object *j, struct proto_msg *m)
+static int decode_steps(const struct where *w, const struct proto__field *f, struct json_object *j,
+			struct proto_msg *m)
 {
 	size_t n;
 
@@ -151,8 +143,7 @@ static int decode_steps(const struct where *w, const struct proto__field *f,
 		return bad(w, "\"%s\" is %s, not an array", f->name, jtype(j));
 	n = json_object_array_length(j);
 	if (n > (size_t)f->max)
-		return bad(w, "\"%s\" has %zu entries, over the limit of %" PRId64, f->name, n,
-			   f->max);
+		return bad(w, "\"%s\" has %zu entries, over the limit of %" PRId64, f->name, n, f->max);
 	/* calloc(0) may return NULL or not: keep "no steps" one thing */
 	m->u.plan.steps = n ? calloc(n, sizeof(*m->u.plan.steps)) : NULL;
 	if (n && !m->u.plan.steps)
@@ -175,8 +166,8 @@ static int decode_steps(const struct where *w, const struct proto__field *f,
 	return 0;
 }
 
-static int decode_field(const struct where *w, const struct proto__field *f,
-			struct json_object *j, void *base)
+static int decode_field(const struct where *w, const struct proto__field *f, struct json_object *j,
+			void *base)
 {
 	void *p = PROTO__FIELD_PTR(base, f);
 	const char *s;
@@ -200,8 +191,7 @@ static int decode_field(const struct where *w, const struct proto__field *f,
 		else
 			*(int64_t *)p = i;
 		return 0;
-	case PROTO__U64:
-		return get_u64(w, f, j, p);
+	case PROTO__U64: return get_u64(w, f, j, p);
 	case PROTO__DOUBLE:
 		if (!json_object_is_type(j, json_type_double) && !json_object_is_type(j, json_type_int))
 			return bad(w, "\"%s\" is %s, not a number", f->name, jtype(j));
@@ -222,8 +212,10 @@ static int decode_field(const struct where *w, const struct proto__field *f,
 			char q[64];
 
 			proto__quote(q, sizeof(q), s, len);
-			return bad(w, "\"%s\" is %s, not a name (1 to %d of A-Z a-z 0-9 . _ -, "
-				   "not starting with '.')", f->name, q, PROTO_NAME_MAX - 1);
+			return bad(w,
+				   "\"%s\" is %s, not a name (1 to %d of A-Z a-z 0-9 . _ -, "
+				   "not starting with '.')",
+				   f->name, q, PROTO_NAME_MAX - 1);
 		}
 		return 0;
 	case PROTO__HSTR:
@@ -258,8 +250,7 @@ static int decode_field(const struct where *w, const struct proto__field *f,
 		m->u.output.len = len;
 		return 0;
 	}
-	case PROTO__STEPS:
-		return decode_steps(w, f, j, base);
+	case PROTO__STEPS: return decode_steps(w, f, j, base);
 	}
 	return bad(w, "\"%s\" has no decoder", f->name);
 }
@@ -301,7 +292,8 @@ static int check_sizes(const struct where *w, struct json_object *j)
 		if (n > PROTO_FIELDS_MAX)
 			return bad(w, "an object has %zu members, over the limit of %d", n,
 				   PROTO_FIELDS_MAX);
-		json_object_object_foreach(j, key, val) {
+		json_object_object_foreach(j, key, val)
+		{
 			int r = check_sizes(w, val);
 
 			(void)key;
@@ -412,7 +404,8 @@ static int check_text(const char *s, size_t len, char *detail)
 				if (nul_escape != SIZE_MAX && is_member_name(s, len, i + 1)) {
 					/* json-c would cut the name there: "step\u0000x" is "step" */
 					snprintf(detail, DETAIL_MAX,
-						 "line: a member name holds U+0000 at byte %zu", nul_escape);
+						 "line: a member name holds U+0000 at byte %zu",
+						 nul_escape);
 					return -EBADMSG;
 				}
 				nul_escape = SIZE_MAX;
@@ -474,8 +467,8 @@ static int parse_line(const char *line, size_t len, struct proto_msg *m, char *d
 		end++;
 	if (jerr != json_tokener_success || end < len) {
 		if (jerr == json_tokener_success)
-			snprintf(detail, DETAIL_MAX, "line: not JSON: more after the value at byte %zu",
-				 end);
+			snprintf(detail, DETAIL_MAX,
+				 "line: not JSON: more after the value at byte %zu", end);
 		else
 			snprintf(detail, DETAIL_MAX, "line: not JSON: %s at byte %zu",
 				 json_tokener_error_desc(jerr), end);
@@ -566,8 +559,8 @@ static const char *find_end(const char *p, const char *end)
 	return ff ? ff : nl;
 }
 
-void proto_decoder_feed(struct proto_decoder *d, const void *data, size_t len,
-			proto_event_fn fn, void *ctx)
+void proto_decoder_feed(struct proto_decoder *d, const void *data, size_t len, proto_event_fn fn,
+			void *ctx)
 {
 	const char *p = data, *end = p + len;
 

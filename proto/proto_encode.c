@@ -94,17 +94,13 @@ static int encode_field(struct json_object *obj, const void *base, const struct 
 	case PROTO__OPT_U32:
 		if (*(const uint32_t *)p == 0)
 			return 0; /* what an older peer reads as missing */
-		/* fall through */
-	case PROTO__U32:
-		i = *(const uint32_t *)p;
-		goto integer;
-	case PROTO__I32:
-		i = *(const int32_t *)p;
-		goto integer;
+				  /* fall through */
+	case PROTO__U32: i = *(const uint32_t *)p; goto integer;
+	case PROTO__I32: i = *(const int32_t *)p; goto integer;
 	case PROTO__OPT_I64:
 		if (*(const int64_t *)p == 0)
 			return 0; /* what an older peer reads as missing */
-		/* fall through */
+				  /* fall through */
 	case PROTO__I64:
 		i = *(const int64_t *)p;
 integer:
@@ -161,8 +157,7 @@ integer:
 		jadd(obj, f->name, json_object_new_string_len(len ? m->u.output.data : "", (int)len));
 		return 0;
 	}
-	case PROTO__STEPS:
-		return encode_steps(obj, base, f);
+	case PROTO__STEPS: return encode_steps(obj, base, f);
 	}
 	return -EINVAL;
 }
@@ -200,8 +195,10 @@ int proto_encode(const struct proto_msg *m, struct proto_buf *out)
 	if (!r && proto__msg_check(m, detail, sizeof(detail)))
 		r = -EINVAL;
 	if (!r) {
-		text = json_object_to_json_string_length(
-			obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+		text = json_object_to_json_string_length(obj,
+							 JSON_C_TO_STRING_PLAIN |
+								 JSON_C_TO_STRING_NOSLASHESCAPE,
+							 &len);
 		if (!text)
 			abort();
 		if (len > PROTO_LINE_MAX) {

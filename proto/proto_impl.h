@@ -14,28 +14,28 @@
 #include "proto.h"
 
 enum proto__kind {
-	PROTO__U32,    /* uint32_t in min..max */
+	PROTO__U32,	/* uint32_t in min..max */
 	PROTO__OPT_U32, /* uint32_t in min..max; missing reads as 0, 0 is not written */
-	PROTO__I32,    /* int32_t in min..max */
-	PROTO__I64,    /* int64_t in min..max */
+	PROTO__I32,	/* int32_t in min..max */
+	PROTO__I64,	/* int64_t in min..max */
 	PROTO__OPT_I64, /* int64_t in min..max; missing reads as 0, 0 is not written */
-	PROTO__U64,    /* uint64_t, any value (at least min) */
-	PROTO__DOUBLE, /* double, finite */
-	PROTO__STR,    /* char[size]: UTF-8 without U+0000, < size bytes */
-	PROTO__NAME,   /* char[size]: proto_name_valid() */
-	PROTO__HSTR,   /* char *, malloc'ed to fit: as STR, < size bytes; NULL
+	PROTO__U64,	/* uint64_t, any value (at least min) */
+	PROTO__DOUBLE,	/* double, finite */
+	PROTO__STR,	/* char[size]: UTF-8 without U+0000, < size bytes */
+	PROTO__NAME,	/* char[size]: proto_name_valid() */
+	PROTO__HSTR,	/* char *, malloc'ed to fit: as STR, < size bytes; NULL
 			  is never written */
-	PROTO__BETTER, /* bool: "higher" (true) or "lower" */
-	PROTO__KIND,   /* enum proto_step_kind: "cpu-probe" or "command" */
-	PROTO__OUTPUT, /* output.data + output.len: UTF-8, <= PROTO_OUTPUT_MAX */
-	PROTO__STEPS,  /* plan.steps + plan.nsteps: an array of step objects */
+	PROTO__BETTER,	/* bool: "higher" (true) or "lower" */
+	PROTO__KIND,	/* enum proto_step_kind: "cpu-probe" or "command" */
+	PROTO__OUTPUT,	/* output.data + output.len: UTF-8, <= PROTO_OUTPUT_MAX */
+	PROTO__STEPS,	/* plan.steps + plan.nsteps: an array of step objects */
 };
 
 struct proto__field {
 	const char *name;
 	enum proto__kind kind;
-	size_t off;    /* in struct proto_msg, or in struct proto_step */
-	size_t size;   /* STR, NAME: the array's size, NUL included; HSTR: the
+	size_t off;  /* in struct proto_msg, or in struct proto_step */
+	size_t size; /* STR, NAME: the array's size, NUL included; HSTR: the
 			  same bound */
 	int64_t min, max;
 	/* In a step: only for this kind (0: every kind).  For another kind the

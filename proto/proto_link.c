@@ -45,7 +45,6 @@ enum proto_link_verdict proto_link_input(struct proto_link *l, const struct prot
 		l->pending = false;
 		l->synced = true;
 		return PROTO_LINK_SYNCED;
-	default:
-		return l->synced ? PROTO_LINK_DELIVER : PROTO_LINK_DROPPED;
+	default: return l->synced ? PROTO_LINK_DELIVER : PROTO_LINK_DROPPED;
 	}
 }

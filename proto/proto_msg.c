@@ -20,15 +20,34 @@
 #define STEP_SIZE(member) sizeof(((struct proto_step *)0)->member)
 
 /* A string field; min is its shortest length in bytes. */
-#define STR(name, member, minlen) \
-	{ name, PROTO__STR, MSG_OFF(member), MSG_SIZE(member), minlen, 0, 0 }
-#define NAME(name, member) \
-	{ name, PROTO__NAME, MSG_OFF(member), MSG_SIZE(member), 0, 0, 0 }
-#define U32(name, member, lo, hi) { name, PROTO__U32, MSG_OFF(member), 0, lo, hi, 0 }
-#define I32(name, member, lo, hi) { name, PROTO__I32, MSG_OFF(member), 0, lo, hi, 0 }
-#define I64(name, member, lo, hi) { name, PROTO__I64, MSG_OFF(member), 0, lo, hi, 0 }
-#define U64(name, member) { name, PROTO__U64, MSG_OFF(member), 0, 0, 0, 0 }
-#define DBL(name, member) { name, PROTO__DOUBLE, MSG_OFF(member), 0, 0, 0, 0 }
+#define STR(name, member, minlen)                                                 \
+	{                                                                         \
+		name, PROTO__STR, MSG_OFF(member), MSG_SIZE(member), minlen, 0, 0 \
+	}
+#define NAME(name, member)                                                    \
+	{                                                                     \
+		name, PROTO__NAME, MSG_OFF(member), MSG_SIZE(member), 0, 0, 0 \
+	}
+#define U32(name, member, lo, hi)                               \
+	{                                                       \
+		name, PROTO__U32, MSG_OFF(member), 0, lo, hi, 0 \
+	}
+#define I32(name, member, lo, hi)                               \
+	{                                                       \
+		name, PROTO__I32, MSG_OFF(member), 0, lo, hi, 0 \
+	}
+#define I64(name, member, lo, hi)                               \
+	{                                                       \
+		name, PROTO__I64, MSG_OFF(member), 0, lo, hi, 0 \
+	}
+#define U64(name, member)                                     \
+	{                                                     \
+		name, PROTO__U64, MSG_OFF(member), 0, 0, 0, 0 \
+	}
+#define DBL(name, member)                                        \
+	{                                                        \
+		name, PROTO__DOUBLE, MSG_OFF(member), 0, 0, 0, 0 \
+	}
 /* The step a message is about: 1-based, or 0 too where "none" makes sense. */
 #define STEP(member) U32("step", member, 1, PROTO_STEPS_MAX)
 #define STEP_OR_0(member) U32("step", member, 0, PROTO_STEPS_MAX)
@@ -97,11 +116,8 @@ static const struct proto__field done_fields[] = {
 };
 
 static const struct proto__field sample_fields[] = {
-	STEP_OR_0(sample.step),
-	NS("mono_ns", sample.mono_ns),
-	NAME("metric", sample.metric),
-	DBL("value", sample.value),
-	STR("unit", sample.unit, 0),
+	STEP_OR_0(sample.step),	    NS("mono_ns", sample.mono_ns), NAME("metric", sample.metric),
+	DBL("value", sample.value), STR("unit", sample.unit, 0),
 };
 
 static const struct proto__field ping_fields[] = {
@@ -118,8 +134,8 @@ static const struct proto__field pong_fields[] = {
 	{ "ptp_mono_ns", PROTO__OPT_I64, MSG_OFF(ping.ptp_mono_ns), 0, 1, INT64_MAX, 0 },
 	{ "ptp_real_ns", PROTO__OPT_I64, MSG_OFF(ping.ptp_real_ns), 0, 1, INT64_MAX, 0 },
 	{ "ptp_host_real_ns", PROTO__OPT_I64, MSG_OFF(ping.ptp_host_real_ns), 0, 1, INT64_MAX, 0 },
-	{ "ptp_window_ns", PROTO__OPT_I64, MSG_OFF(ping.ptp_window_ns), 0, 1, PROTO_PTP_WINDOW_MAX_NS,
-	  0 },
+	{ "ptp_window_ns", PROTO__OPT_I64, MSG_OFF(ping.ptp_window_ns), 0, 1,
+	  PROTO_PTP_WINDOW_MAX_NS, 0 },
 };
 
 static const struct proto__field error_fields[] = {
@@ -141,11 +157,11 @@ static const struct proto__field monitor_fields[] = {
 
 /* The output code reads and writes u.output: the layouts must agree. */
 _Static_assert(offsetof(struct proto_msg, u.monitor_output.step) ==
-		       offsetof(struct proto_msg, u.output.step) &&
-	       offsetof(struct proto_msg, u.monitor_output.len) ==
-		       offsetof(struct proto_msg, u.output.len) &&
-	       offsetof(struct proto_msg, u.monitor_output.data) ==
-		       offsetof(struct proto_msg, u.output.data),
+			       offsetof(struct proto_msg, u.output.step) &&
+		       offsetof(struct proto_msg, u.monitor_output.len) ==
+			       offsetof(struct proto_msg, u.output.len) &&
+		       offsetof(struct proto_msg, u.monitor_output.data) ==
+			       offsetof(struct proto_msg, u.output.data),
 	       "monitor_output must start as output does");
 
 static const struct proto__field monitor_output_fields[] = {
@@ -161,8 +177,7 @@ const struct proto__field proto__step_fields[] = {
 	{ "benchmark", PROTO__NAME, STEP_OFF(benchmark), STEP_SIZE(benchmark), 0, 0, 0 },
 	{ "kind", PROTO__KIND, STEP_OFF(kind), 0, 0, 0, 0 },
 	{ "units", PROTO__U64, STEP_OFF(units), 0, 1, 0, PROTO_STEP_CPU_PROBE },
-	{ "command", PROTO__HSTR, STEP_OFF(command), PROTO_COMMAND_MAX, 1, 0,
-	  PROTO_STEP_COMMAND },
+	{ "command", PROTO__HSTR, STEP_OFF(command), PROTO_COMMAND_MAX, 1, 0, PROTO_STEP_COMMAND },
 };
 const size_t proto__nstep_fields = sizeof(proto__step_fields) / sizeof(proto__step_fields[0]);
 
@@ -259,8 +274,8 @@ void proto_msg_clear(struct proto_msg *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static bool fields_equal(const void *a, const void *b, const struct proto__field *fields,
-			 size_t n, enum proto_step_kind kind);
+static bool fields_equal(const void *a, const void *b, const struct proto__field *fields, size_t n,
+			 enum proto_step_kind kind);
 
 static bool steps_equal(const struct proto_msg *a, const struct proto_msg *b)
 {
@@ -282,15 +297,11 @@ static bool field_equal(const void *a, const void *b, const struct proto__field 
 
 	switch (f->kind) {
 	case PROTO__U32:
-	case PROTO__OPT_U32:
-		return *(const uint32_t *)pa == *(const uint32_t *)pb;
-	case PROTO__I32:
-		return *(const int32_t *)pa == *(const int32_t *)pb;
+	case PROTO__OPT_U32: return *(const uint32_t *)pa == *(const uint32_t *)pb;
+	case PROTO__I32: return *(const int32_t *)pa == *(const int32_t *)pb;
 	case PROTO__I64:
-	case PROTO__OPT_I64:
-		return *(const int64_t *)pa == *(const int64_t *)pb;
-	case PROTO__U64:
-		return *(const uint64_t *)pa == *(const uint64_t *)pb;
+	case PROTO__OPT_I64: return *(const int64_t *)pa == *(const int64_t *)pb;
+	case PROTO__U64: return *(const uint64_t *)pa == *(const uint64_t *)pb;
 	case PROTO__DOUBLE: {
 		double x = *(const double *)pa, y = *(const double *)pb;
 
@@ -298,15 +309,13 @@ static bool field_equal(const void *a, const void *b, const struct proto__field 
 		return x == y && !signbit(x) == !signbit(y);
 	}
 	case PROTO__STR:
-	case PROTO__NAME:
-		return !strncmp(pa, pb, f->size);
+	case PROTO__NAME: return !strncmp(pa, pb, f->size);
 	case PROTO__HSTR: {
 		const char *sa = *(char *const *)pa, *sb = *(char *const *)pb;
 
 		return sa == sb || (sa && sb && !strcmp(sa, sb));
 	}
-	case PROTO__BETTER:
-		return *(const bool *)pa == *(const bool *)pb;
+	case PROTO__BETTER: return *(const bool *)pa == *(const bool *)pb;
 	case PROTO__KIND:
 		return *(const enum proto_step_kind *)pa == *(const enum proto_step_kind *)pb;
 	case PROTO__OUTPUT: {
@@ -316,14 +325,13 @@ static bool field_equal(const void *a, const void *b, const struct proto__field 
 		       (!ma->u.output.len ||
 			!memcmp(ma->u.output.data, mb->u.output.data, ma->u.output.len));
 	}
-	case PROTO__STEPS:
-		return steps_equal(a, b);
+	case PROTO__STEPS: return steps_equal(a, b);
 	}
 	return false;
 }
 
-static bool fields_equal(const void *a, const void *b, const struct proto__field *fields,
-			 size_t n, enum proto_step_kind kind)
+static bool fields_equal(const void *a, const void *b, const struct proto__field *fields, size_t n,
+			 enum proto_step_kind kind)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (fields[i].only_kind && fields[i].only_kind != kind)
@@ -355,13 +363,14 @@ int proto__msg_check(const struct proto_msg *m, char *detail, size_t size)
 		/* a reading is four numbers about one instant: a part of one
 		 * cannot be converted */
 		if (set && set < 4) {
-			snprintf(detail, size, "pong: %d of the 4 \"ptp_*\" fields are set: all or none",
-				 set);
+			snprintf(detail, size,
+				 "pong: %d of the 4 \"ptp_*\" fields are set: all or none", set);
 			return -EBADMSG;
 		}
 	}
 	if (m->type == PROTO_HELLO && m->u.hello.proto_min > m->u.hello.proto_max) {
-		snprintf(detail, size, "hello: \"proto_min\" %" PRIu32 " is over \"proto_max\" %" PRIu32,
+		snprintf(detail, size,
+			 "hello: \"proto_min\" %" PRIu32 " is over \"proto_max\" %" PRIu32,
 			 m->u.hello.proto_min, m->u.hello.proto_max);
 		return -EBADMSG;
 	}

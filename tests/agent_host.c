@@ -207,8 +207,7 @@ void host_plan(struct host *h, const char *node, const char *const *cmds, uint32
 	proto_msg_clear(&m);
 }
 
-void host_plan_msg(struct proto_msg *out, const char *node, const char *const *cmds,
-		   uint32_t n)
+void host_plan_msg(struct proto_msg *out, const char *node, const char *const *cmds, uint32_t n)
 {
 	struct proto_msg m = { .type = PROTO_PLAN, .version = PROTO_VERSION };
 
@@ -292,7 +291,6 @@ void host_read_line(const char *path, char *buf, size_t len)
 	fclose(f);
 }
 
-
 void host_expect_started(struct host *h, uint32_t step, struct step_seen *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -330,8 +328,7 @@ void host_collect_rest(struct host *h, uint32_t step, struct step_seen *s)
 			ck_assert_int_ge(m->u.done.mono_ns, s->started.u.started.mono_ns);
 			s->done = *m;
 			return;
-		default:
-			ck_abort_msg("step %u: unexpected %s", step, proto_type_name(m->type));
+		default: ck_abort_msg("step %u: unexpected %s", step, proto_type_name(m->type));
 		}
 	}
 }
@@ -396,7 +393,8 @@ void host_accept(struct host *h, int lfd)
 {
 	struct pollfd p = { .fd = lfd, .events = POLLIN };
 
-	ck_assert_msg(poll(&p, 1, HOST_WAIT_MS) == 1, "the agent did not connect in %d ms", HOST_WAIT_MS);
+	ck_assert_msg(poll(&p, 1, HOST_WAIT_MS) == 1, "the agent did not connect in %d ms",
+		      HOST_WAIT_MS);
 	h->fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	ck_assert_int_ge(h->fd, 0);
 }
@@ -423,8 +421,9 @@ unsigned long long host_cpu_ticks(pid_t pid)
 	/* Fields after the command name, which may hold spaces: state is 3rd. */
 	p = strrchr(buf, ')');
 	ck_assert_ptr_nonnull(p);
-	ck_assert_int_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-				&ut, &st), 2);
+	ck_assert_int_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+				&st),
+			 2);
 	return ut + st;
 }
 

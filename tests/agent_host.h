@@ -76,8 +76,7 @@ void host_ping(struct host *h, uint64_t seq);
 /* Steps 1..n: cmds[i] NULL (or cmds NULL) for a cpu-probe, else a command. */
 void host_plan(struct host *h, const char *node, const char *const *cmds, uint32_t n);
 /* The same plan as a message of the caller's (proto_msg_clear it). */
-void host_plan_msg(struct proto_msg *out, const char *node, const char *const *cmds,
-		   uint32_t n);
+void host_plan_msg(struct proto_msg *out, const char *node, const char *const *cmds, uint32_t n);
 /* agent_host_bin from argv[1], else the build tree's agent; 0, or -1 said. */
 int host_find_agent(int argc, char **argv, const char *test);
 

@@ -10,7 +10,8 @@
 #include "config.h"
 
 /* The end of the error for a command substitution lockstep does not answer. */
-#define KNOWN "lockstep never runs commands; it answers only uname -m|-r|-s, whoami, id -u, " \
+#define KNOWN                                                                               \
+	"lockstep never runs commands; it answers only uname -m|-r|-s, whoami, id -u, "     \
 	"nproc, getconf PAGESIZE, cat of a file under /proc/sys or /sys, nas-class.sh and " \
 	"echo ... | sed s/A/B/"
 

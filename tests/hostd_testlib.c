@@ -62,9 +62,18 @@ pid_t hostd_test_start(const char *agent, const char *const *extra)
 	snprintf(g, sizeof(g), "%s/g.conf", tmpdir);
 	snprintf(res, sizeof(res), "%s/results", tmpdir);
 	snprintf(err, sizeof(err), "%s/stderr", tmpdir);
-	const char *argv[32] = { hostd_path, "--host-config", h, "--guest-config", g,
-				 "--results", res, "--run-name", "t", "--agent",
-				 agent ? agent : agent_path, "--no-progress" };
+	const char *argv[32] = { hostd_path,
+				 "--host-config",
+				 h,
+				 "--guest-config",
+				 g,
+				 "--results",
+				 res,
+				 "--run-name",
+				 "t",
+				 "--agent",
+				 agent ? agent : agent_path,
+				 "--no-progress" };
 	size_t argc = 12;
 	for (size_t i = 0; extra && extra[i] && argc < 31; i++)
 		argv[argc++] = extra[i];
@@ -168,7 +177,6 @@ int count_sample(json_object **v, size_t n, const char *node, int step, const ch
 	return k;
 }
 
-
 /* The first failure record of samples.ndjson and the end of its step's
  * log, into out: a degraded run's manifest lists participant failures
  * only, so a failed benchmark step would otherwise go unexplained. */
@@ -186,10 +194,13 @@ static void failed_step_diagnosis(char *out, size_t len)
 		if (o && json_object_object_get_ex(o, "failed", NULL)) {
 			json_object *log;
 			snprintf(path, sizeof(path), "%s/results/t/%s", tmpdir,
-				 json_object_object_get_ex(o, "log", &log) ? json_object_get_string(log) : "");
-			const char *text = json_object_object_get_ex(o, "log", NULL) ? read_text(path) : NULL;
+				 json_object_object_get_ex(o, "log", &log) ? json_object_get_string(log)
+									   : "");
+			const char *text =
+				json_object_object_get_ex(o, "log", NULL) ? read_text(path) : NULL;
 			size_t n = text ? strlen(text) : 0;
-			snprintf(out, len, "\nfailed step: %s\n--- its log (end): %s", json_object_to_json_string(o),
+			snprintf(out, len, "\nfailed step: %s\n--- its log (end): %s",
+				 json_object_to_json_string(o),
 				 text ? text + (n > 1500 ? n - 1500 : 0) : "(none)");
 			json_object_put(o);
 			break;
@@ -241,8 +252,8 @@ void hostd_test_wait_first_barrier(int seconds)
 	struct stat st;
 	for (int i = 0; i < seconds * 10 && (stat(path, &st) < 0 || st.st_size == 0); i++)
 		usleep(100 * 1000);
-	ck_assert_msg(stat(path, &st) == 0 && st.st_size > 0,
-		      "no barrier record within %d s; %s", seconds, run_diagnosis());
+	ck_assert_msg(stat(path, &st) == 0 && st.st_size > 0, "no barrier record within %d s; %s",
+		      seconds, run_diagnosis());
 }
 
 const char *hostd_stderr(void)
@@ -264,9 +275,10 @@ void assert_no_run_folder(void)
 int hostd_test_check(const char *extra, char *out, size_t size)
 {
 	char cmd[2048];
-	snprintf(cmd, sizeof(cmd), "'%s' --check --host-config '%s/h.conf' --guest-config "
-		 "'%s/g.conf' --state-dir '%s/state' --results '%s/results' %s 2>&1", hostd_path,
-		 tmpdir, tmpdir, tmpdir, tmpdir, extra);
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' --check --host-config '%s/h.conf' --guest-config "
+		 "'%s/g.conf' --state-dir '%s/state' --results '%s/results' %s 2>&1",
+		 hostd_path, tmpdir, tmpdir, tmpdir, tmpdir, extra);
 	FILE *p = popen(cmd, "r");
 	ck_assert_ptr_nonnull(p);
 	size_t n = fread(out, 1, size - 1, p);

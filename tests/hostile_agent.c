@@ -58,7 +58,7 @@ static struct {
 	struct proto_link link;
 	struct proto_msg q[QUEUE_MAX]; /* decoded, not yet handled */
 	size_t qhead, qlen;
-	uint32_t nsteps;  /* the plan's, once whole */
+	uint32_t nsteps;   /* the plan's, once whole */
 	int64_t offset_ns; /* our clock ahead of the host's */
 	int64_t until_ns;  /* a flood stops here */
 } hx = { .fd = -1 };
@@ -106,8 +106,7 @@ static void send_msg(struct proto_msg *m)
 	proto_buf_free(&b);
 }
 
-static void on_event(void *ctx, enum proto_event ev, struct proto_msg *m, int err,
-		     const char *detail)
+static void on_event(void *ctx, enum proto_event ev, struct proto_msg *m, int err, const char *detail)
 {
 	(void)ctx;
 	(void)err;
@@ -209,8 +208,9 @@ static void run_step(uint32_t step)
 {
 	struct proto_msg m = { .type = PROTO_STARTED };
 	m.u.started.step = step;
-	m.u.started.mono_ns = mode("stamp-zero") ? 0 : mode("stamp-max") ? INT64_MAX
-									 : now_ns() + hx.offset_ns;
+	m.u.started.mono_ns = mode("stamp-zero")  ? 0
+			      : mode("stamp-max") ? INT64_MAX
+						  : now_ns() + hx.offset_ns;
 	if (mode("late-lie"))
 		m.u.started.late_ns = 1000 * 1000000000LL;
 	if (mode("timing-lie")) {
@@ -354,9 +354,7 @@ int main(int argc, char **argv)
 	for (;;) {
 		next_msg(&m);
 		switch (m.type) {
-		case PROTO_PING:
-			on_pong(&m, step);
-			break;
+		case PROTO_PING: on_pong(&m, step); break;
 		case PROTO_PLAN: {
 			uint32_t n = m.u.plan.nsteps;
 			uint32_t last = n ? m.u.plan.steps[n - 1].index : 0;
@@ -379,11 +377,8 @@ int main(int argc, char **argv)
 			}
 			run_step(step);
 			break;
-		case PROTO_BYE:
-			proto_msg_clear(&m);
-			return 0;
-		default:
-			break;
+		case PROTO_BYE: proto_msg_clear(&m); return 0;
+		default: break;
 		}
 		proto_msg_clear(&m);
 	}

@@ -53,7 +53,9 @@ int main(int argc, char **argv)
 		printf("recovered %d\n", r);
 		return r < 0 ? 1 : 0;
 	}
-	fprintf(stderr, "usage: %s run STATE_DIR SYSFS_ROOT GOVERNOR [EPP] | recover STATE_DIR "
-		"SYSFS_ROOT\n", argv[0]);
+	fprintf(stderr,
+		"usage: %s run STATE_DIR SYSFS_ROOT GOVERNOR [EPP] | recover STATE_DIR "
+		"SYSFS_ROOT\n",
+		argv[0]);
 	return 2;
 }

@@ -109,9 +109,7 @@ void sample(enum proto_type t, struct proto_msg *m)
 		strcpy(m->u.hello.hostkey, "SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8/+=");
 		break;
 	case PROTO_SYNC:
-	case PROTO_SYNC_ACK:
-		m->u.sync.nonce = 0x123456789abcdef0ULL;
-		break;
+	case PROTO_SYNC_ACK: m->u.sync.nonce = 0x123456789abcdef0ULL; break;
 	case PROTO_PLAN:
 		strcpy(m->u.plan.node, "guest-1");
 		m->u.plan.nsteps = 3;
@@ -120,17 +118,16 @@ void sample(enum proto_type t, struct proto_msg *m)
 		s[0] = (struct proto_step){ .index = 1, .iteration = 1, .kind = PROTO_STEP_COMMAND };
 		strcpy(s[0].benchmark, "hackbench");
 		ck_assert_int_eq(proto_step_set_command(&s[0], "hackbench -g 4 -l 1000"), 0);
-		s[1] = (struct proto_step){ .index = 2, .iteration = 1, .kind = PROTO_STEP_CPU_PROBE,
-					    .units = 1000000 };
+		s[1] = (struct proto_step){
+			.index = 2, .iteration = 1, .kind = PROTO_STEP_CPU_PROBE, .units = 1000000
+		};
 		strcpy(s[1].benchmark, "cpu-probe");
 		s[2] = (struct proto_step){ .index = 4, .iteration = 2, .kind = PROTO_STEP_COMMAND };
 		strcpy(s[2].benchmark, "hackbench");
 		ck_assert_int_eq(proto_step_set_command(&s[2], "echo \"a/b\" \\\t\xc3\xa9 > /dev/null"),
 				 0);
 		break;
-	case PROTO_READY:
-		m->u.ready.step = 3;
-		break;
+	case PROTO_READY: m->u.ready.step = 3; break;
 	case PROTO_GO:
 		m->u.go.step = 3;
 		m->u.go.at_ns = 123456789012345;
@@ -177,9 +174,7 @@ void sample(enum proto_type t, struct proto_msg *m)
 		strcpy(m->u.error.code, "ENOENT");
 		strcpy(m->u.error.text, "no such file: /x");
 		break;
-	case PROTO_BYE:
-		strcpy(m->u.bye.reason, "plan finished");
-		break;
+	case PROTO_BYE: strcpy(m->u.bye.reason, "plan finished"); break;
 	case PROTO_MONITOR:
 		m->u.monitor.index = 2;
 		m->u.monitor.count = 3;
@@ -261,8 +256,8 @@ void assert_decode_error(const char *line, const char *part)
 	struct rec r = decode_line(line);
 
 	ck_assert_msg(r.e[0].ev == PROTO_EV_ERROR, "%s decoded without an error", line);
-	ck_assert_msg(!part || strstr(r.e[0].detail, part), "%s: the error \"%s\" does not say \"%s\"",
-		      line, r.e[0].detail, part);
+	ck_assert_msg(!part || strstr(r.e[0].detail, part),
+		      "%s: the error \"%s\" does not say \"%s\"", line, r.e[0].detail, part);
 	rec_free(&r);
 }
 

@@ -174,7 +174,6 @@ static int run_hostctl(const struct passwd *pw, uid_t uid, gid_t group, const ch
 	return WEXITSTATUS(st);
 }
 
-
 int hostctl_as(uid_t uid, gid_t group, const char *const *args)
 {
 	return run_hostctl(NULL, uid, group, args);
@@ -196,8 +195,10 @@ void service_test_user(const char *name, uid_t *uid, gid_t *gid)
 		ck_abort();
 	if (!getpwnam(name)) {
 		/* its own group, and users (the tests' SERVICE_GROUP) */
-		snprintf(cmd, sizeof(cmd), "useradd --user-group --no-create-home --groups users "
-			 "--shell /usr/sbin/nologin %s", name);
+		snprintf(cmd, sizeof(cmd),
+			 "useradd --user-group --no-create-home --groups users "
+			 "--shell /usr/sbin/nologin %s",
+			 name);
 		ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
 	}
 	struct passwd *pw = getpwnam(name);
@@ -333,4 +334,3 @@ const char *raw_request_as(uid_t uid, gid_t gid, const char *line)
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "raw client: status %d", st);
 	return reply;
 }
-

@@ -41,7 +41,7 @@ START_TEST(test_hello)
 	ck_assert_str_eq(hello.u.hello.hostkey, "");
 	host_read_line("/proc/sys/kernel/random/boot_id", boot_id, sizeof(boot_id));
 	host_read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs,
-		  sizeof(cs));
+		       sizeof(cs));
 	ck_assert_str_eq(hello.u.hello.boot_id, boot_id);
 	ck_assert_str_eq(hello.u.hello.clocksource, cs);
 	host_bye(&h);
@@ -303,8 +303,10 @@ START_TEST(test_command_utf8_sanitized)
 	host_spawn(&h, NULL);
 	/* bad byte, overlong '/', NUL, valid 2-byte; then one split over two
 	 * writes that must survive whole */
-	host_run_command(&h, "printf 'a\\377b\\300\\257c x\\000y caf\\303\\251\\n'; "
-		    "printf 'na\\303'; sleep 0.2; printf '\\257ve\\n'", &s);
+	host_run_command(&h,
+			 "printf 'a\\377b\\300\\257c x\\000y caf\\303\\251\\n'; "
+			 "printf 'na\\303'; sleep 0.2; printf '\\257ve\\n'",
+			 &s);
 	ck_assert_int_eq(s.done.u.done.exit_status, 0);
 	ck_assert_str_eq(s.out, "a?b??c x?y caf\xc3\xa9\nna\xc3\xafve\n");
 	free(s.out);
@@ -526,8 +528,11 @@ START_TEST(test_port_discovery_and_reconnect)
 	struct host h;
 	struct proto_msg hello;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	const char *dirs[] = { "sys", "sys/class", "sys/class/virtio-ports",
-			       "sys/class/virtio-ports/vport0p1", "sys/class/virtio-ports/vport2p3",
+	const char *dirs[] = { "sys",
+			       "sys/class",
+			       "sys/class/virtio-ports",
+			       "sys/class/virtio-ports/vport0p1",
+			       "sys/class/virtio-ports/vport2p3",
 			       "dev" };
 	char path[256];
 	int lfd;
@@ -536,7 +541,7 @@ START_TEST(test_port_discovery_and_reconnect)
 	host_mkworkdir(&h);
 	/* Started before the port exists: it must wait for it to appear. */
 	host_spawn_args(&h, (const char *const[]){ "--sysfs-root", h.dir, "--node", NODE,
-						    "--work-dir", h.dir, NULL });
+						   "--work-dir", h.dir, NULL });
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", h.dir, dirs[i]);
 		ck_assert_int_eq(mkdir(path, 0755), 0);
@@ -590,8 +595,8 @@ START_TEST(test_char_device_channel)
 	ck_assert_int_eq(tcgetattr(slave, &t), 0);
 	cfmakeraw(&t);
 	ck_assert_int_eq(tcsetattr(slave, TCSANOW, &t), 0);
-	host_spawn_args(&h, (const char *const[]){ "--channel", name, "--node", NODE,
-						    "--work-dir", h.dir, NULL });
+	host_spawn_args(&h, (const char *const[]){ "--channel", name, "--node", NODE, "--work-dir",
+						   h.dir, NULL });
 	h.fd = master;
 	host_handshake(&h, &hello);
 	ck_assert_str_eq(hello.u.hello.node, NODE);
@@ -609,8 +614,8 @@ START_TEST(test_bad_invocations)
 
 	memset(&h, 0, sizeof(h));
 	host_mkworkdir(&h);
-	host_spawn_args(&h, (const char *const[]){ "--channel", "/proc/self/status", "--node",
-						    NODE, NULL });
+	host_spawn_args(&h, (const char *const[]){ "--channel", "/proc/self/status", "--node", NODE,
+						   NULL });
 	st = host_wait(&h);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "wait status %#x", st);
 

@@ -17,8 +17,6 @@
 
 #include "agent_host.h"
 
-
-
 static void send_plan(struct host *h, const char *cmd, uint32_t interval_ms)
 {
 	struct proto_msg m = { .type = PROTO_PLAN };
@@ -39,8 +37,8 @@ static void send_plan(struct host *h, const char *cmd, uint32_t interval_ms)
 }
 
 struct seen {
-	unsigned n[2];          /* samples stamped 0 and 1 */
-	unsigned instants[2];   /* distinct mono_ns among them */
+	unsigned n[2];	      /* samples stamped 0 and 1 */
+	unsigned instants[2]; /* distinct mono_ns among them */
 	int64_t last_ns[2];
 	int64_t first1_ns;
 	bool psi, steal, load, nr_free;
@@ -228,10 +226,11 @@ START_TEST(test_cost_figures)
 		sleep(1);
 	}
 	after = host_cpu_ticks(h.pid);
-	fprintf(stderr, "agent sampling every %u ms at a barrier: %.2f%% of a CPU (%llu ticks in "
-		"5 s), VmRSS %ld KiB\n", intervals[_i],
-		100.0 * (double)(after - before) / (double)ticks_per_s / 5, after - before,
-		host_vm_rss_kib(h.pid));
+	fprintf(stderr,
+		"agent sampling every %u ms at a barrier: %.2f%% of a CPU (%llu ticks in "
+		"5 s), VmRSS %ld KiB\n",
+		intervals[_i], 100.0 * (double)(after - before) / (double)ticks_per_s / 5,
+		after - before, host_vm_rss_kib(h.pid));
 	ck_assert_int_gt(host_vm_rss_kib(h.pid), 0);
 	kill(h.pid, SIGTERM);
 	host_wait(&h);

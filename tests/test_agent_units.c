@@ -25,10 +25,12 @@ static void check_sanitize(const char *in, size_t n, bool final, const char *wan
 START_TEST(test_utf8_sanitize)
 {
 	check_sanitize("abc", 3, true, "abc", 3);
-	check_sanitize("a\xff" "b", 3, true, "a?b", 3);
-	check_sanitize("\xc0\xaf", 2, true, "??", 2);             /* overlong */
-	check_sanitize("\xed\xa0\x80", 3, true, "???", 3);        /* surrogate */
-	check_sanitize("\xf4\x90\x80\x80", 4, true, "????", 4);   /* > U+10FFFF */
+	check_sanitize("a\xff"
+		       "b",
+		       3, true, "a?b", 3);
+	check_sanitize("\xc0\xaf", 2, true, "??", 2);		/* overlong */
+	check_sanitize("\xed\xa0\x80", 3, true, "???", 3);	/* surrogate */
+	check_sanitize("\xf4\x90\x80\x80", 4, true, "????", 4); /* > U+10FFFF */
 	check_sanitize("\xf0\x9f\x98\x80", 4, true, "\xf0\x9f\x98\x80", 4);
 	check_sanitize("x\0y", 3, true, "x?y", 3);
 	/* cut by the end of a read: kept for the next one, unless final */
@@ -42,10 +44,10 @@ END_TEST
 START_TEST(test_utf8_chunk_len)
 {
 	ck_assert_uint_eq(utf8_chunk_len("aaaa", 4, 3, 100), 3);
-	ck_assert_uint_eq(utf8_chunk_len("\xc3\xa9", 2, 1, 100), 0);     /* never splits */
+	ck_assert_uint_eq(utf8_chunk_len("\xc3\xa9", 2, 1, 100), 0); /* never splits */
 	ck_assert_uint_eq(utf8_chunk_len("a\xc3\xa9", 3, 2, 100), 1);
-	ck_assert_uint_eq(utf8_chunk_len("\x01\x01", 2, 100, 6), 1);    /* \u0001 */
-	ck_assert_uint_eq(utf8_chunk_len("\"\"\"", 3, 100, 4), 2);      /* \" */
+	ck_assert_uint_eq(utf8_chunk_len("\x01\x01", 2, 100, 6), 1); /* \u0001 */
+	ck_assert_uint_eq(utf8_chunk_len("\"\"\"", 3, 100, 4), 2);   /* \" */
 	ck_assert_uint_eq(utf8_chunk_len("\n\n\n", 3, 100, 100), 3);
 }
 END_TEST

@@ -140,8 +140,8 @@ struct fake_run {
 	uint32_t nsteps;
 	bool failed[FR_MAX];
 	unsigned gos[FR_MAX][FR_STEPS + 2]; /* gos each received, per step */
-	unsigned releases;                  /* barriers released, the end one too */
-	unsigned stale;                     /* readies ignored as long released */
+	unsigned releases;		    /* barriers released, the end one too */
+	unsigned stale;			    /* readies ignored as long released */
 	bool finished, aborted;
 };
 
@@ -200,12 +200,8 @@ static enum barrier_verdict fr_ready(size_t i, uint32_t step)
 	enum barrier_verdict v = barrier_ready(fr.b, i, step, testlib_clock_now());
 
 	switch (v) {
-	case BARRIER_RELEASE:
-		fr_release();
-		break;
-	case BARRIER_RESEND_GO:
-		fr.gos[i][step]++;
-		break;
+	case BARRIER_RELEASE: fr_release(); break;
+	case BARRIER_RESEND_GO: fr.gos[i][step]++; break;
 	case BARRIER_INVALID:
 		if (step && step < barrier_step(fr.b) && !fr.failed[i])
 			fr.stale++;
@@ -213,8 +209,7 @@ static enum barrier_verdict fr_ready(size_t i, uint32_t step)
 			fr_fail(i);
 		break;
 	case BARRIER_WAIT:
-	case BARRIER_DUPLICATE:
-		break;
+	case BARRIER_DUPLICATE: break;
 	}
 	return v;
 }

@@ -74,18 +74,18 @@ static void check_metric(const char *file, const struct bench_metrics *m, size_t
 
 	ck_assert_msg(sscanf(line, "metric %127s %lf %63s %15s", name, &want, unit, dir) == 4,
 		      "%s: bad expect line '%s'", file, line);
-	ck_assert_msg(i < m->n, "%s: expected metric %zu '%s', the parse yielded %zu",
-		      file, i, name, m->n);
+	ck_assert_msg(i < m->n, "%s: expected metric %zu '%s', the parse yielded %zu", file, i,
+		      name, m->n);
 	const struct bench_metric *x = &m->v[i];
-	ck_assert_msg(strcmp(x->name, name) == 0, "%s: metric %zu is '%s', expected '%s'",
-		      file, i, x->name, name);
-	ck_assert_msg(fabs(x->value - want) <= 1e-12 * fabs(want),
-		      "%s: %s = %.17g, expected %.17g", file, name, x->value, want);
+	ck_assert_msg(strcmp(x->name, name) == 0, "%s: metric %zu is '%s', expected '%s'", file, i,
+		      x->name, name);
+	ck_assert_msg(fabs(x->value - want) <= 1e-12 * fabs(want), "%s: %s = %.17g, expected %.17g",
+		      file, name, x->value, want);
 	ck_assert_msg(strcmp(x->unit, strcmp(unit, "-") == 0 ? "" : unit) == 0,
 		      "%s: %s in '%s', expected '%s'", file, name, x->unit, unit);
 	ck_assert_msg(x->higher_is_better == (strcmp(dir, "higher") == 0),
-		      "%s: %s: higher_is_better %d, expected %s", file, name,
-		      x->higher_is_better, dir);
+		      "%s: %s: higher_is_better %d, expected %s", file, name, x->higher_is_better,
+		      dir);
 }
 
 /* parses one captured variant and compares with its .expect */
@@ -109,7 +109,8 @@ static void check_variant(const struct bench_parser *p, const char *dir, const c
 		if (strncmp(line, "error ", 6) == 0 || strncmp(line, "einval ", 7) == 0) {
 			int want = line[1] == 'r' ? -EBADMSG : -EINVAL;
 
-			ck_assert_msg(r == want, "%s: returned %d (%s), expected %d", path, r, why, want);
+			ck_assert_msg(r == want, "%s: returned %d (%s), expected %d", path, r, why,
+				      want);
 			ck_assert_msg(strcmp(why, strchr(line, ' ') + 1) == 0,
 				      "%s: why is\n  '%s', expected\n  '%s'", path, why,
 				      strchr(line, ' ') + 1);
@@ -149,7 +150,8 @@ START_TEST(captured_variants)
 		} else if (l > 7 && strcmp(e->d_name + l - 7, ".expect") == 0) {
 			char *other = xasprintf("%s/%.*s.out", dir, (int)(l - 7), e->d_name);
 
-			ck_assert_msg(access(other, R_OK) == 0, "%s: an .expect without its .out", other);
+			ck_assert_msg(access(other, R_OK) == 0, "%s: an .expect without its .out",
+				      other);
 			free(other);
 		}
 	}
@@ -166,11 +168,14 @@ START_TEST(registry)
 	size_t n;
 	const struct bench_parser *all = bench_parsers(&n);
 	static const char *const names[] = {
-		"hackbench", "perf-sched-pipe", "perf-sched-messaging", "sysbench-cpu",
-		"sysbench-threads", "sysbench-mutex", "stress-ng", "cyclictest", "fio-json",
-		"pattern", "perf-syscall", "perf-futex", "pmqtest", "pi-stress", "rt-migrate-test",
-		"uptime", "iperf3-json", "redis-benchmark", "dbench", "perf-numa", "bonnie",
-		"fsmark", "uptime-phases",
+		"hackbench",	"perf-sched-pipe",  "perf-sched-messaging",
+		"sysbench-cpu", "sysbench-threads", "sysbench-mutex",
+		"stress-ng",	"cyclictest",	    "fio-json",
+		"pattern",	"perf-syscall",	    "perf-futex",
+		"pmqtest",	"pi-stress",	    "rt-migrate-test",
+		"uptime",	"iperf3-json",	    "redis-benchmark",
+		"dbench",	"perf-numa",	    "bonnie",
+		"fsmark",	"uptime-phases",
 	};
 	char why[256];
 
@@ -183,18 +188,21 @@ START_TEST(registry)
 	ck_assert_ptr_null(bench_parser_find("hackbench2"));
 	ck_assert_ptr_null(bench_parser_find(""));
 
-	ck_assert_int_eq(bench_parser_check_arg(bench_parser_find("hackbench"), "x", why,
-						sizeof(why)), -EINVAL);
+	ck_assert_int_eq(bench_parser_check_arg(bench_parser_find("hackbench"), "x", why, sizeof(why)),
+			 -EINVAL);
 	ck_assert_str_eq(why, "parser 'hackbench' takes no argument, got 'x'");
 	ck_assert_int_eq(bench_parser_check_arg(bench_parser_find("pattern"), "Time: {}", why,
-						sizeof(why)), 0);
+						sizeof(why)),
+			 0);
 	ck_assert_int_eq(bench_parser_check_arg(bench_parser_find("pattern"), "T\x01{}", why,
-						sizeof(why)), -EINVAL);
+						sizeof(why)),
+			 -EINVAL);
 	ck_assert_str_eq(why, "pattern 'T\x01{}': byte 0x01 at 1 is not printable ASCII");
-	ck_assert_int_eq(bench_parser_check_arg(bench_parser_find("stress-ng"), NULL, why,
-						sizeof(why)), 0);
+	ck_assert_int_eq(bench_parser_check_arg(bench_parser_find("stress-ng"), NULL, why, sizeof(why)),
+			 0);
 	ck_assert_int_eq(bench_parser_check_arg(bench_parser_find("cyclictest"), "overall", why,
-						sizeof(why)), 0);
+						sizeof(why)),
+			 0);
 }
 END_TEST
 
@@ -215,12 +223,12 @@ START_TEST(huge_line)
 	/* the first place "1{}" matches has a number of a million digits */
 	ck_assert_int_eq(parse("pattern", out, len, "1{}", &m, why, sizeof(why)), -EBADMSG);
 	ck_assert_str_eq(why, "line 1: the number of '1{}' is out of range: "
-		"'111111111111111111111111111111111111111111111111111111111111...'");
+			      "'111111111111111111111111111111111111111111111111111111111111...'");
 	ck_assert_int_eq(parse("pattern", out, len, "{}", &m, why, sizeof(why)), -EBADMSG);
 	memcpy(out, "Time: ", 6);
 	ck_assert_int_eq(parse("hackbench", out, len, NULL, &m, why, sizeof(why)), -EBADMSG);
 	ck_assert_str_eq(why, "line 1: expected 'Time: <seconds>', found "
-		"'Time: 111111111111111111111111111111111111111111111111111111...'");
+			      "'Time: 111111111111111111111111111111111111111111111111111111...'");
 	free(out);
 }
 END_TEST
@@ -259,8 +267,8 @@ START_TEST(too_many_metrics)
 	len = 0;
 	for (int i = 0; i < 100; i++)
 		len += (size_t)snprintf(out + len, cap - len,
-			"T:%2d (%5d) P: 0 I:1000 C:    100 Min:     50 Act:   60 Avg:   60 Max:      70\n",
-			i, 1000 + i);
+					"T:%2d (%5d) P: 0 I:1000 C:    100 Min:     50 Act:   60 Avg:   60 Max:      70\n",
+					i, 1000 + i);
 	ck_assert_int_eq(parse("cyclictest", out, len, NULL, &m, why, sizeof(why)), -EBADMSG);
 	ck_assert_str_eq(why, "more than 256 metrics (at 't84.lat_avg')");
 	ck_assert_int_eq(parse("cyclictest", out, len, "overall", &m, why, sizeof(why)), 0);

@@ -44,8 +44,8 @@ static char *run(const char *cmd, size_t *len)
 	int st = pclose(f);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 127,
 		      "'%s': not found (run tools/install-deps)", cmd);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "'%s' failed (status %#x):\n%.*s",
-		      cmd, st, (int)n, buf);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "'%s' failed (status %#x):\n%.*s", cmd,
+		      st, (int)n, buf);
 	free(sh);
 	*len = n;
 	return buf;
@@ -59,8 +59,8 @@ static void run_parse(const char *parser, const char *arg, const char *cmd)
 	char why[512], *out = run(cmd, &len);
 	int r = bench_parse(bench_parser_find(parser), out, len, arg, &m, why, sizeof(why));
 
-	ck_assert_msg(r == 0, "%s on the output of '%s': %s\n--- output:\n%.*s", parser, cmd,
-		      why, (int)len, out);
+	ck_assert_msg(r == 0, "%s on the output of '%s': %s\n--- output:\n%.*s", parser, cmd, why,
+		      (int)len, out);
 	free(out);
 }
 
@@ -135,7 +135,8 @@ START_TEST(stressng_any)
 	run_parse("stress-ng", "*", "stress-ng --context 1 --timeout 1 --metrics-brief");
 	ck_assert_uint_eq(m.n, 3);
 	ck_assert_double_gt(metric("bogo_ops_s"), 0);
-	run_parse("stress-ng", "*", "stress-ng --sock-domain ipv4 --sock 1 --timeout 1 --metrics-brief");
+	run_parse("stress-ng", "*",
+		  "stress-ng --sock-domain ipv4 --sock 1 --timeout 1 --metrics-brief");
 	ck_assert_double_gt(metric("bogo_ops"), 0);
 }
 END_TEST
@@ -144,8 +145,10 @@ START_TEST(perf_futex_syscall)
 {
 	static const char *const rate[] = { "hash", "lock-pi" };
 	static const char *const time[][2] = {
-		{ "wake", "wake" }, { "wake-parallel", "wake-parallel" },
-		{ "requeue", "requeue" }, { "requeue-pi", "requeue --pi" },
+		{ "wake", "wake" },
+		{ "wake-parallel", "wake-parallel" },
+		{ "requeue", "requeue" },
+		{ "requeue-pi", "requeue --pi" },
 	};
 	char cmd[128];
 	for (size_t i = 0; i < 2; i++) {
@@ -185,7 +188,8 @@ START_TEST(rt_tests)
 	ck_assert_double_gt(metric("throughput"), 0);
 	/* bonnie++ wants -u as root; a data set this small is too quick to
 	 * time (+++++), so only its latencies are sure to be there */
-	run_parse("bonnie", NULL, "mkdir -p bd && bonnie++ -q -f -r 0 -s 8 -n 0 -d bd -m t "
+	run_parse("bonnie", NULL,
+		  "mkdir -p bd && bonnie++ -q -f -r 0 -s 8 -n 0 -d bd -m t "
 		  "$([ $(id -u) = 0 ] && echo -u root)");
 	ck_assert_double_gt(metric("random_seeks_lat"), 0);
 	ck_assert_ptr_null(bench_metrics_get(&m, "seqout_char"));
@@ -194,7 +198,8 @@ START_TEST(rt_tests)
 	ck_assert_double_gt(metric("value"), 0);
 	/* sqlite.bench's timing: sqlite's own clock around the inserts (enough
 	 * of them to take more than its millisecond) */
-	run_parse("pattern", "txn_per_sec = {}", "printf 'CREATE TABLE t (t REAL);\\n"
+	run_parse("pattern", "txn_per_sec = {}",
+		  "printf 'CREATE TABLE t (t REAL);\\n"
 		  "INSERT INTO t VALUES (julianday());\\nCREATE TABLE m (a INT);\\n"
 		  "INSERT INTO m WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
 		  "WHERE x < 200000) SELECT x FROM c;\\n.mode line\\n"
@@ -202,7 +207,8 @@ START_TEST(rt_tests)
 		  "sqlite3 -bail s.db");
 	ck_assert_double_gt(metric("value"), 0);
 	/* fsmark's form: two top folders, a row per iteration */
-	run_parse("fsmark", NULL, "mkdir -p fm/1 fm/2 && fs_mark -D 10 -S0 -n 50 -s 4096 -L 3 -t 1 "
+	run_parse("fsmark", NULL,
+		  "mkdir -p fm/1 fm/2 && fs_mark -D 10 -S0 -n 50 -s 4096 -L 3 -t 1 "
 		  "-d fm/1 -d fm/2");
 	ck_assert_uint_eq(m.n, 3);
 	ck_assert_double_gt(metric("files_sec_min"), 0);
@@ -254,12 +260,14 @@ END_TEST
 
 START_TEST(fio)
 {
-	run_parse("fio-json", NULL, "fio --name=t --directory=. --size=1M --bs=4k --rw=randrw "
+	run_parse("fio-json", NULL,
+		  "fio --name=t --directory=. --size=1M --bs=4k --rw=randrw "
 		  "--ioengine=psync --output-format=json");
 	ck_assert_double_gt(metric("read.iops"), 0);
 	ck_assert_double_gt(metric("write.bw"), 0);
 	ck_assert_double_le(metric("read.clat_p50"), metric("read.clat_max") + 1);
-	run_parse("fio-json", NULL, "fio --name=t --directory=. --size=1M --bs=4k --rw=read "
+	run_parse("fio-json", NULL,
+		  "fio --name=t --directory=. --size=1M --bs=4k --rw=read "
 		  "--numjobs=2 --group_reporting --ioengine=psync --output-format=json");
 	ck_assert_ptr_null(bench_metrics_get(&m, "write.bw"));
 	ck_assert_double_gt(metric("read.bw"), 0);

@@ -71,9 +71,9 @@ END_TEST
 START_TEST(test_impossible_stamps_refused)
 {
 	struct clock_offset c = { 0 };
-	ck_assert(!clock_offset_add(&c, 100, 0, 0, 50));   /* t4 before t1 */
-	ck_assert(!clock_offset_add(&c, 0, 10, 5, 50));    /* t3 before t2 */
-	ck_assert(!clock_offset_add(&c, 0, 0, 100, 50));   /* held longer than the trip */
+	ck_assert(!clock_offset_add(&c, 100, 0, 0, 50)); /* t4 before t1 */
+	ck_assert(!clock_offset_add(&c, 0, 10, 5, 50));	 /* t3 before t2 */
+	ck_assert(!clock_offset_add(&c, 0, 0, 100, 50)); /* held longer than the trip */
 	ck_assert_uint_eq(c.samples, 0);
 }
 END_TEST
@@ -130,11 +130,13 @@ START_TEST(test_jump)
 	ck_assert_int_eq(c.offset_ns, MS);
 	/* 10 ms later, 3 us further: within 500 ppm of 10 ms (5 us) */
 	ck_assert_int_eq(clock_offset_exchange(10 * MS, 11 * MS + 3050, 11 * MS + 3050,
-					       10 * MS + 100, &e), 0);
+					       10 * MS + 100, &e),
+			 0);
 	ck_assert(!clock_offset_jumped(&c, &e, &off_by, &allowed));
 	/* 10 s ahead instead: a jump */
 	ck_assert_int_eq(clock_offset_exchange(10 * MS, 10 * SEC + 10 * MS, 10 * SEC + 10 * MS,
-					       10 * MS + 100, &e), 0);
+					       10 * MS + 100, &e),
+			 0);
 	ck_assert(clock_offset_jumped(&c, &e, &off_by, &allowed));
 	ck_assert_int_gt(off_by, 9 * SEC);
 	ck_assert_int_lt(allowed, 10 * 1000 * 1000);
@@ -174,12 +176,15 @@ START_TEST(test_ptp_conversion)
 	/* truly: at host monotonic 10 s, realtime - mono was d + 20, and the
 	 * guest's clock read 13 s */
 	const struct clock_ptp_reading rd = {
-		.guest_ns = 13 * SEC, .guest_real_ns = 5, .host_real_ns = 10 * SEC + d + 20,
+		.guest_ns = 13 * SEC,
+		.guest_real_ns = 5,
+		.host_real_ns = 10 * SEC + d + 20,
 		.window_ns = 30,
 	};
 	struct clock_ptp_sample smp;
 	ck_assert_int_eq(clock_offset_from_ptp(&rd, &before, &after, 10 * SEC - 1000,
-					       10 * SEC + 1000, &smp), 0);
+					       10 * SEC + 1000, &smp),
+			 0);
 	/* the difference is taken as the middle of d - 50 .. d + 70 */
 	ck_assert_int_eq(smp.at_ns, 10 * SEC + 10);
 	ck_assert_int_eq(smp.offset_ns, 3 * SEC - 10);
@@ -191,8 +196,7 @@ START_TEST(test_ptp_conversion)
 			 -EDOM);
 	ck_assert_int_eq(smp.at_ns, 10 * SEC + 10);
 	/* just inside, by the bound */
-	ck_assert_int_eq(clock_offset_from_ptp(&rd, &before, &after, 9 * SEC, 10 * SEC - 65, &smp),
-			 0);
+	ck_assert_int_eq(clock_offset_from_ptp(&rd, &before, &after, 9 * SEC, 10 * SEC - 65, &smp), 0);
 	/* numbers a peer may send that would overflow */
 	struct clock_ptp_reading bad = rd;
 	bad.host_real_ns = INT64_MIN + 5;

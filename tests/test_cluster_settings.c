@@ -12,8 +12,8 @@
 #include "config.h"
 #include "testlib.h"
 
-#define BASE                                                                                 \
-	"CLUSTER_REDIS=127.0.0.1:6379\nCLUSTER_ID=exp-1\nCLUSTER_ROLE=follower\n"          \
+#define BASE                                                                      \
+	"CLUSTER_REDIS=127.0.0.1:6379\nCLUSTER_ID=exp-1\nCLUSTER_ROLE=follower\n" \
 	"CLUSTER_MEMBER=b\nCLUSTER_MEMBERS=\"a b c\"\n"
 
 /* Loads text as h.conf: the return, s filled, the formatted error in msg. */
@@ -45,7 +45,8 @@ START_TEST(test_follower_read)
 	struct cluster_settings s;
 	char msg[600];
 	ck_assert_int_eq(load(BASE "CLUSTER_TIMEOUT=5\nON_HOST_FAILURE=continue\n", &s, msg,
-			      sizeof(msg)), 0);
+			      sizeof(msg)),
+			 0);
 	ck_assert(s.enabled);
 	ck_assert_str_eq(s.redis_host, "127.0.0.1");
 	ck_assert_int_eq(s.redis_port, 6379);
@@ -75,8 +76,10 @@ START_TEST(test_password_file)
 	snprintf(text, sizeof(text), BASE "CLUSTER_PASSWORD_FILE=%s/none\n", dir);
 	ck_assert_int_eq(load(text, &s, msg, sizeof(msg)), -EINVAL);
 	char want[400];
-	snprintf(want, sizeof(want), "h.conf:6: CLUSTER_PASSWORD_FILE=\"%s/none\" cannot be read: "
-		 "No such file or directory", dir);
+	snprintf(want, sizeof(want),
+		 "h.conf:6: CLUSTER_PASSWORD_FILE=\"%s/none\" cannot be read: "
+		 "No such file or directory",
+		 dir);
 	ck_assert_str_eq(msg, want);
 	cluster_settings_fini(&s);
 }

@@ -417,7 +417,8 @@ START_TEST(test_log_terminal)
 
 	unsetenv("JOURNAL_STREAM");
 	out = capture_stderr(log_some);
-	assert_matches(out, "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3} "
+	assert_matches(out,
+		       "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3} "
 		       "hostd: info: guest g1 ready after 42 ms\n"
 		       "[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3} "
 		       "hostd: warning: two lines\n"
@@ -443,7 +444,7 @@ START_TEST(test_log_journal)
 	char *out = capture_stderr(log_journal);
 
 	ck_assert_str_eq(out, "<6>guest g1 ready after 42 ms\n<4>two lines\n"
-			 "<3>open h.conf: No such file or directory\n");
+			      "<3>open h.conf: No such file or directory\n");
 	free(out);
 }
 END_TEST
@@ -513,9 +514,9 @@ START_TEST(test_log_status)
 	unsetenv("JOURNAL_STREAM");
 	char *out = capture_stderr(log_with_status);
 	assert_matches(out, "^\r\x1b\\[Kstep 1/4\r\x1b\\[Kstep 2/4"
-		       "\r\x1b\\[K[0-9-]{10} [0-9:.]{12} hostd: info: a\n"
-		       "[0-9-]{10} [0-9:.]{12} hostd: info: b\n"
-		       "\r\x1b\\[Kstep 3/4\r\x1b\\[K$");
+			    "\r\x1b\\[K[0-9-]{10} [0-9:.]{12} hostd: info: a\n"
+			    "[0-9-]{10} [0-9:.]{12} hostd: info: b\n"
+			    "\r\x1b\\[Kstep 3/4\r\x1b\\[K$");
 	free(out);
 }
 END_TEST
@@ -524,7 +525,9 @@ END_TEST
 START_TEST(test_log_escape)
 {
 	char buf[64];
-	const char *t = "a\x1b[2J\x07" "b\tc\xc2\x9b" "31m \xc3\xa9\x7f";
+	const char *t = "a\x1b[2J\x07"
+			"b\tc\xc2\x9b"
+			"31m \xc3\xa9\x7f";
 	size_t need = log_escape(t, strlen(t), buf, sizeof(buf));
 	ck_assert_str_eq(buf, "a\\x1b[2J\\x07b\tc\\u009b31m \xc3\xa9\\x7f");
 	ck_assert_uint_eq(need, strlen(buf));
@@ -553,7 +556,7 @@ START_TEST(test_log_escapes_controls)
 {
 	char *out = capture_stderr(log_hostile);
 	assert_matches(out, "^[0-9-]{10} [0-9:.]{12} hostd: warning: guest-2: agent error "
-		       "\\\\x1b\\[2J  2026-01-01 00:00:00.000 hostd: error: fake\n$");
+			    "\\\\x1b\\[2J  2026-01-01 00:00:00.000 hostd: error: fake\n$");
 	free(out);
 }
 END_TEST
@@ -561,16 +564,17 @@ END_TEST
 static void fake_cpu(int cpu, const char *llc_list)
 {
 	char rel[256], val[32];
-	static const struct { int index, level; } caches[] = { { 0, 1 }, { 1, 1 }, { 2, 2 }, { 3, 3 } };
+	static const struct {
+		int index, level;
+	} caches[] = { { 0, 1 }, { 1, 1 }, { 2, 2 }, { 3, 3 } };
 
 	for (size_t i = 0; i < 4; i++) {
 		snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/cache/index%d/level", cpu,
 			 caches[i].index);
 		snprintf(val, sizeof(val), "%d\n", caches[i].level);
 		put(rel, val);
-		snprintf(rel, sizeof(rel),
-			 "sys/devices/system/cpu/cpu%d/cache/index%d/shared_cpu_list", cpu,
-			 caches[i].index);
+		snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/cache/index%d/shared_cpu_list",
+			 cpu, caches[i].index);
 		if (caches[i].level == 3)
 			snprintf(val, sizeof(val), "%s\n", llc_list);
 		else
@@ -594,16 +598,17 @@ START_TEST(test_sysfacts_fake)
 	fake_cpu(3, "2-3,6");
 	fake_cpu(6, "2-3,6");
 	put("proc/meminfo", "MemTotal:       24555412 kB\nMemFree:         1000 kB\n"
-	    "Hugepagesize:       2048 kB\n");
+			    "Hugepagesize:       2048 kB\n");
 	/* what MMTests' get_numa_details reads: each node's MemTotal */
 	put("sys/devices/system/node/node0/meminfo", "Node 0 MemTotal:       16000000 kB\n"
-	    "Node 0 MemFree:         1000 kB\n");
+						     "Node 0 MemFree:         1000 kB\n");
 	put("sys/devices/system/node/node1/meminfo", "Node 1 MemTotal:        8555412 kB\n");
 	put("proc/sys/kernel/random/boot_id", "0f2ab3c4-1111-2222-3333-444455556666\n");
 	put("proc/sys/kernel/hostname", "labhost\n");
 	put("proc/sys/kernel/osrelease", "6.1.0-test-amd64\n");
 	put("sys/devices/system/clocksource/clocksource0/current_clocksource", "tsc\n");
-	put("proc/cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\n"
+	put("proc/cpuinfo",
+	    "processor\t: 0\nvendor_id\t: GenuineIntel\n"
 	    "model name\t: Intel(R) Xeon(R) Test CPU @ 2.00GHz\n"
 	    "flags\t\t: fpu vme de pse vmx ept\n\nprocessor\t: 1\nmodel name\t: other\n");
 

@@ -12,7 +12,6 @@
 #include "config_testlib.h"
 #include "testlib.h"
 
-
 START_TEST(test_assignments)
 {
 	load_ok("# a comment\n"
@@ -152,18 +151,17 @@ END_TEST
 
 START_TEST(test_mmtests_excerpt)
 {
-	const char *text =
-		"### MMTests config: hackbench\n"
-		"export MMTESTS=\"hackbench-process-pipes hackbench-thread-pipes\"\n"
-		"export MMTESTS_ITERATIONS=3\n"
-		"export HACKBENCH_GROUPS=1,4,$((NUM_LOGICAL_CPUS*2))\n"
-		"export HACKBENCH_MAX_GROUPS=$((NUM_LOGICAL_CPUS*4))\n"
-		"\n"
-		"# Test disk to setup (optional)\n"
-		"#export TESTDISK_PARTITION=/dev/sda6\n"
-		"export MONITORS_GZIP=\"proc-vmstat top\"\n"
-		"export MONITOR_UPDATE_FREQUENCY=10\n"
-		"export MONITOR_PERF_EVENTS=cpu-migrations,context-switches\n";
+	const char *text = "### MMTests config: hackbench\n"
+			   "export MMTESTS=\"hackbench-process-pipes hackbench-thread-pipes\"\n"
+			   "export MMTESTS_ITERATIONS=3\n"
+			   "export HACKBENCH_GROUPS=1,4,$((NUM_LOGICAL_CPUS*2))\n"
+			   "export HACKBENCH_MAX_GROUPS=$((NUM_LOGICAL_CPUS*4))\n"
+			   "\n"
+			   "# Test disk to setup (optional)\n"
+			   "#export TESTDISK_PARTITION=/dev/sda6\n"
+			   "export MONITORS_GZIP=\"proc-vmstat top\"\n"
+			   "export MONITOR_UPDATE_FREQUENCY=10\n"
+			   "export MONITOR_PERF_EVENTS=cpu-migrations,context-switches\n";
 
 	load_ok(text);
 	value_is("MMTESTS", "hackbench-process-pipes hackbench-thread-pipes");
@@ -194,81 +192,89 @@ END_TEST
 START_TEST(test_errors_commands)
 {
 	load_err("A=$(hostname)\n", "t.conf:1:3: expected a value, found the command "
-		 "substitution of 'hostname': " KNOWN);
+				    "substitution of 'hostname': " KNOWN);
 	load_err("A=\"x$(id)\"\n", "t.conf:1:5: expected a value, found the command "
-		 "substitution of 'id': " KNOWN);
+				   "substitution of 'id': " KNOWN);
 	load_err("A=`id`\n", "t.conf:1:3: expected a value, found the command substitution of "
-		 "'id': " KNOWN);
+			     "'id': " KNOWN);
 	load_err("A=\"`id -g`\"\n", "t.conf:1:4: expected a value, found the command "
-		 "substitution of 'id -g': " KNOWN);
+				    "substitution of 'id -g': " KNOWN);
 	load_err("A=$((1+$(id)))\n", "t.conf:1:8: expected a value, found command substitution "
-		 "'$(': lockstep never runs commands; write the value itself");
+				     "'$(': lockstep never runs commands; write the value itself");
 	load_err("A=`id\n", "t.conf:1:3: expected a closing '`' for the command substitution "
-		 "opened here");
-	load_err("A=b; rm -rf /\n", "t.conf:1:4: expected end of line, found ';': a config holds "
+			    "opened here");
+	load_err("A=b; rm -rf /\n",
+		 "t.conf:1:4: expected end of line, found ';': a config holds "
 		 "one assignment per line and lockstep never runs commands (quote it if it belongs "
 		 "to the value)");
 	load_err("A=b && c\n", "t.conf:1:5: expected end of line, found '&&': lockstep never "
-		 "runs commands (quote it if it belongs to the value)");
+			       "runs commands (quote it if it belongs to the value)");
 	load_err("A=b|c\n", "t.conf:1:4: expected end of line, found '|': lockstep never runs "
-		 "commands or pipes (quote it if it belongs to the value)");
+			    "commands or pipes (quote it if it belongs to the value)");
 	load_err("A=b >> f\n", "t.conf:1:5: expected end of line, found '>>': lockstep never "
-		 "runs commands or redirects (quote it if it belongs to the value)");
+			       "runs commands or redirects (quote it if it belongs to the value)");
 	load_err("A=<f\n", "t.conf:1:3: expected end of line, found '<': lockstep never runs "
-		 "commands or redirects (quote it if it belongs to the value)");
-	load_err("A=(1 2)\n", "t.conf:1:3: expected end of line, found '(': configs have no "
+			   "commands or redirects (quote it if it belongs to the value)");
+	load_err("A=(1 2)\n",
+		 "t.conf:1:3: expected end of line, found '(': configs have no "
 		 "subshells or functions; lockstep never runs commands (quote it if it belongs to "
 		 "the value)");
-	load_err("A=b c\n", "t.conf:1:5: expected end of line after the value of A, found 'c': a "
+	load_err("A=b c\n",
+		 "t.conf:1:5: expected end of line after the value of A, found 'c': a "
 		 "shell would run it as a command, and lockstep never runs commands (quote the value "
 		 "if the space belongs to it)");
-	load_err("A= b\n", "t.conf:1:4: expected end of line after the value of A, found 'b': a "
+	load_err("A= b\n",
+		 "t.conf:1:4: expected end of line after the value of A, found 'b': a "
 		 "shell would run it as a command, and lockstep never runs commands (quote the value "
 		 "if the space belongs to it)");
 	load_err("A=1 B=2\n", "t.conf:1:5: expected end of line after the value of A, found "
-		 "another assignment 'B=': one assignment per line");
+			      "another assignment 'B=': one assignment per line");
 	load_err("hostname\n", "t.conf:1:9: expected '=' and a value after hostname");
-	load_err("ls -l\n", "t.conf:1:1: expected an assignment, found the command 'ls': "
+	load_err("ls -l\n",
+		 "t.conf:1:1: expected an assignment, found the command 'ls': "
 		 "lockstep configs are assignments only (NAME=value) and nothing in them is executed");
-	load_err("cpupower frequency-info\n", "t.conf:1:1: expected 'cpupower frequency-set -g "
+	load_err("cpupower frequency-info\n",
+		 "t.conf:1:1: expected 'cpupower frequency-set -g "
 		 "GOVERNOR' (read as CPUFREQ_GOVERNOR=GOVERNOR): lockstep runs no other cpupower "
 		 "command");
-	load_err("cat /etc/os-release\n", "t.conf:1:1: expected cat >FILE <<END (a file shipped "
+	load_err("cat /etc/os-release\n",
+		 "t.conf:1:1: expected cat >FILE <<END (a file shipped "
 		 "with the steps), found another use of cat: lockstep never runs commands");
 	load_err("cat >>f <<END\nx\nEND\n", "t.conf:1:5: expected cat >FILE <<END, found '>>': "
-		 "a shipped file is written whole");
+					    "a shipped file is written whole");
 	load_err("cat >f <<\n", "t.conf:1:10: expected a delimiter word after '<<' (END, 'END' "
-		 "or \"END\" of at most 63 characters)");
+				"or \"END\" of at most 63 characters)");
 	load_err("cat >d/ <<END\nx\nEND\n", "t.conf:1:1: expected cat >FILE to name a file, found "
-		 "\"d/\"");
+					    "\"d/\"");
 	load_err("A=$(cat <<END\nx\nEND\n", "t.conf:4:1: expected ')' to close the $(cat <<END "
-		 "opened at line 1");
+					    "opened at line 1");
 	/* END the last line, with no newline: nothing is read past the text
 	 * (ASan, found by the config fuzzer) */
 	load_err("A=$(cat <<END\nx\nEND", "t.conf:4:1: expected ')' to close the $(cat <<END "
-		 "opened at line 1");
-	load_err("A=$(cat <<END extra\n", "t.conf:1:15: expected the end of the line after $(cat "
+					  "opened at line 1");
+	load_err("A=$(cat <<END extra\n",
+		 "t.conf:1:15: expected the end of the line after $(cat "
 		 "<<END: the text follows on the next lines, then END and ')'");
 	load_err("disable_transhuge now\n", "t.conf:1:19: expected nothing after "
-		 "disable_transhuge");
+					    "disable_transhuge");
 	load_err("getmemtotals 1\n", "t.conf:1:14: expected nothing after getmemtotals");
 	load_err("source /dev/null\n", "t.conf:1:8: expected a config file to read, found "
-		 "\"/dev/null\": not a regular file");
+				       "\"/dev/null\": not a regular file");
 	load_err("source a b\n", "t.conf:1:1: expected one file after 'source', found 2 words");
 	load_err("unset 1A\n", "t.conf:1:7: expected a name after unset, found \"1A\"");
 	load_err("die \"no $NUMCPUS\"\n", "t.conf:1:1: the config refuses to run: no 8");
 	load_err("exit 3\n", "t.conf:1:1: the config refuses to run: it exits here (exit 3)");
 	load_ok("true\n: ignored\nif [ 1 = 2 ]; then die x; exit 1; fi\n");
 	load_err("f() { x; }\n", "t.conf:1:7: expected '{' and the end of the line after f(): the "
-		 "body follows on the next lines, and '}' alone on the last");
+				 "body follows on the next lines, and '}' alone on the last");
 	load_err("f() {\nA=1\n", "t.conf:1:1: expected a line '}' to end the function opened here, "
-		 "found the end of the file");
+				 "found the end of the file");
 	load_ok("g() {\n  G=1\n}\ng; H=$G\n");
 	value_is("H", "1");
 	load_err("g x\n", "t.conf:1:3: expected the end of the line after g: a function of a "
-		 "config takes no arguments");
+			  "config takes no arguments");
 	load_err("f() {\n  f\n}\nf\n", "t.conf:2:3: expected at most 8 nested calls and source/.; "
-		 "does f call itself?");
+				       "does f call itself?");
 }
 END_TEST
 
@@ -280,19 +286,24 @@ START_TEST(test_errors_control_flow)
 
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
 		snprintf(text, sizeof(text), "A=1\n  %s x\n", words[i]);
-		snprintf(expect, sizeof(expect), "t.conf:2:3: expected an assignment, found shell "
+		snprintf(expect, sizeof(expect),
+			 "t.conf:2:3: expected an assignment, found shell "
 			 "control flow '%s': lockstep configs are assignments only (NAME=value) and "
-			 "nothing in them is executed", words[i]);
+			 "nothing in them is executed",
+			 words[i]);
 		load_err(text, expect);
 	}
-	load_err("[ -f /x ] && A=1\n", "t.conf:1:3: expected a test of numbers or strings, found "
+	load_err("[ -f /x ] && A=1\n",
+		 "t.conf:1:3: expected a test of numbers or strings, found "
 		 "the file test '-f': lockstep does not look at files, so that a config means the "
 		 "same wherever it is read");
 	load_err("case x\n", "t.conf:1:7: expected 'in' after the word of 'case'");
 	load_err("function 1\n", "t.conf:1:10: expected a function name after 'function'");
-	load_err("}\n", "t.conf:1:1: expected an assignment, found shell control flow '}': "
+	load_err("}\n",
+		 "t.conf:1:1: expected an assignment, found shell control flow '}': "
 		 "lockstep configs are assignments only (NAME=value) and nothing in them is executed");
-	load_err("done;\n", "t.conf:1:1: expected an assignment, found shell control flow "
+	load_err("done;\n",
+		 "t.conf:1:1: expected an assignment, found shell control flow "
 		 "'done': lockstep configs are assignments only (NAME=value) and nothing in them is "
 		 "executed");
 }
@@ -301,7 +312,7 @@ END_TEST
 START_TEST(test_errors_assignment)
 {
 	load_err("A = 1\n", "t.conf:1:2: expected '=' right after A: no spaces around '=' in an "
-		 "assignment");
+			    "assignment");
 	load_err("A\n", "t.conf:1:2: expected '=' and a value after A");
 	load_ok("export A\n"); /* exported as it was: nothing changes */
 	ck_assert_ptr_null(config_get(cfg, "A"));
@@ -311,24 +322,24 @@ START_TEST(test_errors_assignment)
 	load_err("A[1]=x\n", "t.conf:1:2: expected '=' after A, found '[': arrays are not supported");
 	load_err("A-B=x\n", "t.conf:1:2: expected '=' after A, found '-'");
 	load_err("1A=x\n", "t.conf:1:1: expected an assignment NAME=value, found '1': a name "
-		 "starts with a letter or '_'");
+			   "starts with a letter or '_'");
 	load_err("\xc3\xa9t\xc3\xa9=1\n", "t.conf:1:1: expected an assignment NAME=value, found "
-		 "'\xc3\xa9'");
+					  "'\xc3\xa9'");
 }
 END_TEST
 
 START_TEST(test_errors_quotes)
 {
 	load_err("A='abc\n", "t.conf:1:3: expected a closing ' for the quote opened here, found "
-		 "the end of the file");
+			     "the end of the file");
 	load_err("A=x\"abc\\\"\n", "t.conf:1:4: expected a closing \" for the quote opened here, "
-		 "found the end of the file");
+				   "found the end of the file");
 	load_err("A=abc\\\n", "t.conf:1:6: expected a character after '\\' (a value ends with its "
-		 "line)");
+			      "line)");
 	load_err("A=~/bench\n", "t.conf:1:3: expected a path without a leading '~': lockstep does "
-		 "not read the environment, so write the full path");
+				"not read the environment, so write the full path");
 	load_err("A=/a:~/b\n", "t.conf:1:6: expected a path without a leading '~': lockstep does "
-		 "not read the environment, so write the full path");
+			       "not read the environment, so write the full path");
 	load_ok("B=a~b\nC='~/x'\nD=\\~/x\nE=\"~\"\n");
 	value_is("B", "a~b");
 	value_is("C", "~/x");
@@ -341,15 +352,15 @@ START_TEST(test_errors_expansion)
 {
 	load_err("A=${X\n", "t.conf:1:6: expected '}' after ${X, found the end of the line");
 	load_err("A=${X:-default}\n", "t.conf:1:6: expected '}' after ${X, found ':': only "
-		 "${NAME} is supported, not shell's ${NAME:...} forms");
+				      "${NAME} is supported, not shell's ${NAME:...} forms");
 	load_err("A=${#X}\n", "t.conf:1:5: expected a name after '${', found '#'");
 	load_err("A=${X y}\n", "t.conf:1:6: expected '}' after ${X, found a space");
 	load_err("A=$1\n", "t.conf:1:3: expected a variable name after '$', found the shell "
-		 "parameter '$1': configs have no positional or special parameters");
+			   "parameter '$1': configs have no positional or special parameters");
 	load_err("A=\"$@\"\n", "t.conf:1:4: expected a variable name after '$', found the shell "
-		 "parameter '$@': configs have no positional or special parameters");
+			       "parameter '$@': configs have no positional or special parameters");
 	load_err("A=$'\\t'\n", "t.conf:1:3: expected a variable name after '$': shell's $'...' and "
-		 "$\"...\" quoting is not supported");
+			       "$\"...\" quoting is not supported");
 }
 END_TEST
 
@@ -357,51 +368,56 @@ START_TEST(test_errors_arithmetic)
 {
 	load_err("A=$((1/0))\n", "t.conf:1:7: expected a divisor other than 0: 1 / 0 divides by zero");
 	load_err("Z=0\nA=$((5 % Z))\n", "t.conf:2:8: expected a divisor other than 0: 5 % 0 "
-		 "divides by zero");
-	load_err("A=$((9223372036854775807 + 1))\n", "t.conf:1:26: expected a result within "
+					"divides by zero");
+	load_err("A=$((9223372036854775807 + 1))\n",
+		 "t.conf:1:26: expected a result within "
 		 "64-bit signed integers: 9223372036854775807 + 1 overflows");
-	load_err("A=$((4611686018427387904 * 2))\n", "t.conf:1:26: expected a result within "
+	load_err("A=$((4611686018427387904 * 2))\n",
+		 "t.conf:1:26: expected a result within "
 		 "64-bit signed integers: 4611686018427387904 * 2 overflows");
-	load_err("M=-9223372036854775808\nA=$((M / -1))\n", "t.conf:2:8: expected a result within "
+	load_err("M=-9223372036854775808\nA=$((M / -1))\n",
+		 "t.conf:2:8: expected a result within "
 		 "64-bit signed integers: -9223372036854775808 / -1 overflows");
-	load_err("M=-9223372036854775808\nA=$((-M))\n", "t.conf:2:6: expected a result within "
+	load_err("M=-9223372036854775808\nA=$((-M))\n",
+		 "t.conf:2:6: expected a result within "
 		 "64-bit signed integers: -(-9223372036854775808) overflows");
 	load_err("A=$((99999999999999999999))\n", "t.conf:1:6: expected a number within 64-bit "
-		 "signed integers");
+						  "signed integers");
 	load_err("A=$((010))\n", "t.conf:1:6: expected a decimal number without a leading 0 (a "
-		 "shell would read it as octal)");
+				 "shell would read it as octal)");
 	load_err("A=$((0x10))\n", "t.conf:1:6: expected a decimal number without a leading 0 (a "
-		 "shell would read it as hexadecimal)");
+				  "shell would read it as hexadecimal)");
 	load_err("A=$((2 ** 3))\n", "t.conf:1:8: expected an operator (+ - * / %), found '**': "
-		 "there is no power operator");
+				    "there is no power operator");
 	load_err("A=$((1 < 2))\n", "t.conf:1:8: expected an operator (+ - * / %) or '))' to close "
-		 "the $(( at column 3, found '<'");
+				   "the $(( at column 3, found '<'");
 	load_err("A=$((1 +))\n", "t.conf:1:9: expected a number, a name or '(' in arithmetic, "
-		 "found ')'");
+				 "found ')'");
 	load_err("A=$((1 + 2\n", "t.conf:1:11: expected an operator (+ - * / %) or '))' to close "
-		 "the $(( at column 3, found the end of the line");
+				 "the $(( at column 3, found the end of the line");
 	load_err("A=$(((1 + 2))\n", "t.conf:1:13: expected an operator (+ - * / %) or '))' to "
-		 "close the $(( at column 3, found ')'");
+				    "close the $(( at column 3, found ')'");
 	load_err("A=$((2 * (3 + 4 x))\n", "t.conf:1:17: expected an operator (+ - * / %) or ')' to "
-		 "close the '(' at column 10, found 'x'");
+					  "close the '(' at column 10, found 'x'");
 	load_err("A=$((2 * (3 + 4 ))\n", "t.conf:1:18: expected an operator (+ - * / %) or '))' to "
-		 "close the $(( at column 3, found ')'");
+					 "close the $(( at column 3, found ')'");
 	load_err("A=$((\"1\"))\n", "t.conf:1:6: expected a number, a name or '(' in arithmetic, "
-		 "found '\"'");
+				   "found '\"'");
 	load_err("W=\"2 cats\"\nA=$((W + 1))\n", "t.conf:2:6: expected an integer in W, whose "
-		 "value is \"2 cats\" (set at t.conf:1)");
+						 "value is \"2 cats\" (set at t.conf:1)");
 	load_err("A=$((NUM_NODES + $X + ${Y}z))\n", "t.conf:1:27: expected an operator (+ - * / %) "
-		 "or '))' to close the $(( at column 3, found 'z'");
+						    "or '))' to close the $(( at column 3, found 'z'");
 }
 END_TEST
 
 START_TEST(test_bytes)
 {
 	load_err("A=1\r\nB=2\r\n", "t.conf:1:4: expected text, found a carriage return (DOS line "
-		 "endings? convert the file with dos2unix)");
+				   "endings? convert the file with dos2unix)");
 	load_err("# comment \x01\n", "t.conf:1:11: expected text, found the control character 0x01");
 	/* Columns count characters: 'é' is two bytes and one column. */
-	load_err("A=\"\xc3\xa9\xc3\xa9\" x\n", "t.conf:1:8: expected end of line after the value "
+	load_err("A=\"\xc3\xa9\xc3\xa9\" x\n",
+		 "t.conf:1:8: expected end of line after the value "
 		 "of A, found 'x': a shell would run it as a command, and lockstep never runs "
 		 "commands (quote the value if the space belongs to it)");
 	load_ok("U=\xc3\xa9t\xc3\xa9\n");
@@ -444,7 +460,7 @@ START_TEST(test_load_file)
 	ck_assert_int_eq(config_load_file(cfg, path, &err), -EINVAL);
 	config_diag_format(&err, msg, sizeof(msg));
 	ck_assert_str_eq(msg + strlen(dir), "/h.conf:2:4: expected text, found a NUL byte (is this "
-			 "a binary file?)");
+					    "a binary file?)");
 }
 END_TEST
 

@@ -41,14 +41,14 @@ START_TEST(test_unset_warnings)
 	value_is("C", "1");
 	ck_assert_uint_eq(nwarnings(), 4);
 	ck_assert_str_eq(warning(0), "t.conf:2:3: MMTESTS_ITERATION is not set, expanding to \"\"; "
-			 "did you mean MMTESTS_ITERATIONS?");
+				     "did you mean MMTESTS_ITERATIONS?");
 	ck_assert_str_eq(warning(1), "t.conf:3:6: NUM_NODE is not set, expanding to \"\"; did you "
-			 "mean NUM_NODES?");
+				     "mean NUM_NODES?");
 	/* Names are case-sensitive; the suggestion is not. */
 	ck_assert_str_eq(warning(2), "t.conf:4:6: num_nodes is not set, using 0; did you mean "
-			 "NUM_NODES?");
+				     "NUM_NODES?");
 	ck_assert_str_eq(warning(3), "t.conf:5:3: COMPLETELY_DIFFERENT is not set, expanding to "
-			 "\"\"");
+				     "\"\"");
 }
 END_TEST
 
@@ -63,25 +63,25 @@ END_TEST
 
 START_TEST(test_check_known)
 {
-	static const char *const known[] = { "GUEST_COUNT", "GUEST_MEMORY", "MMTESTS",
+	static const char *const known[] = { "GUEST_COUNT",	   "GUEST_MEMORY",    "MMTESTS",
 					     "MMTESTS_ITERATIONS", "BARRIER_TIMEOUT", NULL };
 	static const char *const prefixes[] = { "COMMAND_", NULL };
 
 	load_ok("GUEST_COUNT=2\n"
-		"GEUST_MEMORY=512\n"       /* transposition */
-		"mmtests_iterations=3\n"   /* case only */
-		"BARRIER_TIMOUT=5\n"       /* deletion */
-		"COMMAND_foo=bar\n"        /* a prefix */
+		"GEUST_MEMORY=512\n"		   /* transposition */
+		"mmtests_iterations=3\n"	   /* case only */
+		"BARRIER_TIMOUT=5\n"		   /* deletion */
+		"COMMAND_foo=bar\n"		   /* a prefix */
 		"  export HELPER_VARIABLE_XYZ=1\n" /* far from everything */
-		"GC=1\n");                 /* short: too far from GUEST_COUNT */
+		"GC=1\n");			   /* short: too far from GUEST_COUNT */
 	ck_assert_uint_eq(config_check_known(cfg, known, prefixes), 5);
 	ck_assert_uint_eq(nwarnings(), 5);
 	ck_assert_str_eq(warning(0), "t.conf:2:1: unknown name GEUST_MEMORY, did you mean "
-			 "GUEST_MEMORY?");
+				     "GUEST_MEMORY?");
 	ck_assert_str_eq(warning(1), "t.conf:3:1: unknown name mmtests_iterations, did you mean "
-			 "MMTESTS_ITERATIONS?");
+				     "MMTESTS_ITERATIONS?");
 	ck_assert_str_eq(warning(2), "t.conf:4:1: unknown name BARRIER_TIMOUT, did you mean "
-			 "BARRIER_TIMEOUT?");
+				     "BARRIER_TIMEOUT?");
 	ck_assert_str_eq(warning(3), "t.conf:6:10: unknown name HELPER_VARIABLE_XYZ");
 	ck_assert_str_eq(warning(4), "t.conf:7:1: unknown name GC");
 }
@@ -95,7 +95,7 @@ START_TEST(test_distance)
 	load_ok("ABCDXXXXIJKL=1\n");
 	config_check_known(cfg, known, NULL);
 	ck_assert_str_eq(warning(0), "t.conf:1:1: unknown name ABCDXXXXIJKL, did you mean "
-			 "ABCDEFGHIJKL?");
+				     "ABCDEFGHIJKL?");
 	load_ok("ABCXXXXXIJKL=1\n");
 	config_check_known(cfg, known, NULL);
 	ck_assert_str_eq(warning(2), "t.conf:1:1: unknown name ABCXXXXXIJKL");
@@ -170,7 +170,7 @@ END_TEST
 START_TEST(test_get_bool)
 {
 	static const char *const yes[] = { "Y1", "Y2", "Y3", "Y4" }, *const no[] = { "N1", "N2",
-										   "N3", "N4" };
+										     "N3", "N4" };
 	struct config_diag err;
 	char msg[600];
 	bool b;
@@ -187,18 +187,20 @@ START_TEST(test_get_bool)
 	ck_assert_int_eq(config_get_bool(cfg, "BAD", &b, &err), -EINVAL);
 	config_diag_format(&err, msg, sizeof(msg));
 	ck_assert_str_eq(msg, "t.conf:9: BAD=\"maybe\" is not a boolean (yes/no, true/false, "
-			 "on/off, 1/0)");
+			      "on/off, 1/0)");
 }
 END_TEST
 
 START_TEST(test_get_seconds)
 {
-	static const struct { const char *text; double seconds; } good[] = {
-		{ "1.5", 1.5 }, { "500ms", 0.5 }, { "30s", 30 }, { "2m", 120 }, { "1h", 3600 },
-		{ ".25", 0.25 }, { "3.", 3 }, { " 4s ", 4 },
+	static const struct {
+		const char *text;
+		double seconds;
+	} good[] = {
+		{ "1.5", 1.5 }, { "500ms", 0.5 }, { "30s", 30 }, { "2m", 120 },
+		{ "1h", 3600 }, { ".25", 0.25 },  { "3.", 3 },	 { " 4s ", 4 },
 	};
-	static const char *const bad[] = { "abc", "1.2.3", "-1", "5x", "", "s", "1e3", "inf",
-					   "1 s" };
+	static const char *const bad[] = { "abc", "1.2.3", "-1", "5x", "", "s", "1e3", "inf", "1 s" };
 	struct config_diag err;
 	char text[64], msg[600];
 	double s;
@@ -218,7 +220,7 @@ START_TEST(test_get_seconds)
 	ck_assert_int_eq(config_get_seconds(cfg, "T", 0.1, 60, &s, &err), -EINVAL);
 	config_diag_format(&err, msg, sizeof(msg));
 	ck_assert_str_eq(msg, "t.conf:1: T=\"2h\" is not a duration between 0.1 and 60 seconds (a "
-			 "number with an optional unit ms, s, m or h: 1.5, 500ms, 2m)");
+			      "number with an optional unit ms, s, m or h: 1.5, 500ms, 2m)");
 	ck_assert_int_eq(config_get_seconds(cfg, "UNSET", 0, 1, &s, &err), 1);
 }
 END_TEST
@@ -238,7 +240,7 @@ START_TEST(test_get_choice)
 	ck_assert_int_eq(config_get_choice(cfg, "C", modes, &i, &err), -EINVAL);
 	config_diag_format(&err, msg, sizeof(msg));
 	ck_assert_str_eq(msg, "t.conf:3: C=\"kvm_clock\" is not one of tsc, kvm-clock, hpet; did "
-			 "you mean kvm-clock?");
+			      "you mean kvm-clock?");
 	ck_assert_int_eq(config_get_choice(cfg, "D", modes, &i, &err), -EINVAL);
 	config_diag_format(&err, msg, sizeof(msg));
 	ck_assert_str_eq(msg, "t.conf:4: D=\"acpi_pm\" is not one of tsc, kvm-clock, hpet");
@@ -258,14 +260,14 @@ START_TEST(test_long_value_in_message)
 	config_diag_format(&err, msg, sizeof(msg));
 	/* The value is shown cut short, with its quotes escaped. */
 	ck_assert_str_eq(msg, "t.conf:1: N=\"000000000000000000000000000000000000000000000000...\" "
-			 "is not an integer between 0 and 1");
+			      "is not an integer between 0 and 1");
 	load_ok("T=\"\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t"
 		"\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\\\"\"\n");
 	ck_assert_int_eq(config_get_int(cfg, "T", 0, 1, &v, &err), -EINVAL);
 	config_diag_format(&err, msg, sizeof(msg));
 	ck_assert_str_eq(msg, "t.conf:1: T=\"\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t"
-			 "\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t"
-			 "\\t\\t\\t\\t\\t\\t\\t...\" is not an integer between 0 and 1");
+			      "\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t"
+			      "\\t\\t\\t\\t\\t\\t\\t...\" is not an integer between 0 and 1");
 	load_ok("Q=\"a\tb\\\"\"\n");
 	ck_assert_int_eq(config_get_int(cfg, "Q", 0, 1, &v, &err), -EINVAL);
 	config_diag_format(&err, msg, sizeof(msg));
@@ -325,12 +327,12 @@ START_TEST(test_limit_depth)
 	value_is("A", "1");
 	/* "A=$((" is 5 characters; the 65th '(' is the one too deep. */
 	load_err(deep, "t.conf:1:70: expected at most 64 nested parentheses, signs or $((...)) in "
-		 "arithmetic");
+		       "arithmetic");
 	load_err(signs, "t.conf:1:70: expected at most 64 nested parentheses, signs or $((...)) "
-		 "in arithmetic");
+			"in arithmetic");
 	/* The first $(( is the expression itself; the 65th nested one is too deep. */
 	load_err(nested, "t.conf:1:198: expected at most 64 nested parentheses, signs or "
-		 "$((...)) in arithmetic");
+			 "$((...)) in arithmetic");
 	free(ok);
 	free(deep);
 	free(signs);
@@ -346,7 +348,8 @@ START_TEST(test_limit_names)
 
 	for (int i = 0; i < 4097; i++)
 		o += (size_t)snprintf(text + o, cap - o, "N%d=%d\n", i, i);
-	snprintf(expect, sizeof(expect), "t.conf:4097:1: expected at most 4096 distinct names; "
+	snprintf(expect, sizeof(expect),
+		 "t.conf:4097:1: expected at most 4096 distinct names; "
 		 "N4096 would be one more");
 	load_err(text, expect);
 	value_is("N4095", "4095");

@@ -26,14 +26,16 @@
 #include "plan.h"
 #include "testlib.h"
 
-
 static char corpus[512], specs[512];
 
 /* 8 CPUs, 2 nodes of 4 and 12 GiB, 2 MiB huge pages. */
 static struct sysfacts facts(void)
 {
-	struct sysfacts f = { .num_logical_cpus = 8, .num_nodes = 2, .num_llcs = 2,
-			      .memtotal_bytes = 16ull << 30, .huge_pagesize = 2 << 20 };
+	struct sysfacts f = { .num_logical_cpus = 8,
+			      .num_nodes = 2,
+			      .num_llcs = 2,
+			      .memtotal_bytes = 16ull << 30,
+			      .huge_pagesize = 2 << 20 };
 	f.node_mem_bytes[0] = 4ull << 30;
 	f.node_mem_bytes[1] = 12ull << 30;
 	return f;
@@ -41,8 +43,7 @@ static struct sysfacts facts(void)
 
 /* "a\tb" style escapes are not needed: patterns are fnmatch's, where '?'
  * stands for a newline. */
-static void check_line(const char *name, const struct node_plan *p, const char *line,
-		       uint32_t *step)
+static void check_line(const char *name, const struct node_plan *p, const char *line, uint32_t *step)
 {
 	const char *rest = strchr(line, ' ');
 	char label[256], variant[64];
@@ -50,8 +51,7 @@ static void check_line(const char *name, const struct node_plan *p, const char *
 	ck_assert_msg(rest, "%s.expect: bad line \"%s\"", name, line);
 	rest++;
 	if (!strncmp(line, "step ", 5)) {
-		ck_assert_msg(*step < p->nsteps, "%s: fewer steps than expected (%u)", name,
-			      p->nsteps);
+		ck_assert_msg(*step < p->nsteps, "%s: fewer steps than expected (%u)", name, p->nsteps);
 		plan_step_variant(p, *step + 1, variant, sizeof(variant));
 		snprintf(label, sizeof(label), "%s %s %u", p->steps[*step].benchmark, variant,
 			 p->steps[*step].iteration);
@@ -79,8 +79,8 @@ static void check_line(const char *name, const struct node_plan *p, const char *
 		snprintf(pat, sizeof(pat), "%.*s", (int)(sp - rest), rest);
 		for (size_t i = 0; i < n && !found; i++)
 			found = fnmatch(pat, f[i].name, 0) == 0 && fnmatch(sp + 1, f[i].text, 0) == 0;
-		ck_assert_msg(found, "%s: no shipped file %s with text \"%s\" (%zu shipped%s%s)", name,
-			      pat, sp + 1, n, n ? ", the first: " : "", n ? f[0].text : "");
+		ck_assert_msg(found, "%s: no shipped file %s with text \"%s\" (%zu shipped%s%s)",
+			      name, pat, sp + 1, n, n ? ", the first: " : "", n ? f[0].text : "");
 	} else if (!strncmp(line, "warning ", 8)) {
 		const struct config_diag *d;
 		size_t n = config_warnings(p->gconf, &d);
@@ -91,8 +91,8 @@ static void check_line(const char *name, const struct node_plan *p, const char *
 			config_diag_format(&d[i], text, sizeof(text));
 			found = fnmatch(rest, text, 0) == 0;
 		}
-		ck_assert_msg(found, "%s: no warning \"%s\" among %zu (the last: %s)", name, rest, n,
-			      n ? text : "");
+		ck_assert_msg(found, "%s: no warning \"%s\" among %zu (the last: %s)", name, rest,
+			      n, n ? text : "");
 	} else {
 		ck_abort_msg("%s.expect: unknown line \"%s\"", name, line);
 	}
@@ -170,7 +170,7 @@ START_TEST(test_set_overrides)
 	char msg[512];
 	config_diag_format(&d, msg, sizeof(msg));
 	ck_assert_str_eq(msg, "--set: expected NAME=VALUE, found \"1X=2\": a name is letters, "
-			 "digits and '_', not starting with a digit");
+			      "digits and '_', not starting with a digit");
 }
 END_TEST
 
@@ -196,22 +196,25 @@ START_TEST(test_other_substitutions)
 {
 	static const char *const refused[][2] = {
 		{ "A=`uname -m -r`\n", "t.conf:1:3: expected a value, found the command "
-		  "substitution of 'uname -m -r': " KNOWN },
+				       "substitution of 'uname -m -r': " KNOWN },
 		{ "A=`uname -m\n", "t.conf:1:3: expected a closing '`' for the command "
-		  "substitution opened here" },
+				   "substitution opened here" },
 		{ "A=$(uname -m`\n", "t.conf:1:3: expected a closing ')' for the command "
-		  "substitution opened here" },
+				     "substitution opened here" },
 		{ "A=`unamex -m`\n", "t.conf:1:3: expected a value, found the command substitution "
-		  "of 'unamex -m': " KNOWN },
+				     "of 'unamex -m': " KNOWN },
 		{ "A=\"$(hostname)\"\n", "t.conf:1:4: expected a value, found the command "
-		  "substitution of 'hostname': " KNOWN },
-		{ "if [[ `hostname` == x ]]; then A=1; fi\n", "t.conf:1:7: expected a value, found "
+					 "substitution of 'hostname': " KNOWN },
+		{ "if [[ `hostname` == x ]]; then A=1; fi\n",
+		  "t.conf:1:7: expected a value, found "
 		  "the command substitution of 'hostname': " KNOWN },
 		{ "A=`cat /etc/passwd`\n", "t.conf:1:3: expected a value, found the command "
-		  "substitution of 'cat /etc/passwd': " KNOWN },
-		{ "A=`cat /proc/sys/../../etc/passwd`\n", "t.conf:1:3: expected a value, found the "
+					   "substitution of 'cat /etc/passwd': " KNOWN },
+		{ "A=`cat /proc/sys/../../etc/passwd`\n",
+		  "t.conf:1:3: expected a value, found the "
 		  "command substitution of 'cat /proc/sys/../../etc/passwd': " KNOWN },
-		{ "A=`cat /proc/sys/vm/absent`\n", "t.conf:1:3: expected a file that can be read "
+		{ "A=`cat /proc/sys/vm/absent`\n",
+		  "t.conf:1:3: expected a file that can be read "
 		  "after cat, found /proc/sys/vm/absent: No such file or directory" },
 	};
 	char dir[] = "/tmp/lockstep-cfg-XXXXXX", path[128];
@@ -248,18 +251,21 @@ START_TEST(test_other_substitutions)
 	value_is("L", "2097152");
 	value_is("M", "20");
 	ck_assert_uint_eq(nwarnings(), 1);
-	ck_assert_str_eq(warning(0), "t.conf:4:3: cat /proc/sys/vm/dirty_ratio answered \"20\" "
+	ck_assert_str_eq(warning(0),
+			 "t.conf:4:3: cat /proc/sys/vm/dirty_ratio answered \"20\" "
 			 "from hostd's machine: this node is a libvirt guest, whose own file is not "
 			 "known before it runs (set the value in the config if it matters)");
 	config_set_node_elsewhere(cfg, false);
-	load_err("J=`cat /sys/devices/system/cpu/online`\n", "t.conf:1:3: expected a file that can "
+	load_err("J=`cat /sys/devices/system/cpu/online`\n",
+		 "t.conf:1:3: expected a file that can "
 		 "be read after cat, found /sys/devices/system/cpu/online: No such file or "
 		 "directory");
 	/* a branch not taken reads no file */
 	load_ok("if [ 1 = 2 ]; then H=`cat /proc/sys/vm/nothing`; fi\n");
 	/* nor one that not everybody may read: hostd reads configs as root */
 	ck_assert_int_eq(chmod(path, 0600), 0);
-	load_err("I=`cat /proc/sys/vm/dirty_ratio`\n", "t.conf:1:3: expected a file that can be "
+	load_err("I=`cat /proc/sys/vm/dirty_ratio`\n",
+		 "t.conf:1:3: expected a file that can be "
 		 "read after cat, found /proc/sys/vm/dirty_ratio: not readable by everybody (hostd "
 		 "reads configs as root)");
 }
@@ -271,22 +277,26 @@ START_TEST(test_limit_memory_and_thp_echo)
 {
 	static const char *const refused[][2] = {
 		{ "A=1\nlimit_memory\n", "t.conf:2:13: expected one number of bytes after "
-		  "limit_memory, found 0 words" },
+					 "limit_memory, found 0 words" },
 		{ "limit_memory 1 2\n", "t.conf:1:16: expected one number of bytes after "
-		  "limit_memory, found 2 words" },
+					"limit_memory, found 2 words" },
 		{ "limit_memory lots\n", "t.conf:1:14: expected a number of bytes above 0 after "
-		  "limit_memory, found \"lots\"" },
+					 "limit_memory, found \"lots\"" },
 		{ "limit_memory $((8-8))\n", "t.conf:1:14: expected a number of bytes above 0 "
-		  "after limit_memory, found \"0\"" },
-		{ "echo sometimes > /sys/kernel/mm/transparent_hugepage/enabled\n", "t.conf:1:6: "
+					     "after limit_memory, found \"0\"" },
+		{ "echo sometimes > /sys/kernel/mm/transparent_hugepage/enabled\n",
+		  "t.conf:1:6: "
 		  "expected one of always madvise never to write to "
 		  "/sys/kernel/mm/transparent_hugepage/enabled, found \"sometimes\"" },
-		{ "echo defer madvise > /sys/kernel/mm/transparent_hugepage/defrag\n", "t.conf:1:1: "
+		{ "echo defer madvise > /sys/kernel/mm/transparent_hugepage/defrag\n",
+		  "t.conf:1:1: "
 		  "expected one value to write to /sys/kernel/mm/transparent_hugepage/defrag, found "
 		  "2 words" },
-		{ "  echo never > /sys/kernel/mm/transparent_hugepage/enabled > x\n", "t.conf:1:60: "
+		{ "  echo never > /sys/kernel/mm/transparent_hugepage/enabled > x\n",
+		  "t.conf:1:60: "
 		  "expected one '>' after echo, found another" },
-		{ "echo 3 >/proc/sys/vm/drop_caches\n", "t.conf:1:9: expected echo VALUE > "
+		{ "echo 3 >/proc/sys/vm/drop_caches\n",
+		  "t.conf:1:9: expected echo VALUE > "
 		  "/sys/kernel/mm/transparent_hugepage/enabled or .../defrag, found a write to "
 		  "\"/proc/sys/vm/drop_caches\": writing a file would change the node; lockstep "
 		  "sets only CPUFREQ_* and TRANSPARENT_HUGEPAGES*" },
@@ -305,7 +315,8 @@ START_TEST(test_limit_memory_and_thp_echo)
 	value_is("TRANSPARENT_HUGEPAGES", "madvise");
 	value_is("C", "1");
 	ck_assert_uint_eq(nwarnings(), 1);
-	ck_assert_str_eq(warning(0), "t.conf:2:1: limit_memory 1073741824: MEMTOTAL_BYTES is "
+	ck_assert_str_eq(warning(0),
+			 "t.conf:2:1: limit_memory 1073741824: MEMTOTAL_BYTES is "
 			 "1073741824 for the rest of the config; lockstep offlines no memory, so "
 			 "the node keeps all of its own: give the guest that much in its template "
 			 "for the benchmark to see only that");
@@ -321,43 +332,49 @@ START_TEST(test_echo_sed)
 {
 #define SED_WANT "expected sed 's/PATTERN/REPLACEMENT/' with a plain pattern, found "
 	static const char *const refused[][2] = {
-		{ "A=1\nB=$(echo a | sed \"s/a*/b/\")\n", "t.conf:2:18: " SED_WANT "'*' at "
+		{ "A=1\nB=$(echo a | sed \"s/a*/b/\")\n",
+		  "t.conf:2:18: " SED_WANT "'*' at "
 		  "character 4 of 's/a*/b/': a regular expression; lockstep's sed reads plain text, "
 		  "'.', '^' and '$' (a backslash before the character means the character)" },
-		{ "B=$(echo a | sed 's/\\(a\\)/b/')\n", "t.conf:1:18: " SED_WANT "'(' at character "
+		{ "B=$(echo a | sed 's/\\(a\\)/b/')\n",
+		  "t.conf:1:18: " SED_WANT "'(' at character "
 		  "4 of 's/\\(a\\)/b/': a regular expression; lockstep's sed reads plain text, '.', "
 		  "'^' and '$'" },
-		{ "B=$(echo a | sed s/a/\\\\1/)\n", "t.conf:1:18: " SED_WANT "'1' at character 6 of "
+		{ "B=$(echo a | sed s/a/\\\\1/)\n",
+		  "t.conf:1:18: " SED_WANT "'1' at character 6 of "
 		  "'s/a/\\1/': a back-reference; the pattern has no groups" },
 		{ "B=$(echo a | sed s/a/b/x)\n", "t.conf:1:18: " SED_WANT "'x' at character 7 of "
-		  "'s/a/b/x': after s/// only the flag g is read" },
-		{ "B=$(echo a | sed s/a/b)\n", "t.conf:1:18: " SED_WANT "the end at character 6 of "
+						 "'s/a/b/x': after s/// only the flag g is read" },
+		{ "B=$(echo a | sed s/a/b)\n",
+		  "t.conf:1:18: " SED_WANT "the end at character 6 of "
 		  "'s/a/b': the replacement's closing delimiter is missing" },
-		{ "B=$(echo a | sed s//b/)\n", "t.conf:1:18: " SED_WANT "'/' at character 3 of "
+		{ "B=$(echo a | sed s//b/)\n",
+		  "t.conf:1:18: " SED_WANT "'/' at character 3 of "
 		  "'s//b/': an empty pattern (sed's \"the last one\") means nothing here" },
 		{ "B=$(echo a | sed y/a/b/)\n", "t.conf:1:18: " SED_WANT "'y' at character 1 of "
-		  "'y/a/b/': sed's s command is the one lockstep reads" },
+						"'y/a/b/': sed's s command is the one lockstep reads" },
 		{ "B=$(echo a | grep x)\n", "t.conf:1:14: expected sed after 'echo ... |': lockstep "
-		  "answers no other pipeline" },
+					    "answers no other pipeline" },
 		{ "B=$(echo a | sed s/a/b/ | sed s/b/c/)\n", "t.conf:1:25: expected echo ... | sed "
-		  "'s/A/B/' with one '|', found another" },
+							     "'s/A/B/' with one '|', found another" },
 		{ "B=$(echo a | sed -e)\n", "t.conf:1:20: expected sed [-e] "
-		  "'s/PATTERN/REPLACEMENT/' and nothing more" },
+					    "'s/PATTERN/REPLACEMENT/' and nothing more" },
 		{ "B=$(echo a | sed s/a/b/ c)\n", "t.conf:1:25: expected sed [-e] "
-		  "'s/PATTERN/REPLACEMENT/' and nothing more" },
-		{ "B=$(echo a; ls)\n", "t.conf:1:11: expected a word or '|' after echo, found ';': "
+						  "'s/PATTERN/REPLACEMENT/' and nothing more" },
+		{ "B=$(echo a; ls)\n",
+		  "t.conf:1:11: expected a word or '|' after echo, found ';': "
 		  "a config holds one assignment per line and lockstep never runs commands (quote "
 		  "it if it belongs to the value)" },
 		{ "B=$(echo a | sed s/a/b/\n", "t.conf:1:3: expected a closing ')' for the command "
-		  "substitution opened here" },
+					       "substitution opened here" },
 	};
 #undef SED_WANT
 
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		load_err(refused[i][0], refused[i][1]);
 	load_ok("L=\"a parsec-x  b\"\n"
-		"A=`echo $L | sed -e 's/parsec-x//'`\n"  /* unquoted: split, joined by one blank */
-		"B=$(echo \"$L\" | sed 's/ b$/ c/')\n"   /* quoted: kept */
+		"A=`echo $L | sed -e 's/parsec-x//'`\n" /* unquoted: split, joined by one blank */
+		"B=$(echo \"$L\" | sed 's/ b$/ c/')\n"	/* quoted: kept */
 		"C=$(echo -n a.b.c | sed s/\\\\./-/g)\n"
 		"D=$(echo xax | sed 's/^x/&&/')\n"
 		"E=$(echo abab | sed 's/a./<&>/g')\n"
@@ -402,11 +419,15 @@ START_TEST(test_nas_class)
 		config_set_fact(cfg, "NUM_LOGICAL_CPUS", cases[i].cpus);
 		load_ok("A=1\nexport NAS_CLASS=`nas-class.sh`\n");
 		value_is("NAS_CLASS", cases[i].cls);
-		snprintf(want, sizeof(want), "t.conf:2:18: nas-class.sh answered %s %s (B under 2 "
-			 "GiB, C under 16 GiB or 16 CPUs, else D)%s", cases[i].cls, cases[i].note,
-			 cases[i].cls[0] == 'C' ? "" : "; MMTests' own copy of the script answers C "
-			 "whatever the machine (an early exit skips its rules), so MMTests would run "
-			 "class C here");
+		snprintf(want, sizeof(want),
+			 "t.conf:2:18: nas-class.sh answered %s %s (B under 2 "
+			 "GiB, C under 16 GiB or 16 CPUs, else D)%s",
+			 cases[i].cls, cases[i].note,
+			 cases[i].cls[0] == 'C'
+				 ? ""
+				 : "; MMTests' own copy of the script answers C "
+				   "whatever the machine (an early exit skips its rules), so MMTests would run "
+				   "class C here");
 		ck_assert_uint_eq(nwarnings(), 1);
 		ck_assert_str_eq(warning(0), want);
 	}
@@ -414,14 +435,15 @@ START_TEST(test_nas_class)
 	load_ok("B=$($SHELLPACK_TOPLEVEL/bin/nas-class.sh)\n");
 	value_is("B", "D");
 	load_err("C=`nas-class.sh D`\n", "t.conf:1:3: expected a value, found the command "
-		 "substitution of 'nas-class.sh D': " KNOWN);
+					 "substitution of 'nas-class.sh D': " KNOWN);
 	load_err("C=`my-nas-class.sh`\n", "t.conf:1:3: expected a value, found the command "
-		 "substitution of 'my-nas-class.sh': " KNOWN);
+					  "substitution of 'my-nas-class.sh': " KNOWN);
 }
 END_TEST
 
 /* the end of the error for a $? with no status */
-#define STATUS_KNOWN " a config has a status only on the statement line after grep -q TEXT " \
+#define STATUS_KNOWN                                                            \
+	" a config has a status only on the statement line after grep -q TEXT " \
 	"FILE (0 when found, else 1), an assignment or a command read as a setting (0)"
 
 /* grep -q TEXT /proc/cpuinfo and $? on the next line (MMTests' HT test
@@ -429,25 +451,33 @@ END_TEST
 START_TEST(test_grep_status)
 {
 	static const char *const refused[][2] = {
-		{ "A=$?\n", "t.conf:1:3: expected a variable name after '$', found '$?' after no "
+		{ "A=$?\n",
+		  "t.conf:1:3: expected a variable name after '$', found '$?' after no "
 		  "statement: a config has a status only on the statement line after grep -q TEXT "
 		  "FILE (0 when found, else 1), an assignment or a command read as a setting (0)" },
 		/* after a statement whose status would be what a shell ran */
-		{ "grep -q ht /proc/cpuinfo\nif [ 1 = 1 ]; then B=1; fi\nC=$?\n", "t.conf:3:3: "
+		{ "grep -q ht /proc/cpuinfo\nif [ 1 = 1 ]; then B=1; fi\nC=$?\n",
+		  "t.conf:3:3: "
 		  "expected a variable name after '$', found '$?' after 'fi':" STATUS_KNOWN },
-		{ "[ 1 = 2 ] && B=1\nC=$?\n", "t.conf:2:3: expected a variable name after '$', "
+		{ "[ 1 = 2 ] && B=1\nC=$?\n",
+		  "t.conf:2:3: expected a variable name after '$', "
 		  "found '$?' after a test ([ ] && ..., [ ] || ...):" STATUS_KNOWN },
-		{ "case x in\nx) B=1;;\nesac\nC=$?\n", "t.conf:4:3: expected a variable name after "
+		{ "case x in\nx) B=1;;\nesac\nC=$?\n",
+		  "t.conf:4:3: expected a variable name after "
 		  "'$', found '$?' after a 'case' line:" STATUS_KNOWN },
-		{ "grep ht /proc/cpuinfo\n", "t.conf:1:1: expected grep -q TEXT FILE (read as a "
+		{ "grep ht /proc/cpuinfo\n",
+		  "t.conf:1:1: expected grep -q TEXT FILE (read as a "
 		  "status for $? on the next line): lockstep runs no other grep" },
 		{ "grep -q ht\n", "t.conf:1:1: expected grep -q TEXT FILE (read as a status for $? "
-		  "on the next line): lockstep runs no other grep" },
-		{ "grep -q x /etc/passwd\n", "t.conf:1:11: expected /proc/cpuinfo or a file under "
+				  "on the next line): lockstep runs no other grep" },
+		{ "grep -q x /etc/passwd\n",
+		  "t.conf:1:11: expected /proc/cpuinfo or a file under "
 		  "/proc/sys or /sys after grep -q TEXT, found \"/etc/passwd\"" },
-		{ "grep -q 'a.b' /proc/cpuinfo\n", "t.conf:1:9: expected plain text after grep -q, "
+		{ "grep -q 'a.b' /proc/cpuinfo\n",
+		  "t.conf:1:9: expected plain text after grep -q, "
 		  "found '.': lockstep's grep reads no regular expression" },
-		{ "grep -q x /proc/sys/vm/absent\n", "t.conf:1:11: expected a file that can be read "
+		{ "grep -q x /proc/sys/vm/absent\n",
+		  "t.conf:1:11: expected a file that can be read "
 		  "after grep -q, found /proc/sys/vm/absent: No such file or directory" },
 	};
 	char dir[] = "/tmp/lockstep-cfg-XXXXXX", path[128];
@@ -487,7 +517,8 @@ START_TEST(test_grep_status)
 	load_ok("A=1\ngrep -q \" ht \" /proc/cpuinfo\nK=$?\n");
 	value_is("K", "0");
 	ck_assert_uint_eq(nwarnings(), 1);
-	ck_assert_str_eq(warning(0), "t.conf:2:1: grep -q \" ht \" /proc/cpuinfo: found in "
+	ck_assert_str_eq(warning(0),
+			 "t.conf:2:1: grep -q \" ht \" /proc/cpuinfo: found in "
 			 "hostd's machine's file, so $? is 0: this node is a libvirt guest, whose own "
 			 "file is not known before it runs");
 	snprintf(path, sizeof(path), "rm -r %s", dir);

@@ -266,7 +266,8 @@ END_TEST
 
 START_TEST(test_text_refused)
 {
-	assert_refused("{\"v\":1,\"type\":\"list\",\"x\":\"\xc3(\"}\n", -EILSEQ, "not UTF-8 at byte 26");
+	assert_refused("{\"v\":1,\"type\":\"list\",\"x\":\"\xc3(\"}\n", -EILSEQ,
+		       "not UTF-8 at byte 26");
 	assert_refused("{\"v\":1,\"type\":\"list\",\"x\":\"\xed\xa0\x80\"}\n", -EILSEQ, "not UTF-8");
 	assert_refused("{\"v\":1,\"type\":\"list\",\"x\":\"\xc0\x80\"}\n", -EILSEQ, "not UTF-8");
 	assert_refused("{\"v\":1,\"type\":\"list\",\"x\":\"\xfe\"}\n", -EILSEQ, "not UTF-8");
@@ -541,9 +542,15 @@ START_TEST(test_utf8_prefix)
 	ck_assert_uint_eq(prefix("", 0, out), 0);
 	ck_assert_uint_eq(prefix("\xe2", 1, out), 0);
 	/* a lead byte followed by what cannot continue it: not a cut */
-	ck_assert_uint_eq(prefix("\xe2" "A", 2, out), 2);
+	ck_assert_uint_eq(prefix("\xe2"
+				 "A",
+				 2, out),
+			  2);
 	ck_assert(!memcmp(out, "?A", 2));
-	ck_assert_uint_eq(prefix("\xe2\x82" "A", 3, out), 3);
+	ck_assert_uint_eq(prefix("\xe2\x82"
+				 "A",
+				 3, out),
+			  3);
 	ck_assert(!memcmp(out, "??A", 3));
 	/* never valid anywhere: a lone continuation, overlong, F5, surrogate */
 	ck_assert_uint_eq(prefix("\x80x", 2, out), 2);

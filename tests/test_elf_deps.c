@@ -57,65 +57,70 @@ struct spec {
 /* One PT_LOAD mapping the whole file at address 0, then PT_INTERP and
  * PT_DYNAMIC; the string table and the dynamic array follow the headers.
  * Returns the size written into buf (4 KiB). */
-#define MAKE_ELF(NAME, EHDR, PHDR, DYN, CLASS)                                            \
-	static size_t NAME(const struct spec *s, unsigned char *buf)                       \
-	{                                                                                   \
-		EHDR *e = (EHDR *)buf;                                                      \
-		PHDR *ph = (PHDR *)(buf + sizeof(EHDR));                                    \
-		size_t off = sizeof(EHDR) + 3 * sizeof(PHDR), str0, nph = 0, ndyn = 0;      \
-		DYN dyn[16];                                                                \
-		memset(buf, 0, 4096);                                                       \
-		memcpy(e->e_ident, ELFMAG, SELFMAG);                                        \
-		e->e_ident[EI_CLASS] = CLASS;                                               \
-		e->e_ident[EI_DATA] = ELFDATA2LSB;                                          \
-		e->e_ident[EI_VERSION] = EV_CURRENT;                                        \
-		e->e_type = s->type ? s->type : ET_DYN;                                     \
+#define MAKE_ELF(NAME, EHDR, PHDR, DYN, CLASS)                                                       \
+	static size_t NAME(const struct spec *s, unsigned char *buf)                                 \
+	{                                                                                            \
+		EHDR *e = (EHDR *)buf;                                                               \
+		PHDR *ph = (PHDR *)(buf + sizeof(EHDR));                                             \
+		size_t off = sizeof(EHDR) + 3 * sizeof(PHDR), str0, nph = 0, ndyn = 0;               \
+		DYN dyn[16];                                                                         \
+		memset(buf, 0, 4096);                                                                \
+		memcpy(e->e_ident, ELFMAG, SELFMAG);                                                 \
+		e->e_ident[EI_CLASS] = CLASS;                                                        \
+		e->e_ident[EI_DATA] = ELFDATA2LSB;                                                   \
+		e->e_ident[EI_VERSION] = EV_CURRENT;                                                 \
+		e->e_type = s->type ? s->type : ET_DYN;                                              \
 		e->e_machine = s->machine ? s->machine : (CLASS == ELFCLASS32 ? EM_386 : EM_X86_64); \
-		e->e_version = EV_CURRENT;                                                  \
-		e->e_phoff = sizeof(EHDR);                                                  \
-		e->e_phentsize = sizeof(PHDR);                                              \
-		e->e_ehsize = sizeof(EHDR);                                                 \
-		ph[nph++] = (PHDR){ .p_type = PT_LOAD, .p_flags = PF_R, .p_align = 4096 };  \
-		if (s->interp) {                                                            \
-			size_t n = strlen(s->interp) + 1;                                   \
-			ph[nph++] = (PHDR){ .p_type = PT_INTERP, .p_offset = off,           \
-					    .p_vaddr = off, .p_filesz = n, .p_memsz = n };  \
-			memcpy(buf + off, s->interp, n);                                    \
-			off += n;                                                           \
-		}                                                                           \
-		str0 = off;                                                                 \
-		buf[off++] = '\0';                                                          \
-		const char *strs[12] = { 0 };                                               \
-		int tags[12], nstr = 0;                                                     \
-		for (int i = 0; i < 8 && s->needed[i]; i++)                                 \
-			tags[nstr] = DT_NEEDED, strs[nstr++] = s->needed[i];                \
-		if (s->runpath)                                                             \
-			tags[nstr] = DT_RUNPATH, strs[nstr++] = s->runpath;                 \
-		if (s->rpath)                                                               \
-			tags[nstr] = DT_RPATH, strs[nstr++] = s->rpath;                     \
-		if (s->soname)                                                              \
-			tags[nstr] = DT_SONAME, strs[nstr++] = s->soname;                   \
-		for (int i = 0; i < nstr; i++) {                                            \
-			dyn[ndyn].d_tag = tags[i];                                          \
-			dyn[ndyn++].d_un.d_val = off - str0;                                \
-			memcpy(buf + off, strs[i], strlen(strs[i]) + 1);                    \
-			off += strlen(strs[i]) + 1;                                         \
-		}                                                                           \
-		dyn[ndyn].d_tag = DT_STRTAB;                                                \
-		dyn[ndyn++].d_un.d_val = str0;                                              \
-		dyn[ndyn].d_tag = DT_STRSZ;                                                 \
-		dyn[ndyn++].d_un.d_val = off - str0;                                        \
-		dyn[ndyn].d_tag = DT_NULL;                                                  \
-		dyn[ndyn++].d_un.d_val = 0;                                                 \
-		off = (off + 7) & ~(size_t)7;                                               \
-		ph[nph++] = (PHDR){ .p_type = PT_DYNAMIC, .p_offset = off, .p_vaddr = off,  \
-				    .p_filesz = ndyn * sizeof(DYN),                         \
-				    .p_memsz = ndyn * sizeof(DYN) };                        \
-		memcpy(buf + off, dyn, ndyn * sizeof(DYN));                                 \
-		off += ndyn * sizeof(DYN);                                                  \
-		e->e_phnum = (uint16_t)nph;                                                 \
-		ph[0].p_filesz = ph[0].p_memsz = off;                                       \
-		return off;                                                                 \
+		e->e_version = EV_CURRENT;                                                           \
+		e->e_phoff = sizeof(EHDR);                                                           \
+		e->e_phentsize = sizeof(PHDR);                                                       \
+		e->e_ehsize = sizeof(EHDR);                                                          \
+		ph[nph++] = (PHDR){ .p_type = PT_LOAD, .p_flags = PF_R, .p_align = 4096 };           \
+		if (s->interp) {                                                                     \
+			size_t n = strlen(s->interp) + 1;                                            \
+			ph[nph++] = (PHDR){ .p_type = PT_INTERP,                                     \
+					    .p_offset = off,                                         \
+					    .p_vaddr = off,                                          \
+					    .p_filesz = n,                                           \
+					    .p_memsz = n };                                          \
+			memcpy(buf + off, s->interp, n);                                             \
+			off += n;                                                                    \
+		}                                                                                    \
+		str0 = off;                                                                          \
+		buf[off++] = '\0';                                                                   \
+		const char *strs[12] = { 0 };                                                        \
+		int tags[12], nstr = 0;                                                              \
+		for (int i = 0; i < 8 && s->needed[i]; i++)                                          \
+			tags[nstr] = DT_NEEDED, strs[nstr++] = s->needed[i];                         \
+		if (s->runpath)                                                                      \
+			tags[nstr] = DT_RUNPATH, strs[nstr++] = s->runpath;                          \
+		if (s->rpath)                                                                        \
+			tags[nstr] = DT_RPATH, strs[nstr++] = s->rpath;                              \
+		if (s->soname)                                                                       \
+			tags[nstr] = DT_SONAME, strs[nstr++] = s->soname;                            \
+		for (int i = 0; i < nstr; i++) {                                                     \
+			dyn[ndyn].d_tag = tags[i];                                                   \
+			dyn[ndyn++].d_un.d_val = off - str0;                                         \
+			memcpy(buf + off, strs[i], strlen(strs[i]) + 1);                             \
+			off += strlen(strs[i]) + 1;                                                  \
+		}                                                                                    \
+		dyn[ndyn].d_tag = DT_STRTAB;                                                         \
+		dyn[ndyn++].d_un.d_val = str0;                                                       \
+		dyn[ndyn].d_tag = DT_STRSZ;                                                          \
+		dyn[ndyn++].d_un.d_val = off - str0;                                                 \
+		dyn[ndyn].d_tag = DT_NULL;                                                           \
+		dyn[ndyn++].d_un.d_val = 0;                                                          \
+		off = (off + 7) & ~(size_t)7;                                                        \
+		ph[nph++] = (PHDR){ .p_type = PT_DYNAMIC,                                            \
+				    .p_offset = off,                                                 \
+				    .p_vaddr = off,                                                  \
+				    .p_filesz = ndyn * sizeof(DYN),                                  \
+				    .p_memsz = ndyn * sizeof(DYN) };                                 \
+		memcpy(buf + off, dyn, ndyn * sizeof(DYN));                                          \
+		off += ndyn * sizeof(DYN);                                                           \
+		e->e_phnum = (uint16_t)nph;                                                          \
+		ph[0].p_filesz = ph[0].p_memsz = off;                                                \
+		return off;                                                                          \
 	}
 
 MAKE_ELF(make_elf64, Elf64_Ehdr, Elf64_Phdr, Elf64_Dyn, ELFCLASS64)
@@ -187,11 +192,20 @@ static void check_against_ldd(const char *prog)
 	elf_deps_fini(&d);
 }
 
-START_TEST(test_hackbench_like_ldd) { check_against_ldd("/usr/bin/hackbench"); }
+START_TEST(test_hackbench_like_ldd)
+{
+	check_against_ldd("/usr/bin/hackbench");
+}
 END_TEST
-START_TEST(test_sysbench_like_ldd) { check_against_ldd("/usr/bin/sysbench"); }
+START_TEST(test_sysbench_like_ldd)
+{
+	check_against_ldd("/usr/bin/sysbench");
+}
 END_TEST
-START_TEST(test_ls_like_ldd) { check_against_ldd("/bin/ls"); }
+START_TEST(test_ls_like_ldd)
+{
+	check_against_ldd("/bin/ls");
+}
 END_TEST
 
 START_TEST(test_static_busybox)
@@ -211,13 +225,15 @@ END_TEST
 START_TEST(test_origin_runpath_and_loop)
 {
 	/* prog in bin/, RUNPATH $ORIGIN/../lib; liba and libb need each other */
-	make_file("bin/prog", &(struct spec){ .type = ET_EXEC, .interp = LOADER,
+	make_file("bin/prog", &(struct spec){ .type = ET_EXEC,
+					      .interp = LOADER,
 					      .needed = { "liblst-a.so.1" },
 					      .runpath = "$ORIGIN/../lib" });
 	make_file("lib/liblst-a.so.1", &(struct spec){ .needed = { "liblst-b.so.1" },
-						       .runpath = "${ORIGIN}", .soname = "liblst-a.so.1" });
-	make_file("lib/liblst-b.so.1", &(struct spec){ .needed = { "liblst-a.so.1", "libc.so.6" },
-						       .runpath = "$ORIGIN" });
+						       .runpath = "${ORIGIN}",
+						       .soname = "liblst-a.so.1" });
+	make_file("lib/liblst-b.so.1",
+		  &(struct spec){ .needed = { "liblst-a.so.1", "libc.so.6" }, .runpath = "$ORIGIN" });
 	struct elf_deps d;
 	ck_assert_int_eq(elf_deps_resolve(tpath("bin/prog"), NULL, &d), 0);
 	ck_assert_uint_eq(d.nlibs, 3);
@@ -232,8 +248,10 @@ END_TEST
 
 START_TEST(test_missing_names_both)
 {
-	make_file("bin/prog", &(struct spec){ .type = ET_EXEC, .interp = LOADER,
-					      .needed = { "liblst-a.so.1" }, .rpath = "$ORIGIN" });
+	make_file("bin/prog", &(struct spec){ .type = ET_EXEC,
+					      .interp = LOADER,
+					      .needed = { "liblst-a.so.1" },
+					      .rpath = "$ORIGIN" });
 	make_file("bin/liblst-a.so.1", &(struct spec){ .needed = { "liblst-nope.so.9" } });
 	struct elf_deps d;
 	ck_assert_int_eq(elf_deps_resolve(tpath("bin/prog"), NULL, &d), -ENOENT);
@@ -242,7 +260,8 @@ START_TEST(test_missing_names_both)
 	elf_deps_fini(&d);
 
 	/* a loader that is not there */
-	make_file("bin/prog2", &(struct spec){ .type = ET_EXEC, .interp = "/nonexistent/ld.so.1",
+	make_file("bin/prog2", &(struct spec){ .type = ET_EXEC,
+					       .interp = "/nonexistent/ld.so.1",
 					       .needed = { "libc.so.6" } });
 	ck_assert_int_eq(elf_deps_resolve(tpath("bin/prog2"), NULL, &d), -ENOENT);
 	ck_assert_str_eq(d.missing, "/nonexistent/ld.so.1");
@@ -254,22 +273,23 @@ END_TEST
  * have a RUNPATH; a RUNPATH serves only its own file's. */
 START_TEST(test_rpath_chain_and_runpath_scope)
 {
-	make_file("bin/prog", &(struct spec){ .type = ET_EXEC, .interp = LOADER,
+	make_file("bin/prog", &(struct spec){ .type = ET_EXEC,
+					      .interp = LOADER,
 					      .needed = { "liblst-a.so.1", "liblst-r.so.1" },
 					      .rpath = "$ORIGIN/../r" });
 	make_file("r/liblst-a.so.1", &(struct spec){ .needed = { "liblst-c.so.1" } });
 	make_file("r/liblst-c.so.1", &(struct spec){ 0 });
 	/* r has a RUNPATH: the exe's RPATH no longer applies to its needs */
-	make_file("r/liblst-r.so.1", &(struct spec){ .needed = { "liblst-d.so.1" },
-						     .runpath = "/nonexistent" });
+	make_file("r/liblst-r.so.1",
+		  &(struct spec){ .needed = { "liblst-d.so.1" }, .runpath = "/nonexistent" });
 	make_file("r/liblst-d.so.1", &(struct spec){ 0 });
 	struct elf_deps d;
 	ck_assert_int_eq(elf_deps_resolve(tpath("bin/prog"), NULL, &d), -ENOENT);
 	ck_assert_str_eq(d.missing, "liblst-d.so.1");
 	elf_deps_fini(&d);
 
-	make_file("r/liblst-r.so.1", &(struct spec){ .needed = { "liblst-d.so.1" },
-						     .runpath = "$ORIGIN" });
+	make_file("r/liblst-r.so.1",
+		  &(struct spec){ .needed = { "liblst-d.so.1" }, .runpath = "$ORIGIN" });
 	ck_assert_int_eq(elf_deps_resolve(tpath("bin/prog"), NULL, &d), 0);
 	ck_assert_uint_eq(d.nlibs, 4);
 	ck_assert_ptr_nonnull(dep_named(&d, "liblst-c.so.1"));
@@ -282,13 +302,12 @@ START_TEST(test_wrong_class_skipped)
 {
 	char conf[PATH_MAX + 64];
 	/* ld.so.conf lists a folder with a 32-bit and one with a 64-bit copy */
-	snprintf(conf, sizeof(conf), "# test\n%s/l32\nhwcap 0 nosegneg\n%s/l64=libc6\n",
-		 tmp, tmp);
+	snprintf(conf, sizeof(conf), "# test\n%s/l32\nhwcap 0 nosegneg\n%s/l64=libc6\n", tmp, tmp);
 	write_bytes(tpath("ld.so.conf"), conf, strlen(conf), 0644);
 	make_file("l32/liblst-x.so.1", &(struct spec){ .is32 = true });
 	make_file("l64/liblst-x.so.1", &(struct spec){ 0 });
-	make_file("bin/prog", &(struct spec){ .type = ET_EXEC, .interp = LOADER,
-					      .needed = { "liblst-x.so.1" } });
+	make_file("bin/prog",
+		  &(struct spec){ .type = ET_EXEC, .interp = LOADER, .needed = { "liblst-x.so.1" } });
 	struct elf_deps d;
 	ck_assert_int_eq(elf_deps_resolve(tpath("bin/prog"), tpath("ld.so.conf"), &d), 0);
 	ck_assert_uint_eq(d.nlibs, 1);
@@ -462,7 +481,9 @@ START_TEST(test_too_many_needed)
 	e->e_phentsize = sizeof(*ph);
 	e->e_phnum = 2;
 	ph[0] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_filesz = size };
-	ph[1] = (Elf64_Phdr){ .p_type = PT_DYNAMIC, .p_offset = 4096, .p_vaddr = 4096,
+	ph[1] = (Elf64_Phdr){ .p_type = PT_DYNAMIC,
+			      .p_offset = 4096,
+			      .p_vaddr = 4096,
 			      .p_filesz = ndyn * sizeof(Elf64_Dyn) };
 	memcpy(buf + 1024, "\0libx.so", 9);
 	Elf64_Dyn *d = (Elf64_Dyn *)(buf + 4096);

@@ -67,17 +67,16 @@ struct nt_seen {
 
 struct nt_reader {
 	int fd;
-	size_t chunk;     /* bytes per read */
-	long pause_us;    /* between reads */
+	size_t chunk;  /* bytes per read */
+	long pause_us; /* between reads */
 	struct proto_decoder dec;
 	struct nt_seen *seen;
 	size_t nseen, cap;
-	unsigned errors;  /* decode errors and messages no host sends */
+	unsigned errors; /* decode errors and messages no host sends */
 	uint64_t bytes;
 };
 
-static void nt_on_event(void *ctx, enum proto_event ev, struct proto_msg *m, int err,
-			const char *detail)
+static void nt_on_event(void *ctx, enum proto_event ev, struct proto_msg *m, int err, const char *detail)
 {
 	struct nt_reader *rd = ctx;
 	struct nt_seen s = { 0 };
@@ -91,20 +90,11 @@ static void nt_on_event(void *ctx, enum proto_event ev, struct proto_msg *m, int
 		return;
 	}
 	switch (m->type) {
-	case PROTO_SYNC:
-		return;
-	case PROTO_GO:
-		s = (struct nt_seen){ 'g', m->u.go.step, m->u.go.at_ns };
-		break;
-	case PROTO_PING:
-		s = (struct nt_seen){ 'p', (uint32_t)m->u.ping.seq, 0 };
-		break;
-	case PROTO_PLAN:
-		s = (struct nt_seen){ 'P', m->u.plan.nsteps, 0 };
-		break;
-	default:
-		rd->errors++;
-		return;
+	case PROTO_SYNC: return;
+	case PROTO_GO: s = (struct nt_seen){ 'g', m->u.go.step, m->u.go.at_ns }; break;
+	case PROTO_PING: s = (struct nt_seen){ 'p', (uint32_t)m->u.ping.seq, 0 }; break;
+	case PROTO_PLAN: s = (struct nt_seen){ 'P', m->u.plan.nsteps, 0 }; break;
+	default: rd->errors++; return;
 	}
 	if (rd->nseen == rd->cap) {
 		rd->cap = rd->cap ? 2 * rd->cap : 1024;
@@ -295,8 +285,8 @@ static void nt_send_all(struct nt_host *t)
 		} else {
 			r = node_send(&t->n, &go);
 		}
-		ck_assert_msg(r == 0, "go of step %u: send returned %d (%s), %zu bytes queued", k, r,
-			      r < 0 ? strerror(-r) : "", nt_queue(t));
+		ck_assert_msg(r == 0, "go of step %u: send returned %d (%s), %zu bytes queued", k,
+			      r, r < 0 ? strerror(-r) : "", nt_queue(t));
 		node_reply_sent(&t->n, NODE_REPLY_GO);
 		nt_note_queue(t);
 		if (k % 100 == 0)
@@ -326,22 +316,23 @@ static void nt_check_seen(const struct nt_reader *rd, uint32_t gos)
 			ck_assert_uint_eq(s->value, 3);
 			plans++;
 		} else if (s->kind == 'p') {
-			ck_assert_msg(s->value == want, "line %zu: ping %u where ping %u was due", i,
-				      s->value, want);
+			ck_assert_msg(s->value == want, "line %zu: ping %u where ping %u was due",
+				      i, s->value, want);
 			ping_before = true;
 		} else {
-			ck_assert_msg(s->value == want, "line %zu: go of step %u where the go of step "
-				      "%u was due (lost or out of order)", i, s->value, want);
-			ck_assert_msg(ping_before, "line %zu: go of step %u without its ping first", i,
-				      s->value);
+			ck_assert_msg(s->value == want,
+				      "line %zu: go of step %u where the go of step "
+				      "%u was due (lost or out of order)",
+				      i, s->value, want);
+			ck_assert_msg(ping_before, "line %zu: go of step %u without its ping first",
+				      i, s->value);
 			ck_assert_msg(s->at == nt_at(want), "go of step %u: at_ns %lld, sent %lld",
 				      want, (long long)s->at, (long long)nt_at(want));
 			ping_before = false;
 			want++;
 		}
 	}
-	ck_assert_msg(want == gos + 1, "the peer got the gos of steps 1 to %u of %u", want - 1,
-		      gos);
+	ck_assert_msg(want == gos + 1, "the peer got the gos of steps 1 to %u of %u", want - 1, gos);
 	ck_assert_msg(plans == gos / 100, "the peer got %zu plans of %u", plans, gos / 100);
 }
 
@@ -373,12 +364,14 @@ START_TEST(node_go_tiny_sndbuf_slow_reader)
 	nt_check_seen(&rd, NT_GOS);
 	ck_assert_uint_eq(rd.bytes, t.n.written_total);
 	/* the queue was used: direct writes were short or refused */
-	ck_assert_msg(t.queued_sends > NT_GOS / 10, "only %zu of %d sends found bytes queued "
-		      "(SO_SNDBUF %d): the short-write path was not exercised", t.queued_sends,
-		      2 * NT_GOS, sndbuf);
-	fprintf(stderr, "node_go_tiny_sndbuf_slow_reader: SO_SNDBUF %d, %zu of %d sends queued, "
-		"at most %zu bytes waiting, %llu bytes\n", sndbuf, t.queued_sends, 2 * NT_GOS,
-		t.max_queue, (unsigned long long)rd.bytes);
+	ck_assert_msg(t.queued_sends > NT_GOS / 10,
+		      "only %zu of %d sends found bytes queued "
+		      "(SO_SNDBUF %d): the short-write path was not exercised",
+		      t.queued_sends, 2 * NT_GOS, sndbuf);
+	fprintf(stderr,
+		"node_go_tiny_sndbuf_slow_reader: SO_SNDBUF %d, %zu of %d sends queued, "
+		"at most %zu bytes waiting, %llu bytes\n",
+		sndbuf, t.queued_sends, 2 * NT_GOS, t.max_queue, (unsigned long long)rd.bytes);
 	free(rd.seen);
 }
 END_TEST
@@ -491,8 +484,8 @@ START_TEST(node_go_transient_enobufs)
 		go.u.go.step = k;
 		go.u.go.at_ns = nt_at(k);
 		r = node_send(&t.n, &go);
-		ck_assert_msg(r == 0, "go of step %u: node_send returned %d (%s) after ENOBUFS", k, r,
-			      r < 0 ? strerror(-r) : "");
+		ck_assert_msg(r == 0, "go of step %u: node_send returned %d (%s) after ENOBUFS", k,
+			      r, r < 0 ? strerror(-r) : "");
 		node_reply_sent(&t.n, NODE_REPLY_GO);
 		nt_drain(&t, 0, "the go after ENOBUFS");
 		failed += wf_failed();
@@ -506,9 +499,9 @@ START_TEST(node_go_transient_enobufs)
 	ck_assert_int_eq(nt_closed_calls, 0);
 	for (uint32_t k = 1, i = 0; k <= 200; k++, i += 2) {
 		ck_assert_msg(i + 1 < rd.nseen && rd.seen[i + 1].kind == 'g' &&
-			      rd.seen[i + 1].value == k && rd.seen[i + 1].at == nt_at(k),
-			      "the go of step %u did not arrive whole in its place (%zu lines seen)", k,
-			      rd.nseen);
+				      rd.seen[i + 1].value == k && rd.seen[i + 1].at == nt_at(k),
+			      "the go of step %u did not arrive whole in its place (%zu lines seen)",
+			      k, rd.nseen);
 	}
 	ck_assert_uint_eq(rd.nseen, 400);
 	free(rd.seen);
@@ -566,10 +559,11 @@ START_TEST(node_go_behind_failed_write)
 		first_missing = want;
 		break;
 	}
-	ck_assert_msg(reported && !was_open, "a queued write failed with EIO: %u of %u gos "
+	ck_assert_msg(reported && !was_open,
+		      "a queued write failed with EIO: %u of %u gos "
 		      "arrived (first missing: %u), %zu bytes still wait, and the node said "
-		      "nothing (closed called %d times, open %d)", arrived, k, first_missing,
-		      waiting, nt_closed_calls, was_open);
+		      "nothing (closed called %d times, open %d)",
+		      arrived, k, first_missing, waiting, nt_closed_calls, was_open);
 	free(rd.seen);
 }
 END_TEST
@@ -600,7 +594,8 @@ START_TEST(node_go_direct_write_error)
 		uv_run(&t.loop, UV_RUN_NOWAIT);
 	ck_assert_msg(nt_closed_calls == 1 && nt_closed_err == UV_EIO && !t.n.open,
 		      "after a go's write failed with EIO: closed called %d times (err %d), node "
-		      "open %d", nt_closed_calls, nt_closed_err, t.n.open);
+		      "open %d",
+		      nt_closed_calls, nt_closed_err, t.n.open);
 	uv_run(&t.loop, UV_RUN_DEFAULT);
 	ck_assert_int_eq(uv_loop_close(&t.loop), 0);
 	node_fini(&t.n);
@@ -617,8 +612,10 @@ static struct hev gt_next(struct host *h, uint32_t step, const char *what, int m
 	if (!h->len) {
 		struct pollfd p = { .fd = h->fd, .events = POLLIN };
 
-		ck_assert_msg(poll(&p, 1, ms) == 1, "step %u: nothing from the agent within %d ms "
-			      "after %s: the go was lost", step, ms, what);
+		ck_assert_msg(poll(&p, 1, ms) == 1,
+			      "step %u: nothing from the agent within %d ms "
+			      "after %s: the go was lost",
+			      step, ms, what);
 	}
 	return host_next(h);
 }
@@ -670,14 +667,13 @@ static unsigned gt_run_to_done(struct host *h, uint32_t step, const char *how)
 			      step, how, (int)e.ev, e.err);
 		switch (m->type) {
 		case PROTO_STARTED:
-			ck_assert_msg(!started && m->u.started.step == step, "step %u (%s): started "
-				      "for step %u%s", step, how, m->u.started.step,
-				      started ? " again" : "");
+			ck_assert_msg(!started && m->u.started.step == step,
+				      "step %u (%s): started "
+				      "for step %u%s",
+				      step, how, m->u.started.step, started ? " again" : "");
 			started = true;
 			break;
-		case PROTO_PONG:
-			pongs++;
-			break;
+		case PROTO_PONG: pongs++; break;
 		case PROTO_RESULT:
 			ck_assert_msg(started, "step %u (%s): a result before started", step, how);
 			ck_assert_uint_eq(m->u.result.step, step);
@@ -693,7 +689,8 @@ static unsigned gt_run_to_done(struct host *h, uint32_t step, const char *how)
 				     m->u.error.code, m->u.error.text);
 			break;
 		default:
-			ck_abort_msg("step %u (%s): unexpected %s", step, how, proto_type_name(m->type));
+			ck_abort_msg("step %u (%s): unexpected %s", step, how,
+				     proto_type_name(m->type));
 		}
 		proto_msg_clear(m);
 	}
@@ -725,8 +722,10 @@ START_TEST(agent_go_split_byte_by_byte)
 		gt_encode_go(&b, k, 0);
 		gt_write_bytewise(h.fd, b.data, b.len - 1, 2000);
 		p = (struct pollfd){ .fd = h.fd, .events = POLLIN };
-		ck_assert_msg(poll(&p, 1, 100) == 0, "step %u: the agent said something before the "
-			      "go's newline", k);
+		ck_assert_msg(poll(&p, 1, 100) == 0,
+			      "step %u: the agent said something before the "
+			      "go's newline",
+			      k);
 		gt_write(h.fd, b.data + b.len - 1, 1);
 		gt_run_to_done(&h, k, "a go written byte by byte");
 	}
@@ -803,7 +802,8 @@ START_TEST(agent_sync_ack_and_go_one_buffer)
 			break;
 		}
 		ck_assert_msg(e.m.type == PROTO_ERROR && !strcmp(e.m.u.error.code, "bad-input") &&
-			      errors == 0, "after the ack: %s (%s) where ready for step 2 was due",
+				      errors == 0,
+			      "after the ack: %s (%s) where ready for step 2 was due",
 			      proto_type_name(e.m.type),
 			      e.m.type == PROTO_ERROR ? e.m.u.error.code : "-");
 		proto_msg_clear(&e.m);

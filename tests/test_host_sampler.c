@@ -274,7 +274,8 @@ START_TEST(test_read_qemu)
 	snprintf(xml, sizeof(xml),
 		 "<domain type='qemu'><name>lockstep-test-%d-vcpu</name>"
 		 "<memory unit='MiB'>64</memory><vcpu>2</vcpu>"
-		 "<os><type arch='x86_64'>hvm</type></os><devices/></domain>", (int)getpid());
+		 "<os><type arch='x86_64'>hvm</type></os><devices/></domain>",
+		 (int)getpid());
 	d = virDomainCreateXML(c, xml, VIR_DOMAIN_START_AUTODESTROY);
 	ck_assert_msg(d != NULL, "cannot start a TCG domain: %s", virGetLastErrorMessage());
 	usleep(500 * 1000);

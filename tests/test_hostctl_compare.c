@@ -84,8 +84,9 @@ static const struct cmp_row *row(const char *bench, const char *metric, enum cmp
 	return NULL;
 }
 
-static const struct cmp_opts defaults = { .test = CMP_TEST_MWU, .alpha = 0.05, .holm = true,
-					  .noise_pct = 5 };
+static const struct cmp_opts defaults = {
+	.test = CMP_TEST_MWU, .alpha = 0.05, .holm = true, .noise_pct = 5
+};
 
 START_TEST(verdicts_base_new)
 {
@@ -246,7 +247,8 @@ START_TEST(schema_version_refused)
 	run_dict_init(&dict);
 	ck_assert_int_eq(load(0, "schema2", &e), -EINVAL);
 	ck_assert_msg(strstr(e.msg, "schema2/manifest.json: schema_version 2, but this hostctl "
-				    "reads version 1"), "%s", e.msg);
+				    "reads version 1"),
+		      "%s", e.msg);
 }
 END_TEST
 
@@ -260,7 +262,8 @@ START_TEST(nan_names_the_sample)
 	 * guest-2's ops_per_sec is its third line */
 	ck_assert_msg(strstr(e.msg, "nan/samples.ndjson:39: ") && strstr(e.msg, "guest-2") &&
 			      strstr(e.msg, "ops_per_sec") && strstr(e.msg, "iteration 4") &&
-			      strstr(e.msg, "not a finite number"), "%s", e.msg);
+			      strstr(e.msg, "not a finite number"),
+		      "%s", e.msg);
 }
 END_TEST
 
@@ -277,7 +280,8 @@ START_TEST(different_benchmarks)
 	o.force = true;
 	ck_assert_int_eq(cmp_build(&cmp, runs, 2, &dict, &o, &e), -EINVAL);
 	ck_assert_msg(strstr(e.msg, "runs base and otherbench share no benchmark metric") &&
-			      strstr(e.msg, "otherbench has [stream bandwidth]"), "%s", e.msg);
+			      strstr(e.msg, "otherbench has [stream bandwidth]"),
+		      "%s", e.msg);
 }
 END_TEST
 
@@ -290,7 +294,8 @@ START_TEST(different_units)
 	ck_assert_int_eq(load(1, "unit", &e), 0);
 	ck_assert_int_eq(cmp_build(&cmp, runs, 2, &dict, &defaults, &e), -EINVAL);
 	ck_assert_msg(strstr(e.msg, "cpu-probe elapsed is in \"s\"") && strstr(e.msg, "\"ms\"") &&
-			      strstr(e.msg, "measured different things"), "%s", e.msg);
+			      strstr(e.msg, "measured different things"),
+		      "%s", e.msg);
 }
 END_TEST
 
@@ -338,7 +343,8 @@ START_TEST(failed_steps_are_not_samples)
 		ck_assert_uint_eq(row("cpu-probe", metric, CMP_ROW_GUESTS, NULL)->cells[0].n, 8);
 	}
 	r = row("cpu-probe", "elapsed", CMP_ROW_GUESTS, NULL);
-	ck_assert_msg(r->cells[1].d.min > 1.4, "guests' mean with a failed step: %g", r->cells[1].d.min);
+	ck_assert_msg(r->cells[1].d.min > 1.4, "guests' mean with a failed step: %g",
+		      r->cells[1].d.min);
 	ck_assert_uint_eq(cmp.left_out[1], 4); /* 2 iterations x 2 metrics */
 	ck_assert(has_note("cpu-probe elapsed in run failedguest: 2 iterations where a guest's "
 			   "step failed are left out of guests (mean) and fairness"));
@@ -360,9 +366,11 @@ START_TEST(refused_unless_forced_or_varied)
 	ck_assert_int_eq(load(1, "loops400", &e), 0);
 	ck_assert_int_eq(cmp_build(&cmp, runs, 2, &dict, &defaults, &e), -EINVAL);
 	ck_assert_msg(strstr(e.msg, "--force") &&
-			      strstr(e.msg, "differs  g.conf HACKBENCH_LOOPS: loops200 200, loops400 400") &&
+			      strstr(e.msg,
+				     "differs  g.conf HACKBENCH_LOOPS: loops200 200, loops400 400") &&
 			      strstr(e.msg, "REFUSED  plan: only in loops200: hackbench command "
-					    "hackbench -g 4 -l 200 --pipe"), "%s", e.msg);
+					    "hackbench -g 4 -l 200 --pipe"),
+		      "%s", e.msg);
 	o.force = true;
 	ck_assert_msg(cmp_build(&cmp, runs, 2, &dict, &o, &e) == 0, "%s", e.msg);
 	ck_assert(cmp.forced);
@@ -401,7 +409,8 @@ START_TEST(guests_must_match)
 	runs[0].meta.guest_vcpus = 2;
 	runs[1].meta.guest_vcpus = 4;
 	ck_assert_int_eq(cmp_build(&cmp, runs, 2, &dict, &o, &e), -EINVAL);
-	ck_assert_msg(strstr(e.msg, "REFUSED  guest_vcpus (GUEST_VCPUS): base 2, nonode 4"), "%s", e.msg);
+	ck_assert_msg(strstr(e.msg, "REFUSED  guest_vcpus (GUEST_VCPUS): base 2, nonode 4"), "%s",
+		      e.msg);
 	runs[1].meta.guest_vcpus = -1;
 	ck_assert_msg(cmp_build(&cmp, runs, 2, &dict, &o, &e) == 0, "%s", e.msg);
 	ck_assert_int_eq(diff_with("guest_vcpus")->kind, CMP_DIFF_SHOWN);
@@ -556,7 +565,8 @@ START_TEST(cli_text_and_exit_status)
 
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_msg(strstr(o.out, "+19.91% better") && strstr(o.out, "fairness (Jain)") &&
-			      strstr(o.out, "guests (mean)") && strstr(o.out, "barrier skew"), "%s", o.out);
+			      strstr(o.out, "guests (mean)") && strstr(o.out, "barrier skew"),
+		      "%s", o.out);
 	/* uname: not significant; its change is printed, ~ beside it (issue 15) */
 	ck_assert_msg(strstr(o.out, "  +0.12% ~\n"), "%s", o.out);
 	o = run_hostctl("compare", "new", "base", "--fail-on-regression", "10", NULL);
@@ -582,9 +592,11 @@ END_TEST
 
 START_TEST(cli_help_names_every_option)
 {
-	static const char *const opts[] = { "--test", "--alpha", "--correction", "--format",
-					    "--fail-on-regression", "--results", "--help",
-					    "--family", "--vary", "--force", "--noise-pct" };
+	static const char *const opts[] = {
+		"--test",     "--alpha", "--correction", "--format", "--fail-on-regression",
+		"--results",  "--help",	 "--family",	 "--vary",   "--force",
+		"--noise-pct"
+	};
 	struct out o = run_hostctl("compare", "--help", NULL);
 
 	ck_assert_int_eq(o.status, 0);
@@ -630,7 +642,8 @@ START_TEST(cli_json_csv_markdown)
 	o = run_hostctl("compare", "--format", "csv", "base", "new", NULL);
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_ptr_nonnull(strstr(o.out, "benchmark,metric,unit,better,kind,node,run,"));
-	ck_assert_ptr_nonnull(strstr(o.out, "\ncpu-probe,ops_per_sec,ops/s,higher,node,guest-1,new,new,8,"));
+	ck_assert_ptr_nonnull(
+		strstr(o.out, "\ncpu-probe,ops_per_sec,ops/s,higher,node,guest-1,new,new,8,"));
 	o = run_hostctl("compare", "--format", "markdown", "base", "new", NULL);
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_ptr_nonnull(strstr(o.out, "| node | run | n |"));
@@ -645,12 +658,14 @@ START_TEST(cli_verdict_failures_header_on_top)
 	const char *table;
 
 	ck_assert_int_eq(o.status, 0);
-	ck_assert_msg(!strncmp(o.out, "verdict, subtle against base:\n"
-				      "  significantly better: cpu-probe ops_per_sec, host +0.45% (p 0.028); "
-				      "cpu-probe ops_per_sec, guests together +0.45% (p 0.028)",
+	ck_assert_msg(!strncmp(o.out,
+			       "verdict, subtle against base:\n"
+			       "  significantly better: cpu-probe ops_per_sec, host +0.45% (p 0.028); "
+			       "cpu-probe ops_per_sec, guests together +0.45% (p 0.028)",
 			       strlen("verdict, subtle against base:\n  significantly better: cpu-probe "
 				      "ops_per_sec, host +0.45% (p 0.028); cpu-probe ops_per_sec, guests "
-				      "together +0.45% (p 0.028)")), "%s", o.out);
+				      "together +0.45% (p 0.028)")),
+		      "%s", o.out);
 	ck_assert_msg(strstr(o.out, "  no significant change elsewhere (3 other primary rows)\n"),
 		      "%s", o.out);
 	/* secondary rows: their raw p, marked */
@@ -663,7 +678,8 @@ START_TEST(cli_verdict_failures_header_on_top)
 	ck_assert_int_eq(run_hostctl("compare", "--family", "some", "base", "new", NULL).status, 2);
 	o = run_hostctl("compare", "base", "noisy", NULL);
 	ck_assert_msg(strstr(o.out, "  run noisy has 2 noisy steps (some node's steal time, CPU "
-				    "pressure or vCPU delay over 5%)") && strstr(o.out, " 8, 2 noisy "),
+				    "pressure or vCPU delay over 5%)") &&
+			      strstr(o.out, " 8, 2 noisy "),
 		      "%s", o.out);
 	o = run_hostctl("compare", "--noise-pct", "25", "base", "noisy", NULL);
 	ck_assert_ptr_null(strstr(o.out, "noisy step"));
@@ -674,7 +690,8 @@ START_TEST(cli_verdict_failures_header_on_top)
 	ck_assert_ptr_nonnull(table);
 	ck_assert_msg(strstr(o.out, "failures (a failed step gives no number from its node):\n"
 				    "  failedguest: guest-2 cpu-probe: 2 failed steps: cpu-probe exited "
-				    "with status 1\n") < table, "%s", o.out);
+				    "with status 1\n") < table,
+		      "%s", o.out);
 	ck_assert_ptr_nonnull(strstr(o.out, "failedguest (new): degraded, failedguest\n"));
 	ck_assert_ptr_nonnull(strstr(o.out, "failures: 2 failed steps, 0 participant failures"));
 
@@ -712,23 +729,27 @@ START_TEST(cli_refused_then_forced)
 	ck_assert_int_eq(o.status, 1);
 	ck_assert_str_eq(o.out, "");
 	ck_assert_msg(strstr(o.err, "g.conf HACKBENCH_LOOPS: loops200 200, loops400 400") &&
-			      strstr(o.err, "--force") && strstr(o.err, "--vary NAME"), "%s", o.err);
+			      strstr(o.err, "--force") && strstr(o.err, "--vary NAME"),
+		      "%s", o.err);
 	o = run_hostctl("report", "-o", "/nonexistent/never", "loops200", "loops400", NULL);
 	ck_assert_int_eq(o.status, 1); /* refused before anything is written */
 	ck_assert_ptr_nonnull(strstr(o.err, "HACKBENCH_LOOPS"));
 	for (size_t i = 0; i < 4; i++) {
-		o = run_hostctl("compare", "--force", "--format", fmts[i], "loops200", "loops400", NULL);
+		o = run_hostctl("compare", "--force", "--format", fmts[i], "loops200", "loops400",
+				NULL);
 		ck_assert_int_eq(o.status, 0);
 		ck_assert_msg(strstr(o.err, "WARNING: these runs differ"), "%s: %s", fmts[i], o.err);
 		if (i < 3)
-			ck_assert_msg(strstr(o.out, "WARNING: these runs differ"), "%s: %s", fmts[i], o.out);
+			ck_assert_msg(strstr(o.out, "WARNING: these runs differ"), "%s: %s",
+				      fmts[i], o.out);
 	}
 	o = run_hostctl("compare", "--force", "--format", "json", "loops200", "loops400", NULL);
 	j = json_tokener_parse(o.out);
 	ck_assert_ptr_nonnull(j);
 	ck_assert(!json_object_get_boolean(jget(j, "comparable")));
-	ck_assert_str_eq(json_object_get_string(jget(json_object_array_get_idx(jget(j, "differences"), 1),
-						     "kind")), "refused");
+	ck_assert_str_eq(json_object_get_string(
+				 jget(json_object_array_get_idx(jget(j, "differences"), 1), "kind")),
+			 "refused");
 	json_object_put(j);
 	o = run_hostctl("compare", "--vary", "HACKBENCH_LOOPS", "loops200", "loops400", NULL);
 	ck_assert_int_eq(o.status, 0);
@@ -746,7 +767,8 @@ int main(int argc, char **argv)
 	int failed;
 
 	if (argc < 2 || !getenv("LOCKSTEP_SOURCE_ROOT")) {
-		fprintf(stderr, "usage: test-hostctl-compare HOSTCTL (with LOCKSTEP_SOURCE_ROOT set)\n");
+		fprintf(stderr,
+			"usage: test-hostctl-compare HOSTCTL (with LOCKSTEP_SOURCE_ROOT set)\n");
 		return EXIT_FAILURE;
 	}
 	hostctl = argv[1];

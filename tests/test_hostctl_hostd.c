@@ -106,12 +106,12 @@ static json_object *get(json_object *o, const char *k)
 }
 
 /* The row of (metric, kind, node) of the benchmark swept at groups=1. */
-static json_object *find_row(json_object *rows, const char *metric, const char *kind,
-			     const char *node)
+static json_object *find_row(json_object *rows, const char *metric, const char *kind, const char *node)
 {
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
 		json_object *r = json_object_array_get_idx(rows, i), *nd = get(r, "node");
-		if (!strcmp(json_object_get_string(get(r, "benchmark")), "hackbench-process-pipes:groups=1") &&
+		if (!strcmp(json_object_get_string(get(r, "benchmark")),
+			    "hackbench-process-pipes:groups=1") &&
 		    !strcmp(json_object_get_string(get(r, "metric")), metric) &&
 		    !strcmp(json_object_get_string(get(r, "kind")), kind) &&
 		    (!node || (nd && !strcmp(json_object_get_string(nd), node))))
@@ -151,12 +151,14 @@ START_TEST(failed_guest_and_loops_pair)
 	compare(&o, "good", "failed", NULL);
 	ck_assert_int_eq(o.status, 1);
 	ck_assert_msg(strstr(o.err, "guest-2: hackbench-process-pipes groups=1 command hackbench -g 1 "
-				    "-l x --pipe"), "%.3000s", o.err);
+				    "-l x --pipe"),
+		      "%.3000s", o.err);
 
 	compare(&o, "--force", "good", "failed", NULL);
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_msg(strstr(o.out, "failed: guest-2 hackbench-process-pipes:groups=1: 6 failed steps: "
-				    "hackbench-process-pipes exited with status 1"), "%.3000s", o.out);
+				    "hackbench-process-pipes exited with status 1"),
+		      "%.3000s", o.out);
 	ck_assert(strstr(o.out, "6 failed steps") < strstr(o.out, "[s, lower is better]"));
 
 	compare(&o, "--force", "--format", "json", "good", "failed", NULL);
@@ -206,10 +208,11 @@ START_TEST(rt_priority_refused_is_said)
 	hostd_test_teardown_results();
 
 	char cmd[4096];
-	snprintf(cmd, sizeof(cmd), "/usr/sbin/capsh --drop=cap_sys_nice -- -c \"'%s' --host-config "
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/sbin/capsh --drop=cap_sys_nice -- -c \"'%s' --host-config "
 		 "'%s/h.conf' --guest-config '%s/g.conf' --results '%s/results' --run-name t "
-		 "--agent '%s' --no-progress 2>'%s/stderr'\"", hostd_path, tmpdir, tmpdir, tmpdir,
-		 agent_path, tmpdir);
+		 "--agent '%s' --no-progress 2>'%s/stderr'\"",
+		 hostd_path, tmpdir, tmpdir, tmpdir, agent_path, tmpdir);
 	ck_assert_int_eq(system(cmd), 0);
 	m = manifest();
 	ck_assert_int_eq(json_object_get_int(get(m, "release_rt_priority_held")), 0);
@@ -217,7 +220,8 @@ START_TEST(rt_priority_refused_is_said)
 	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
 	const char *err = read_text(path);
 	ck_assert_msg(err && strstr(err, "warning: RELEASE_RT_PRIORITY=10: the kernel refused "
-					 "SCHED_FIFO"), "%s", err ? err : "(no stderr)");
+					 "SCHED_FIFO"),
+		      "%s", err ? err : "(no stderr)");
 }
 END_TEST
 

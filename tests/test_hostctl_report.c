@@ -127,12 +127,21 @@ START_TEST(page_renders_with_every_image)
 	char *err = K("%s/err", tmp), *prof = K("%s/profile", tmp);
 	char *index = K("%s/index.html", rep), *url = K("file://%s", index);
 	/* nonode has 2 guests: the comparison is about that (--vary) */
-	const char *gen[] = { hostctl, "report", "--results", data, "-o", rep, "--vary",
-			      "GUEST_COUNT", "base", "new", "nonode", NULL };
-	const char *chromium[] = { "chromium", "--headless", "--no-sandbox", "--disable-gpu",
-				   "--disable-quic", "--no-first-run",
-				   "--disable-background-networking", "--disable-component-update",
-				   "--disable-sync", NULL, "--dump-dom", url, NULL };
+	const char *gen[] = { hostctl,	"report",      "--results", data,  "-o",     rep,
+			      "--vary", "GUEST_COUNT", "base",	    "new", "nonode", NULL };
+	const char *chromium[] = { "chromium",
+				   "--headless",
+				   "--no-sandbox",
+				   "--disable-gpu",
+				   "--disable-quic",
+				   "--no-first-run",
+				   "--disable-background-networking",
+				   "--disable-component-update",
+				   "--disable-sync",
+				   NULL,
+				   "--dump-dom",
+				   url,
+				   NULL };
 	char *page, *dom, *want, **src, *udd = K("--user-data-dir=%s", prof);
 	size_t n;
 
@@ -145,12 +154,10 @@ START_TEST(page_renders_with_every_image)
 	for (size_t i = 0; i < n; i++) {
 		char *path = K("%s/%s", rep, src[i]), *svg;
 
-
 		ck_assert_msg(!strchr(src[i], '/'), "%s is not inside the report folder", src[i]);
 		svg = slurp(path);
-		ck_assert_msg(!strncmp(svg, "<?xml", 5) && strstr(svg, "<svg") &&
-				      strstr(svg, "</svg>"), "%s is not a whole SVG file", path);
-
+		ck_assert_msg(!strncmp(svg, "<?xml", 5) && strstr(svg, "<svg") && strstr(svg, "</svg>"),
+			      "%s is not a whole SVG file", path);
 	}
 	ck_assert_int_eq(mkdir(prof, 0700), 0);
 	chromium[9] = udd;
@@ -175,7 +182,8 @@ START_TEST(page_renders_with_every_image)
 		      "%s", dom);
 	ck_assert(strstr(dom, "verdict1") < strstr(dom, "<h2 id=\"g0\">"));
 	ck_assert_ptr_nonnull(strstr(dom, "<li>host kernel 6.1.0-patched; "));
-	ck_assert_ptr_nonnull(strstr(dom, "<li>expected guest_count (GUEST_COUNT): base 3, nonode 2</li>"));
+	ck_assert_ptr_nonnull(
+		strstr(dom, "<li>expected guest_count (GUEST_COUNT): base 3, nonode 2</li>"));
 	ck_assert_ptr_nonnull(strstr(dom, "<td class=\"same\">+0.12% ~</td>"));
 }
 END_TEST
@@ -186,15 +194,16 @@ START_TEST(failures_and_warning_on_the_page)
 {
 	char *rep = K("%s/fail", tmp), *out = K("%s/out", tmp), *err = K("%s/err", tmp);
 	char *index = K("%s/index.html", rep), *page;
-	const char *gen[] = { hostctl, "report", "--results", data, "-o", rep, "base", "failedguest",
-			      NULL };
-	const char *forced[] = { hostctl, "report", "--results", data, "-o", rep, "--force",
-				 "loops200", "loops400", NULL };
+	const char *gen[] = { hostctl, "report", "--results",	data, "-o",
+			      rep,     "base",	 "failedguest", NULL };
+	const char *forced[] = { hostctl, "report",  "--results", data,	      "-o",
+				 rep,	  "--force", "loops200",  "loops400", NULL };
 
 	ck_assert_msg(spawn(gen, out, err) == 0, "%s", slurp(err));
 	page = slurp(index);
 	ck_assert_msg(strstr(page, "<li>failedguest: guest-2 cpu-probe: 2 failed steps: cpu-probe "
-				   "exited with status 1</li>"), "%s", page);
+				   "exited with status 1</li>"),
+		      "%s", page);
 	ck_assert(strstr(page, "id=\"failures\"") < strstr(page, "<h2 id=\"g0\">"));
 	ck_assert_int_eq(spawn(forced, out, err), 0);
 	page = slurp(index);
@@ -208,8 +217,10 @@ START_TEST(gnuplot_missing_is_said)
 {
 	char *rep = K("%s/rep", tmp), *out = K("%s/out", tmp);
 	char *err = K("%s/err", tmp);
-	const char *gen[] = { hostctl, "report", "--results", data, "--gnuplot", "/nonexistent/gnuplot",
-			      "-o", rep, "base", "new", NULL };
+	const char *gen[] = { hostctl, "report",    "--results",
+			      data,    "--gnuplot", "/nonexistent/gnuplot",
+			      "-o",    rep,	    "base",
+			      "new",   NULL };
 
 	ck_assert_int_eq(spawn(gen, out, err), 1);
 	ck_assert_msg(strstr(slurp(err), "install gnuplot-nox"), "%s", slurp(err));

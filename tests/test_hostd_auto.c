@@ -43,8 +43,8 @@ static void flip_config(const char *first, const char *second, const char *rule)
 	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\nBARRIER_TIMEOUT=30\n", 0644);
 	snprintf(g, sizeof(g),
 		 "MMTESTS=flip\nCOMMAND_FLIP='if [ -e %s/flip ]; then rm %s/flip; %s; "
-		 "else touch %s/flip; %s; fi'\nMMTEST_ITERATIONS=auto\n%s", tmpdir, tmpdir, second,
-		 tmpdir, first, rule);
+		 "else touch %s/flip; %s; fi'\nMMTEST_ITERATIONS=auto\n%s",
+		 tmpdir, tmpdir, second, tmpdir, first, rule);
 	write_file("g.conf", g, 0644);
 }
 
@@ -53,8 +53,10 @@ START_TEST(test_quiet_stops_at_min)
 	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=2\nBARRIER_TIMEOUT=30\n", 0644);
 	/* a 0.5 s sleep varies by some ms, tens on a loaded test machine: at
 	 * n = 6 the median's interval is the range, within 30% */
-	write_file("g.conf", "MMTESTS=quiet\nCOMMAND_QUIET='sleep 0.5'\nMMTEST_ITERATIONS=auto\n"
-			     "AUTO_MIN=6\nAUTO_MAX=10\nAUTO_TARGET_CI_PCT=30\n", 0644);
+	write_file("g.conf",
+		   "MMTESTS=quiet\nCOMMAND_QUIET='sleep 0.5'\nMMTEST_ITERATIONS=auto\n"
+		   "AUTO_MIN=6\nAUTO_MAX=10\nAUTO_TARGET_CI_PCT=30\n",
+		   0644);
 	ck_assert_int_eq(hostd_test_run(NULL, NULL), 0);
 	json_object *m = manifest();
 	ck_assert_str_eq(jstr(m, "status"), "complete");
@@ -104,10 +106,14 @@ END_TEST
 /* The host taking part is a primary series of its own, beside the guests. */
 START_TEST(test_host_is_its_own_series)
 {
-	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\nHOST_RUNS_BENCHMARKS=yes\n"
-			     "BARRIER_TIMEOUT=30\n", 0644);
-	write_file("g.conf", "MMTESTS=quiet\nCOMMAND_QUIET='sleep 0.2'\nMMTEST_ITERATIONS=auto\n"
-			     "AUTO_MIN=6\nAUTO_MAX=6\nAUTO_TARGET_CI_PCT=100\n", 0644);
+	write_file("h.conf",
+		   "GUEST_KIND=local\nGUEST_COUNT=1\nHOST_RUNS_BENCHMARKS=yes\n"
+		   "BARRIER_TIMEOUT=30\n",
+		   0644);
+	write_file("g.conf",
+		   "MMTESTS=quiet\nCOMMAND_QUIET='sleep 0.2'\nMMTEST_ITERATIONS=auto\n"
+		   "AUTO_MIN=6\nAUTO_MAX=6\nAUTO_TARGET_CI_PCT=100\n",
+		   0644);
 	ck_assert_int_eq(hostd_test_run(NULL, NULL), 0);
 	json_object *m = manifest();
 	json_object *series = json_object_object_get(auto_obj(m), "series");
@@ -132,7 +138,8 @@ START_TEST(test_check_says_the_rule)
 	write_file("g.conf", "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=auto\nAUTO_MIN=7\n", 0644);
 	ck_assert_int_eq(hostd_test_check("", out, sizeof(out)), 0);
 	ck_assert_msg(strstr(out, "  at most 30 steps, MMTEST_ITERATIONS=auto: 7 to 30 rounds, until "
-			     "every series' 95% interval of the median is within 3%\n"), "%s", out);
+				  "every series' 95% interval of the median is within 3%\n"),
+		      "%s", out);
 	ck_assert_msg(strstr(out, "    cpu-probe: 7 to 30\n"), "%s", out);
 	/* below the 6 values a median's interval needs: refused, named */
 	write_file("g.conf", "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=auto\nAUTO_MIN=3\n", 0644);
@@ -178,8 +185,7 @@ START_TEST(test_failed_steps_are_not_values)
 	/* a COMMAND_ step's exit status is an event, not a failure record */
 	ck_assert_int_eq(hostd_test_run(NULL, NULL), 0);
 	json_object *m = manifest();
-	json_object *s = json_object_array_get_idx(
-		json_object_object_get(auto_obj(m), "series"), 0);
+	json_object *s = json_object_array_get_idx(json_object_object_get(auto_obj(m), "series"), 0);
 	ck_assert_int_eq(jint(s, "n"), 3);
 	/* 3 values have no interval of the median: not within, the cap ended it */
 	ck_assert(!json_object_get_boolean(json_object_object_get(s, "within")));

@@ -85,7 +85,8 @@ static json_object *find_sample(json_object **v, size_t n, const char *bench, co
 	for (size_t i = 0; i < n; i++) {
 		json_object *m;
 		if (json_object_object_get_ex(v[i], "metric", &m) &&
-		    !strcmp(jstr(v[i], "benchmark"), bench) && !strcmp(json_object_get_string(m), metric))
+		    !strcmp(jstr(v[i], "benchmark"), bench) &&
+		    !strcmp(json_object_get_string(m), metric))
 			return v[i];
 	}
 	return NULL;
@@ -176,9 +177,12 @@ END_TEST
  * barrier is per step, not per benchmark. */
 START_TEST(test_noisy_neighbour)
 {
-	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=3\nGUEST_CONFIG_GUEST_1=noisy.conf\n", 0644);
-	write_file("noisy.conf", "MMTESTS=hackbench-process-pipes\nHACKBENCH_MAX_GROUPS=2\n"
-				 "HACKBENCH_LOOPS=20\nHACKBENCH_ITERATIONS=1\n", 0644);
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=3\nGUEST_CONFIG_GUEST_1=noisy.conf\n",
+		   0644);
+	write_file("noisy.conf",
+		   "MMTESTS=hackbench-process-pipes\nHACKBENCH_MAX_GROUPS=2\n"
+		   "HACKBENCH_LOOPS=20\nHACKBENCH_ITERATIONS=1\n",
+		   0644);
 	write_file("g.conf", "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=2\nCPU_PROBE_UNITS=20000\n", 0644);
 	ck_assert_msg(hostd_test_run(NULL, NULL) == 0, "%s", run_diagnosis());
 	size_t n;
@@ -206,7 +210,8 @@ END_TEST
 
 START_TEST(test_step_counts_must_match)
 {
-	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=2\nGUEST_CONFIG_GUEST_2=other.conf\n", 0644);
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=2\nGUEST_CONFIG_GUEST_2=other.conf\n",
+		   0644);
 	write_file("other.conf", "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=3\n", 0644);
 	write_file("g.conf", "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=2\n", 0644);
 	ck_assert_int_eq(hostd_test_run(NULL, NULL), 1); /* usage: nothing ran */
@@ -224,18 +229,28 @@ static void write_specs(void)
 	char dir[512];
 	snprintf(dir, sizeof(dir), "%s/specs", tmpdir);
 	setenv("LOCKSTEP_BENCHMARKS_DIR", dir, 1);
-	write_file("specs/garbled.bench", "BENCH_NAME=garbled\nBENCH_COMMAND='echo Time: soon'\n"
-					   "BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n", 0644);
-	write_file("specs/exits.bench", "BENCH_NAME=exits\nBENCH_COMMAND='echo Time: 1; exit 3'\n"
-					 "BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n", 0644);
-	write_file("specs/missing.bench", "BENCH_NAME=missing\nBENCH_COMMAND='echo Time: 0.5'\n"
-					   "BENCH_PARSER=hackbench\n"
-					   "BENCH_METRICS=\"time:s:lower lat:us:lower\"\n", 0644);
-	write_file("specs/pat.bench", "BENCH_NAME=pat\nBENCH_COMMAND='echo took 12.5 ms'\n"
-				       "BENCH_PARSER=pattern\nBENCH_PARSER_ARG='took {} ms'\n"
-				       "BENCH_METRICS=latency:ms:lower\n", 0644);
-	write_file("specs/endless.bench", "BENCH_NAME=endless\nBENCH_COMMAND='sleep 60'\n"
-					   "BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n", 0644);
+	write_file("specs/garbled.bench",
+		   "BENCH_NAME=garbled\nBENCH_COMMAND='echo Time: soon'\n"
+		   "BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n",
+		   0644);
+	write_file("specs/exits.bench",
+		   "BENCH_NAME=exits\nBENCH_COMMAND='echo Time: 1; exit 3'\n"
+		   "BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n",
+		   0644);
+	write_file("specs/missing.bench",
+		   "BENCH_NAME=missing\nBENCH_COMMAND='echo Time: 0.5'\n"
+		   "BENCH_PARSER=hackbench\n"
+		   "BENCH_METRICS=\"time:s:lower lat:us:lower\"\n",
+		   0644);
+	write_file("specs/pat.bench",
+		   "BENCH_NAME=pat\nBENCH_COMMAND='echo took 12.5 ms'\n"
+		   "BENCH_PARSER=pattern\nBENCH_PARSER_ARG='took {} ms'\n"
+		   "BENCH_METRICS=latency:ms:lower\n",
+		   0644);
+	write_file("specs/endless.bench",
+		   "BENCH_NAME=endless\nBENCH_COMMAND='sleep 60'\n"
+		   "BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n",
+		   0644);
 }
 
 static json_object *failure_of(json_object **v, size_t n, int step)
@@ -253,8 +268,8 @@ START_TEST(test_failures_are_records)
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 	write_specs();
 	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\n", 0644);
-	write_file("g.conf", "MMTESTS=\"garbled exits missing cpu-probe pat\"\nCPU_PROBE_UNITS=1000\n",
-		   0644);
+	write_file("g.conf",
+		   "MMTESTS=\"garbled exits missing cpu-probe pat\"\nCPU_PROBE_UNITS=1000\n", 0644);
 	/* a step that gave no numbers makes the run degraded, exit 2 (issue 15) */
 	ck_assert_msg(hostd_test_run(NULL, NULL) == 2, "%s", run_diagnosis());
 	json_object *m = manifest();
@@ -297,8 +312,10 @@ START_TEST(test_timeout_is_a_record)
 	snprintf(dir, sizeof(dir), "%s/specs", tmpdir);
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 	write_specs();
-	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=2\nSTEP_TIMEOUT=1\nBARRIER_TIMEOUT=1\n"
-			     "ON_GUEST_FAILURE=continue\nGUEST_CONFIG_GUEST_2=quick.conf\n", 0644);
+	write_file("h.conf",
+		   "GUEST_KIND=local\nGUEST_COUNT=2\nSTEP_TIMEOUT=1\nBARRIER_TIMEOUT=1\n"
+		   "ON_GUEST_FAILURE=continue\nGUEST_CONFIG_GUEST_2=quick.conf\n",
+		   0644);
 	write_file("quick.conf", "MMTESTS=\"cpu-probe cpu-probe\"\nCPU_PROBE_UNITS=1000\n", 0644);
 	write_file("g.conf", "MMTESTS=\"cpu-probe endless\"\nCPU_PROBE_UNITS=1000\n", 0644);
 	hostd_test_run(NULL, NULL);
@@ -330,8 +347,7 @@ START_TEST(test_mmtests_config_as_is)
 	ck_assert_msg(hostd_test_run(NULL, NULL) == 0, "%s", run_diagnosis());
 	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
 	const char *err = read_text(path);
-	ck_assert_msg(strstr(err, "ignored MMTests settings") && strstr(err, "RUN_MONITOR"), "%s",
-		      err);
+	ck_assert_msg(strstr(err, "ignored MMTests settings") && strstr(err, "RUN_MONITOR"), "%s", err);
 	ck_assert_msg(!strstr(err, "unknown name HACKBENCH"), "%s", err);
 	size_t n;
 	json_object **s = read_ndjson("samples.ndjson", &n);
@@ -423,9 +439,8 @@ static const struct {
 	{ "config-network-iperf3-loopback",
 	  "IPERF3_MAX_STREAMS=2\nIPERF3_ITERATIONS=1\nIPERF3_DURATION=1\n" },
 	{ "config-power-nap-monitor", "NAP_DURATION=1\nMONITOR_DURATION=1\n" },
-	{ "config-memdb-redis-dbench",
-	  "REDIS_ITERATIONS=1\nREDIS_REQUESTS=50000\nREDIS_MAX_CLIENTS=2\n"
-	  "DBENCH_DURATION_BASE=2\nDBENCH_MAX_CLIENTS=2\n" },
+	{ "config-memdb-redis-dbench", "REDIS_ITERATIONS=1\nREDIS_REQUESTS=50000\nREDIS_MAX_CLIENTS=2\n"
+				       "DBENCH_DURATION_BASE=2\nDBENCH_MAX_CLIENTS=2\n" },
 };
 
 START_TEST(test_mmtests_family_config)
@@ -440,8 +455,7 @@ START_TEST(test_mmtests_family_config)
 	snprintf(g, sizeof(g), "%s\n%s", text, families[_i].shorten);
 	write_file("g.conf", g, 0644);
 	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\nBARRIER_TIMEOUT=60\n", 0644);
-	ck_assert_msg(hostd_test_run(NULL, NULL) == 0, "%s: %s", families[_i].config,
-		      run_diagnosis());
+	ck_assert_msg(hostd_test_run(NULL, NULL) == 0, "%s: %s", families[_i].config, run_diagnosis());
 	size_t n;
 	json_object **s = read_ndjson("samples.ndjson", &n);
 	assert_no_failure(s, n, families[_i].config);
@@ -466,8 +480,12 @@ START_TEST(test_mmtests_family_config)
 		ck_assert_int_eq(count_variant(s, n, "futexbench-hash", "threads=4", "ops_per_sec"), 1);
 		ck_assert_int_eq(count_variant(s, n, "perfsyscall", NULL, "usecs_per_op"), 2);
 	} else if (_i == 4) {
-		ck_assert_int_eq(count_variant(s, n, "iperf3-ipv6-udp", "size=1420,bitrate=0,streams=1", "jitter"), 1);
-		ck_assert_int_eq(count_variant(s, n, "iperf3-ipv6-udp", "size=1420,bitrate=0,streams=2", "jitter"), 1);
+		ck_assert_int_eq(count_variant(s, n, "iperf3-ipv6-udp",
+					       "size=1420,bitrate=0,streams=1", "jitter"),
+				 1);
+		ck_assert_int_eq(count_variant(s, n, "iperf3-ipv6-udp",
+					       "size=1420,bitrate=0,streams=2", "jitter"),
+				 1);
 	}
 	free_ndjson(s, n);
 	free(text);

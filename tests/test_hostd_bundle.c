@@ -20,8 +20,6 @@
 #include "hostd_testlib.h"
 #include "testlib.h"
 
-
-
 static void setup(void)
 {
 	demo_test_setup("bundle");
@@ -35,7 +33,8 @@ static void teardown(void)
 /* ports of this process's own, away from the other e2e tests' */
 static void write_hconf(void)
 {
-	demo_write_hconf(1, 24000, "GUEST_BOOT_TIMEOUT=300\nBARRIER_TIMEOUT=300\nSTEP_TIMEOUT=600\n"
+	demo_write_hconf(1, 24000,
+			 "GUEST_BOOT_TIMEOUT=300\nBARRIER_TIMEOUT=300\nSTEP_TIMEOUT=600\n"
 			 "GUEST_SSH_TIMEOUT=120\n");
 }
 
@@ -61,7 +60,8 @@ START_TEST(test_hackbench_and_sysbench_in_busybox_guest)
 		    * the harness into the work folder, where the step reads it */
 		   "JOBFILE=/tmp/jobfile-$$\n"
 		   "COMMAND_SHIP=\"cat $JOBFILE\"\n"
-		   "cat >$JOBFILE <<END\nshipped with $NUMCPUS CPUs\nEND\n", 0644);
+		   "cat >$JOBFILE <<END\nshipped with $NUMCPUS CPUs\nEND\n",
+		   0644);
 	int code = hostd_test_run(NULL, demo_args);
 	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
 
@@ -101,8 +101,7 @@ START_TEST(test_hackbench_and_sysbench_in_busybox_guest)
 	ck_assert_ptr_nonnull(out);
 	char *maps = strdup(out);
 	int mapped = 0;
-	for (char *save, *line = strtok_r(maps, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
+	for (char *save, *line = strtok_r(maps, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *path = strchr(line, '/');
 		if (!path)
 			continue;
@@ -178,8 +177,10 @@ END_TEST
 START_TEST(test_missing_binary_before_boot)
 {
 	write_hconf();
-	write_file("g.conf", "MMTESTS=x\nHARNESS_BINARIES='hackbench lockstep-not-on-host'\n"
-			     "COMMAND_X=true\n", 0644);
+	write_file("g.conf",
+		   "MMTESTS=x\nHARNESS_BINARIES='hackbench lockstep-not-on-host'\n"
+		   "COMMAND_X=true\n",
+		   0644);
 	int code = hostd_test_run(NULL, demo_args);
 	ck_assert_int_ne(code, 0);
 	char path[512];

@@ -124,7 +124,8 @@ START_TEST(test_runs_from_bundle_only)
 	snprintf(h, sizeof(h), "%s/h", tmp);
 	const char *bins[] = { "cat", "hackbench", "sysbench" };
 	size_t n = access("/usr/bin/hackbench", X_OK) == 0 && access("/usr/bin/sysbench", X_OK) == 0
-			   ? 3 : 1;
+			   ? 3
+			   : 1;
 	struct bundle *b;
 	char err[1024];
 	ck_assert_msg(bundle_build(bins, n, h, NULL, NULL, &b, err, sizeof(err)) == 0, "%s", err);
@@ -145,9 +146,11 @@ START_TEST(test_runs_from_bundle_only)
 	}
 	ck_assert_uint_ge(mapped, 3);
 	if (n == 3) {
-		snprintf(cmd, sizeof(cmd), "cd %s && env -i PATH=%s/bin:/bin hackbench -g 1 -l 20", tmp, h);
+		snprintf(cmd, sizeof(cmd), "cd %s && env -i PATH=%s/bin:/bin hackbench -g 1 -l 20",
+			 tmp, h);
 		ck_assert_ptr_nonnull(strstr(run(cmd), "Time:"));
-		snprintf(cmd, sizeof(cmd), "env -i PATH=%s/bin sysbench cpu --events=20 --time=0 run", h);
+		snprintf(cmd, sizeof(cmd),
+			 "env -i PATH=%s/bin sysbench cpu --events=20 --time=0 run", h);
 		ck_assert_ptr_nonnull(strstr(run(cmd), "events per second"));
 	}
 }
@@ -171,9 +174,12 @@ static void make_broken_program(const char *path)
 	const char interp[] = "/lib64/ld-linux-x86-64.so.2";
 	const char strs[] = "\0liblockstep-missing.so.7";
 	ph[0] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_filesz = sizeof(buf) };
-	ph[1] = (Elf64_Phdr){ .p_type = PT_INTERP, .p_offset = 400, .p_vaddr = 400,
-			      .p_filesz = sizeof(interp) };
-	ph[2] = (Elf64_Phdr){ .p_type = PT_DYNAMIC, .p_offset = 512, .p_vaddr = 512,
+	ph[1] = (Elf64_Phdr){
+		.p_type = PT_INTERP, .p_offset = 400, .p_vaddr = 400, .p_filesz = sizeof(interp)
+	};
+	ph[2] = (Elf64_Phdr){ .p_type = PT_DYNAMIC,
+			      .p_offset = 512,
+			      .p_vaddr = 512,
 			      .p_filesz = 4 * sizeof(Elf64_Dyn) };
 	memcpy(buf + 400, interp, sizeof(interp));
 	memcpy(buf + 448, strs, sizeof(strs));
@@ -255,9 +261,12 @@ START_TEST(test_settings)
 	struct experiment x;
 	struct config_diag d;
 	const char *libvirt = "GUEST_KIND=libvirt\nGUEST_COUNT=1\n";
-	ck_assert_int_eq(load(libvirt, "MMTESTS=cpu-probe\n"
+	ck_assert_int_eq(load(libvirt,
+			      "MMTESTS=cpu-probe\n"
 			      "HARNESS_BINARIES=\"cat cat  /usr/bin/ls lockstep-not-here\"\n"
-			      "GUEST_INSTALLED_BINARIES=lockstep-not-here\n", &x, &d), 0);
+			      "GUEST_INSTALLED_BINARIES=lockstep-not-here\n",
+			      &x, &d),
+			 0);
 	ck_assert_uint_eq(x.bundles.npush_binaries, 3);
 	ck_assert_str_eq(x.bundles.push_binaries[2], "lockstep-not-here");
 	ck_assert_uint_eq(x.bundles.nguest_binaries, 1);
@@ -266,26 +275,29 @@ START_TEST(test_settings)
 	experiment_fini(&x);
 
 	/* missing on this host: the key's line, the binary */
-	ck_assert_int_eq(load(libvirt, "MMTESTS=cpu-probe\n\nHARNESS_BINARIES='lockstep-not-here'\n",
-			      &x, &d), -EINVAL);
+	ck_assert_int_eq(load(libvirt,
+			      "MMTESTS=cpu-probe\n\nHARNESS_BINARIES='lockstep-not-here'\n", &x, &d),
+			 -EINVAL);
 	ck_assert_int_eq(d.line, 3);
 	ck_assert_ptr_nonnull(strstr(d.file, "g.conf"));
 	ck_assert_ptr_nonnull(strstr(d.text, "lockstep-not-here: not found on this host"));
 	ck_assert_ptr_nonnull(strstr(d.text, "GUEST_INSTALLED_BINARIES"));
 
 	/* local guests run on the host: nothing pushed, nothing resolved */
-	ck_assert_int_eq(load("GUEST_KIND=local\n", "MMTESTS=cpu-probe\n"
-			      "HARNESS_BINARIES=lockstep-not-here\n", &x, &d), 0);
+	ck_assert_int_eq(load("GUEST_KIND=local\n",
+			      "MMTESTS=cpu-probe\n"
+			      "HARNESS_BINARIES=lockstep-not-here\n",
+			      &x, &d),
+			 0);
 	ck_assert_ptr_null(x.bundles.bundle);
 	experiment_fini(&x);
 
-	ck_assert_int_eq(load(libvirt, "MMTESTS=cpu-probe\nGUEST_INSTALLED_BINARIES=/usr/bin/perf\n",
-			      &x, &d), -EINVAL);
+	ck_assert_int_eq(load(libvirt,
+			      "MMTESTS=cpu-probe\nGUEST_INSTALLED_BINARIES=/usr/bin/perf\n", &x, &d),
+			 -EINVAL);
 	ck_assert_ptr_nonnull(strstr(d.text, "is a path"));
-	ck_assert_int_eq(load(libvirt, "MMTESTS=cpu-probe\nHARNESS_BINARIES=../x\n", &x, &d),
-			 -EINVAL);
-	ck_assert_int_eq(load(libvirt, "MMTESTS=cpu-probe\nHARNESS_BINARIES='a$b'\n", &x, &d),
-			 -EINVAL);
+	ck_assert_int_eq(load(libvirt, "MMTESTS=cpu-probe\nHARNESS_BINARIES=../x\n", &x, &d), -EINVAL);
+	ck_assert_int_eq(load(libvirt, "MMTESTS=cpu-probe\nHARNESS_BINARIES='a$b'\n", &x, &d), -EINVAL);
 }
 END_TEST
 

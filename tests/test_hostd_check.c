@@ -17,19 +17,18 @@
 #include "testlib.h"
 
 /* An MMTests-style g.conf: every line of it is an idiom MMTests uses. */
-static const char *const gconf =
-	"export MMTESTS=\"show\"\n"
-	". $SHELLPACK_INCLUDE/include-sizes.sh\n"
-	"get_numa_details\n"
-	"export MONITORS_GZIP=\"proc-vmstat turbostat iotop\"\n"
-	"export MMTEST_ITERATIONS=3\n"
-	"JOBFILE=\"/tmp/job-$$\"\n"
-	"export COMMAND_SHOW=\"cat $JOBFILE\"\n"
-	"disable_transhuge\n"
-	"echo Starting\n"
-	"cat >$JOBFILE <<END\n"
-	"cpus=$NUMCPUS\n"
-	"END\n";
+static const char *const gconf = "export MMTESTS=\"show\"\n"
+				 ". $SHELLPACK_INCLUDE/include-sizes.sh\n"
+				 "get_numa_details\n"
+				 "export MONITORS_GZIP=\"proc-vmstat turbostat iotop\"\n"
+				 "export MMTEST_ITERATIONS=3\n"
+				 "JOBFILE=\"/tmp/job-$$\"\n"
+				 "export COMMAND_SHOW=\"cat $JOBFILE\"\n"
+				 "disable_transhuge\n"
+				 "echo Starting\n"
+				 "cat >$JOBFILE <<END\n"
+				 "cpus=$NUMCPUS\n"
+				 "END\n";
 
 static void setup(void)
 {
@@ -90,9 +89,11 @@ END_TEST
 START_TEST(test_check_series_and_fixed_port)
 {
 	static char out[65536];
-	write_file("g.conf", "export MMTESTS=\"iperf3-ipv4-tcp tbench\"\n"
+	write_file("g.conf",
+		   "export MMTESTS=\"iperf3-ipv4-tcp tbench\"\n"
 		   "export IPERF3_BUFFER_SIZES=200,8920\nexport IPERF3_MAX_STREAMS=2\n"
-		   "export IPERF3_ITERATIONS=2\nexport TBENCH_MAX_CLIENTS=1\n", 0644);
+		   "export IPERF3_ITERATIONS=2\nexport TBENCH_MAX_CLIENTS=1\n",
+		   0644);
 	ck_assert_int_eq(check("--set MMTEST_ITERATIONS=2", out, sizeof(out)), 0);
 	has(out, "    iperf3-ipv4-tcp size=200,bitrate=0,streams=1: 4\n"
 		 "    iperf3-ipv4-tcp size=200,bitrate=0,streams=2: 4\n"
@@ -121,7 +122,7 @@ START_TEST(test_check_errors_exit_1)
 	write_file("g.conf", "MMTESTS=cpu-probe\ncat >/tmp/guestagent <<END\nx\nEND\n", 0644);
 	ck_assert_int_eq(check("", out, sizeof(out)), 1);
 	has(out, "g.conf:2: cat >/tmp/guestagent: guestagent is a name the harness takes in the "
-	    "work folder; name the file otherwise");
+		 "work folder; name the file otherwise");
 	write_file("g.conf", gconf, 0644);
 	/* a results folder that cannot be made fails the pre-flight */
 	write_file("file", "", 0644);
@@ -141,8 +142,8 @@ START_TEST(test_unknown_host_names)
 	write_file("h.conf", "GUEST_KIND=local\nGEUST_COUNT=2\nMY_HELPER=1\n", 0644);
 	ck_assert_int_eq(check("", out, sizeof(out)), 1);
 	has(out, "h.conf:2:1: unknown name GEUST_COUNT, did you mean GUEST_COUNT?; 1 more unknown "
-	    "name in the file (h.conf takes lockstep's keys only, docs/config.md; hostd --lenient "
-	    "makes unknown names warnings)");
+		 "name in the file (h.conf takes lockstep's keys only, docs/config.md; hostd --lenient "
+		 "makes unknown names warnings)");
 	/* a real run: exit 1, and no run folder made */
 	const char *extra[] = { "--set", "MMTEST_ITERATIONS=1", NULL };
 	ck_assert_int_eq(hostd_test_run(NULL, extra), 1);
@@ -163,17 +164,20 @@ START_TEST(test_check_libvirt_guests)
 {
 	static char out[65536];
 	char hconf[1024];
-	snprintf(hconf, sizeof(hconf), "GUEST_KIND=libvirt\nGUEST_COUNT=2\n"
+	snprintf(hconf, sizeof(hconf),
+		 "GUEST_KIND=libvirt\nGUEST_COUNT=2\n"
 		 "LIBVIRT_URI=test:///default\nGUEST_TEMPLATE=%s/vm-templates/demo-guest.xml.in\n",
 		 getenv("LOCKSTEP_SOURCE_ROOT"));
 	write_file("h.conf", hconf, 0644);
 	/* a guest's /sys files from its facts (the template's vCPUs), others
 	 * from this machine's with a warning: the guest's are not known */
-	write_file("g.conf", "MMTESTS=hackbench-process-pipes\nHACKBENCH_MAX_GROUPS=$NUMCPUS\n"
-			     "HACKBENCH_ITERATIONS=1\nHACKBENCH_WARMUP=0\n"
-			     "cpupower frequency-set -g performance\n"
-			     "[ `cat /sys/devices/system/cpu/online` = 0 ] && HACKBENCH_MAX_GROUPS=3\n"
-			     "A=`cat /proc/sys/kernel/ostype`\n", 0644);
+	write_file("g.conf",
+		   "MMTESTS=hackbench-process-pipes\nHACKBENCH_MAX_GROUPS=$NUMCPUS\n"
+		   "HACKBENCH_ITERATIONS=1\nHACKBENCH_WARMUP=0\n"
+		   "cpupower frequency-set -g performance\n"
+		   "[ `cat /sys/devices/system/cpu/online` = 0 ] && HACKBENCH_MAX_GROUPS=3\n"
+		   "A=`cat /proc/sys/kernel/ostype`\n",
+		   0644);
 	/* a sanitizer build's agent is not static: the test command names the
 	 * plain build's, as it does for the demo guests */
 	const char *ga = getenv("LOCKSTEP_GUEST_AGENT");
@@ -233,7 +237,8 @@ START_TEST(test_shipped_file_reaches_the_step)
 	for (size_t i = 0; i < json_object_array_length(warnings); i++) {
 		const char *w = json_object_get_string(json_object_array_get_idx(warnings, i));
 		turbostat |= strstr(w, "g.conf:4:8: MONITORS_GZIP: monitor turbostat ignored: ") != 0;
-		echo |= strstr(w, "g.conf:8:1: echo \"Starting\" ignored: a config prints nothing") != 0;
+		echo |= strstr(w, "g.conf:8:1: echo \"Starting\" ignored: a config prints nothing") !=
+			0;
 	}
 	ck_assert_msg(turbostat && echo, "%s", json_object_to_json_string(warnings));
 	json_object_put(m);

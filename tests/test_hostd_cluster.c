@@ -48,7 +48,8 @@ static int free_port(void)
 static bool redis_answers(void)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)redis_port),
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)redis_port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	bool ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
 	if (ok) {
@@ -177,14 +178,25 @@ static void setup(void)
 	snprintf(port, sizeof(port), "%d", redis_port);
 	/* with a password: the members AUTH from CLUSTER_PASSWORD_FILE */
 	write_file("redis.pw", REDIS_PW "\n", 0600);
-	const char *argv[] = { "/usr/bin/redis-server", "--port", port, "--bind", "127.0.0.1",
-			       "--save", "", "--appendonly", "no", "--dir", tmpdir,
-			       "--requirepass", REDIS_PW, NULL };
+	const char *argv[] = { "/usr/bin/redis-server",
+			       "--port",
+			       port,
+			       "--bind",
+			       "127.0.0.1",
+			       "--save",
+			       "",
+			       "--appendonly",
+			       "no",
+			       "--dir",
+			       tmpdir,
+			       "--requirepass",
+			       REDIS_PW,
+			       NULL };
 	redis_pid = spawn("redis.log", argv);
 	for (int i = 0; i < 200 && !redis_answers(); i++)
 		usleep(20000);
-	ck_assert_msg(redis_answers(), "redis-server on 127.0.0.1:%d did not answer PING with NOAUTH",
-		      redis_port);
+	ck_assert_msg(redis_answers(),
+		      "redis-server on 127.0.0.1:%d did not answer PING with NOAUTH", redis_port);
 }
 
 static void teardown(void)
@@ -203,19 +215,24 @@ static pid_t start_member_args(const char *member, const char *role, const char 
 			       const char *extra_conf, const char *extra)
 {
 	char name[64], h[512], g[512], res[512], err[64], conf[1024];
-	snprintf(conf, sizeof(conf), "GUEST_KIND=local\nGUEST_COUNT=2\nBARRIER_TIMEOUT=30\n"
+	snprintf(conf, sizeof(conf),
+		 "GUEST_KIND=local\nGUEST_COUNT=2\nBARRIER_TIMEOUT=30\n"
 		 "CLUSTER_REDIS=127.0.0.1:%d\nCLUSTER_ID=t%d\nCLUSTER_ROLE=%s\nCLUSTER_MEMBER=%s\n"
-		 "CLUSTER_MEMBERS=\"a b\"\nCLUSTER_PASSWORD_FILE=%s/redis.pw\n%s", redis_port,
-		 redis_port, role, member, tmpdir, extra_conf);
+		 "CLUSTER_MEMBERS=\"a b\"\nCLUSTER_PASSWORD_FILE=%s/redis.pw\n%s",
+		 redis_port, redis_port, role, member, tmpdir, extra_conf);
 	snprintf(name, sizeof(name), "h-%s.conf", member);
 	write_file(name, conf, 0644);
 	snprintf(h, sizeof(h), "%s/%s", tmpdir, name);
 	snprintf(g, sizeof(g), "%s/%s", tmpdir, gconf);
 	snprintf(res, sizeof(res), "%s/%s", tmpdir, member);
 	snprintf(err, sizeof(err), "%s.err", member);
-	const char *argv[] = { hostd_path, "--host-config", h, "--guest-config", g, "--results",
-			       res, "--run-name", "t", "--agent", agent_path, "--no-progress",
-			       extra, NULL };
+	const char *argv[] = { hostd_path, "--host-config",
+			       h,	   "--guest-config",
+			       g,	   "--results",
+			       res,	   "--run-name",
+			       "t",	   "--agent",
+			       agent_path, "--no-progress",
+			       extra,	   NULL };
 	return spawn(err, argv);
 }
 
@@ -330,7 +347,8 @@ START_TEST(test_two_hosts_one_instant)
 		spread_max = hi - lo > spread_max ? hi - lo : spread_max;
 	}
 	printf("two hostds, 2 local guests each: release instant shared on every step; "
-	       "start spread across the 4 guests at most %lld us\n", (long long)(spread_max / 1000));
+	       "start spread across the 4 guests at most %lld us\n",
+	       (long long)(spread_max / 1000));
 	free_ndjson(ra, na);
 	free_ndjson(rb, nb);
 
@@ -343,9 +361,10 @@ START_TEST(test_two_hosts_one_instant)
 	char want[64];
 	snprintf(want, sizeof(want), "%d ", n);
 	ck_assert_msg(strncmp(out, want, strlen(want)) == 0, "checked: %s", out);
-	const char *must[] = { "all-go", "all-gone", "all-online", "all-ready", "follower-gone",
-			       "follower-online", "follower-ready", "initiator-info",
-			       "leader-online", "timeout-ts", "user-object", NULL };
+	const char *must[] = { "all-go",	 "all-gone",	   "all-online",
+			       "all-ready",	 "follower-gone",  "follower-online",
+			       "follower-ready", "initiator-info", "leader-online",
+			       "timeout-ts",	 "user-object",	   NULL };
 	for (int i = 0; must[i]; i++)
 		ck_assert_msg(strstr(out, must[i]), "no %s among the messages: %s", must[i], out);
 
@@ -360,10 +379,12 @@ START_TEST(test_two_hosts_one_instant)
 	write_file("bad1.ndjson", first, 0644);
 	ck_assert_msg(schema_check("bad1.ndjson", out, sizeof(out)) != 0, "tampered: %s", out);
 	free(first);
-	write_file("bad2.ndjson", "{\"payload\":{\"uuid\":\"u\",\"roadblock\":\"r\",\"sender\":"
+	write_file("bad2.ndjson",
+		   "{\"payload\":{\"uuid\":\"u\",\"roadblock\":\"r\",\"sender\":"
 		   "{\"timestamp\":1,\"type\":\"leader\",\"id\":\"a\"},\"recipient\":{\"type\":"
 		   "\"all\"},\"message\":{\"command\":\"all-stop\"}},\"tx_checksum\":\""
-		   "0000000000000000000000000000000000000000000000000000000000000000\"}\n", 0644);
+		   "0000000000000000000000000000000000000000000000000000000000000000\"}\n",
+		   0644);
 	ck_assert_msg(schema_check("bad2.ndjson", out, sizeof(out)) != 0, "all-stop: %s", out);
 }
 END_TEST
@@ -376,8 +397,10 @@ START_TEST(test_follower_never_comes)
 	/* nothing ran: a usage-type end, no run folder */
 	ck_assert_msg(sa == 1, "leader exit %d: %s", sa, member_err("a"));
 	char want[160];
-	snprintf(want, sizeof(want), "cluster step 1 (roadblock t%d:step-1): no follower-online from "
-		 "b within CLUSTER_TIMEOUT=1s (ON_HOST_FAILURE=abort)", redis_port);
+	snprintf(want, sizeof(want),
+		 "cluster step 1 (roadblock t%d:step-1): no follower-online from "
+		 "b within CLUSTER_TIMEOUT=1s (ON_HOST_FAILURE=abort)",
+		 redis_port);
 	ck_assert_msg(strstr(member_err("a"), want), "want \"%s\" in: %s", want, member_err("a"));
 	struct stat st;
 	char path[512];
@@ -445,8 +468,9 @@ START_TEST(test_follower_dies_leader_continues)
 	/* the step it was left out of says so, and the last one still does */
 	json_object *last = field(ra[n - 1], "cluster");
 	ck_assert_msg(json_object_array_length(field(last, "dropped")) == 1 &&
-		      strcmp(json_object_get_string(json_object_array_get_idx(field(last, "dropped"),
-									      0)), "b") == 0,
+			      strcmp(json_object_get_string(
+					     json_object_array_get_idx(field(last, "dropped"), 0)),
+				     "b") == 0,
 		      "b not dropped at the last step: %s", member_err("a"));
 	free_ndjson(ra, n);
 }
@@ -525,14 +549,14 @@ static bool rb_wait(redisContext *rc, const char *id, const char *stream, char *
 		redisReply *r = redisCommand(rc, "XREAD BLOCK 100 STREAMS %s %s", key, last);
 		bool got = false;
 		redisReply *entries = r && r->type == REDIS_REPLY_ARRAY ? r->element[0]->element[1]
-									 : NULL;
+									: NULL;
 		for (size_t i = 0; entries && i < entries->elements; i++) {
 			redisReply *e = entries->element[i];
 			struct rb_msg m;
 			char err[256];
 			snprintf(last, 48, "%s", e->element[0]->str);
-			if (rb_msg_decode(e->element[1]->element[1]->str, e->element[1]->element[1]->len, &m,
-					  err, sizeof(err)) < 0)
+			if (rb_msg_decode(e->element[1]->element[1]->str,
+					  e->element[1]->element[1]->len, &m, err, sizeof(err)) < 0)
 				_exit(3); /* lockstep wrote what roadblock would refuse */
 			got = got || (m.command == cmd && strcmp(m.sender_id, sender) == 0);
 			rb_msg_clear(&m);
@@ -658,9 +682,11 @@ END_TEST
  * at once, naming it, not after CLUSTER_TIMEOUT. */
 START_TEST(test_follower_abort_reaches_leader)
 {
-	write_file("g.conf", "BENCHMARKS='nap'\nITERATIONS=4\n"
-			     "COMMAND_NAP='case $PWD in */b/t/nodes/guest-2/work) kill -KILL $PPID; "
-			     "sleep 5;; esac; sleep 0.1'\n", 0644);
+	write_file("g.conf",
+		   "BENCHMARKS='nap'\nITERATIONS=4\n"
+		   "COMMAND_NAP='case $PWD in */b/t/nodes/guest-2/work) kill -KILL $PPID; "
+		   "sleep 5;; esac; sleep 0.1'\n",
+		   0644);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=20\n");
@@ -684,8 +710,8 @@ START_TEST(test_reused_cluster_id_refused)
 	redisContext *rc = redisConnect("127.0.0.1", redis_port);
 	ck_assert(rc && !rc->err);
 	freeReplyObject(redisCommand(rc, "AUTH %s", REDIS_PW));
-	freeReplyObject(redisCommand(rc, "SET t%d:step-1 %lld", redis_port,
-				     (long long)time(NULL) - 1000));
+	freeReplyObject(
+		redisCommand(rc, "SET t%d:step-1 %lld", redis_port, (long long)time(NULL) - 1000));
 	redisFree(rc);
 	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=10\n");
 	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=10\n");
@@ -722,12 +748,13 @@ END_TEST
 START_TEST(test_service_refuses_password_file)
 {
 	write_gconf("g.conf", 1, 1000);
-	int sa = hostd_test_wait(
-		start_member_args("a", "leader", "g.conf", "", "--run-as=65534:65534"));
+	int sa = hostd_test_wait(start_member_args("a", "leader", "g.conf", "", "--run-as=65534:65534"));
 	ck_assert_msg(sa == 1, "exit %d: %s", sa, member_err("a"));
 	char want[400];
-	snprintf(want, sizeof(want), "CLUSTER_PASSWORD_FILE=%s/redis.pw: under hostd --service a "
-		 "file a config names would be read with the service's rights", tmpdir);
+	snprintf(want, sizeof(want),
+		 "CLUSTER_PASSWORD_FILE=%s/redis.pw: under hostd --service a "
+		 "file a config names would be read with the service's rights",
+		 tmpdir);
 	ck_assert_msg(strstr(member_err("a"), want), "want \"%s\" in: %s", want, member_err("a"));
 }
 END_TEST
@@ -769,7 +796,8 @@ START_TEST(test_check_prints_keys)
 	snprintf(want, sizeof(want), "  CLUSTER_REDIS=127.0.0.1:%d\n", redis_port);
 	ck_assert_msg(strstr(out, want), "no %s in: %s", want, out);
 	ck_assert_msg(strstr(out, "  CLUSTER_MEMBERS=a (leader) b\n  CLUSTER_TIMEOUT=60s\n  "
-				  "ON_HOST_FAILURE=abort\n"), "%s", out);
+				  "ON_HOST_FAILURE=abort\n"),
+		      "%s", out);
 	snprintf(want, sizeof(want), "  Redis 127.0.0.1:%d (CLUSTER_REDIS): reachable\n", redis_port);
 	ck_assert_msg(strstr(out, want), "no %s in: %s", want, out);
 	ck_assert_msg(strstr(out, "check passed"), "%s", out);

@@ -121,8 +121,10 @@ static void write_hconf(const char *extra)
 static void write_gconf(const char *name, const char *nap)
 {
 	char text[512];
-	snprintf(text, sizeof(text), "MMTESTS='cpu-probe nap'\nITERATIONS=4\n"
-		 "CPU_PROBE_UNITS=100000\nCOMMAND_NAP='%s'\n", nap);
+	snprintf(text, sizeof(text),
+		 "MMTESTS='cpu-probe nap'\nITERATIONS=4\n"
+		 "CPU_PROBE_UNITS=100000\nCOMMAND_NAP='%s'\n",
+		 nap);
 	write_file(name, text, 0644);
 }
 
@@ -232,8 +234,8 @@ START_TEST(test_agent_killed_in_guest)
 {
 	char extra[256];
 	/* GUEST_CONFIG_<NODE>: guest 2 alone gets the killing nap */
-	snprintf(extra, sizeof(extra), "BARRIER_TIMEOUT=300\nGUEST_CONFIG_LOCKSTEP_FLT_%d_2=g2.conf\n",
-		 (int)getpid());
+	snprintf(extra, sizeof(extra),
+		 "BARRIER_TIMEOUT=300\nGUEST_CONFIG_LOCKSTEP_FLT_%d_2=g2.conf\n", (int)getpid());
 	write_hconf(extra);
 	write_gconf("g.conf", "sleep 1");
 	write_gconf("g2.conf", "kill -9 $(cat /run/lockstep/agent.pid)");
@@ -322,8 +324,10 @@ START_TEST(test_ssh_cut_during_push)
 {
 	int proxy = start_proxy(port_base + 2, 256 * 1024);
 	char extra[256];
-	snprintf(extra, sizeof(extra), "BARRIER_TIMEOUT=60\n"
-		 "GUEST_ADDRESSES=\"127.0.0.1:%d 127.0.0.1:%d\"\n", port_base + 1, proxy);
+	snprintf(extra, sizeof(extra),
+		 "BARRIER_TIMEOUT=60\n"
+		 "GUEST_ADDRESSES=\"127.0.0.1:%d 127.0.0.1:%d\"\n",
+		 port_base + 1, proxy);
 	write_hconf(extra);
 	write_gconf("g.conf", "sleep 1");
 	ck_assert_int_eq(hostd_test_run(NULL, state_args), 2);
@@ -334,8 +338,8 @@ START_TEST(test_ssh_cut_during_push)
 	ck_assert_int_eq(step, 1); /* before the first barrier */
 	char where[64];
 	snprintf(where, sizeof(where), "127.0.0.1:%d", proxy);
-	const char *reason = jstr(json_object_array_get_idx(json_object_object_get(m, "failures"), 0),
-				  "reason");
+	const char *reason =
+		jstr(json_object_array_get_idx(json_object_object_get(m, "failures"), 0), "reason");
 	ck_assert_msg(strstr(reason, where), "reason \"%s\" does not name %s", reason, where);
 	json_object_put(m);
 	check_survivor();
@@ -400,7 +404,8 @@ START_TEST(test_libvirtd_restart)
 	create_domain(c, node2, 2);
 	virConnectClose(c);
 	char extra[512];
-	snprintf(extra, sizeof(extra), "BARRIER_TIMEOUT=60\nGUEST_DOMAINS=\"%s %s\"\n"
+	snprintf(extra, sizeof(extra),
+		 "BARRIER_TIMEOUT=60\nGUEST_DOMAINS=\"%s %s\"\n"
 		 "GUEST_READY=console\nGUEST_ADDRESSES=\"127.0.0.1:%d 127.0.0.1:%d\"\n",
 		 node1, node2, port_base + 1, port_base + 2);
 	write_hconf(extra);

@@ -27,7 +27,6 @@
 #include "hostd_testlib.h"
 #include "testlib.h"
 
-
 static char node[96];
 
 static void setup(void)
@@ -44,7 +43,8 @@ static void teardown(void)
 /* ports of this process's own, above the other e2e tests' ranges */
 static void write_hconf(void)
 {
-	demo_write_hconf(1, 34000, "GUEST_BOOT_TIMEOUT=300\nBARRIER_TIMEOUT=300\nSTEP_TIMEOUT=600\n"
+	demo_write_hconf(1, 34000,
+			 "GUEST_BOOT_TIMEOUT=300\nBARRIER_TIMEOUT=300\nSTEP_TIMEOUT=600\n"
 			 "GUEST_SSH_TIMEOUT=120\n");
 }
 
@@ -82,8 +82,7 @@ static bool numbers_line(const char *line, int skip, int min)
 	int words = 0, numbers = 0;
 	bool ok = true;
 
-	for (char *save, *w = strtok_r(copy, " \t", &save); w && ok;
-	     w = strtok_r(NULL, " \t", &save)) {
+	for (char *save, *w = strtok_r(copy, " \t", &save); w && ok; w = strtok_r(NULL, " \t", &save)) {
 		char *end;
 
 		if (words++ < skip)
@@ -168,7 +167,8 @@ START_TEST(test_vmstat_mpstat_in_busybox_guest)
 		   /* seconds under TCG: longer than mpstat's 1 s interval */
 		   "CPU_PROBE_UNITS=2000000000\n"
 		   "HACKBENCH_MAX_GROUPS=1\nHACKBENCH_LOOPS=50\nHACKBENCH_ITERATIONS=1\n"
-		   "MONITORS='vmstat mpstat'\nMONITOR_UPDATE_FREQUENCY=0.5\n", 0644);
+		   "MONITORS='vmstat mpstat'\nMONITOR_UPDATE_FREQUENCY=0.5\n",
+		   0644);
 	int code = hostd_test_run(NULL, demo_args);
 	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
 
@@ -177,7 +177,8 @@ START_TEST(test_vmstat_mpstat_in_busybox_guest)
 	ck_assert_str_eq(jstr(m, "status"), "complete");
 	/* neither monitor was missing, failed to start or died in a step */
 	ck_assert_msg(!strstr(mtext, "monitor vmstat") && !strstr(mtext, "monitor mpstat") &&
-		      !strstr(mtext, "error monitor"), "%s", mtext);
+			      !strstr(mtext, "error monitor"),
+		      "%s", mtext);
 	/* pushed: the harness holds at least both programs and the
 	 * libraries vmstat alone needs (the guest has none of them) */
 	json_object *p = json_object_array_get_idx(json_object_object_get(m, "participants"), 0);
@@ -251,7 +252,6 @@ START_TEST(test_vmstat_mpstat_in_busybox_guest)
 		ck_assert_int_ge(count_stamped("loadavg.ndjson", k, "loadavg.1"), 1);
 		ck_assert_int_ge(count_stamped("vmstat.ndjson", k, "vmstat.nr_free_pages"), 1);
 	}
-
 }
 END_TEST
 
@@ -263,8 +263,10 @@ START_TEST(test_top_applet_name)
 	char *text;
 
 	write_hconf();
-	write_file("g.conf", "MMTESTS=cpu-probe\nCPU_PROBE_UNITS=2000000000\n"
-		   "MONITORS=top\nMONITOR_UPDATE_FREQUENCY=0.5\n", 0644);
+	write_file("g.conf",
+		   "MMTESTS=cpu-probe\nCPU_PROBE_UNITS=2000000000\n"
+		   "MONITORS=top\nMONITOR_UPDATE_FREQUENCY=0.5\n",
+		   0644);
 	int code = hostd_test_run(NULL, demo_args);
 	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
 	text = monitor_file("top-step-1.log");

@@ -107,11 +107,11 @@ START_TEST(test_hello_flood_big_plan)
 	ck_assert_int_eq(run_hostile("hello-flood", "ON_GUEST_FAILURE=abort\n", g), 1);
 	const char *err = hostd_stderr();
 	ck_assert_msg(strstr(err, "guest-2") && strstr(err, "hello again before it read the plan") &&
-		      strstr(err, "run t aborted before its first step"), "%s", err);
+			      strstr(err, "run t aborted before its first step"),
+		      "%s", err);
 	assert_no_run_folder();
 }
 END_TEST
-
 
 /* The same sync said again while our ack waits: owed once, not a flood
  * (an agent says its sync twice when our 0xFF crosses it). */
@@ -173,8 +173,8 @@ static json_object *failure_record(json_object **s, size_t n, const char *node, 
 {
 	for (size_t i = 0; i < n; i++) {
 		json_object *f;
-		if (json_object_object_get_ex(s[i], "failed", &f) && !strcmp(jstr(s[i], "node"), node) &&
-		    jint(s[i], "step") == step)
+		if (json_object_object_get_ex(s[i], "failed", &f) &&
+		    !strcmp(jstr(s[i], "node"), node) && jint(s[i], "step") == step)
 			return s[i];
 	}
 	return NULL;
@@ -207,8 +207,9 @@ static const struct {
 
 START_TEST(test_step_lost)
 {
-	ck_assert_int_eq(run_hostile(lost[_i].mode, "ON_GUEST_FAILURE=continue\nBARRIER_TIMEOUT=3\n",
-				     NULL), 2);
+	ck_assert_int_eq(run_hostile(lost[_i].mode,
+				     "ON_GUEST_FAILURE=continue\nBARRIER_TIMEOUT=3\n", NULL),
+			 2);
 	assert_guest2_failed(lost[_i].reason, 3);
 	size_t n;
 	json_object **s = read_ndjson("samples.ndjson", &n);
@@ -247,8 +248,10 @@ START_TEST(test_spec_result)
 	snprintf(dir, sizeof(dir), "%s/specs", tmpdir);
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 	setenv("LOCKSTEP_BENCHMARKS_DIR", dir, 1);
-	write_file("specs/tiny.bench", "BENCH_NAME=tiny\nBENCH_COMMAND='echo Time: 0.5'\n"
-				       "BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n", 0644);
+	write_file("specs/tiny.bench",
+		   "BENCH_NAME=tiny\nBENCH_COMMAND='echo Time: 0.5'\n"
+		   "BENCH_PARSER=hackbench\nBENCH_METRICS=time:s:lower\n",
+		   0644);
 	ck_assert_int_eq(run_hostile("spec-result", NULL, "MMTESTS=tiny\nITERATIONS=2\n"), 2);
 	assert_guest2_failed("a benchmark spec's", 2);
 	size_t n;
@@ -264,7 +267,8 @@ END_TEST
 START_TEST(test_twice_result)
 {
 	ck_assert_int_eq(run_hostile("twice-result", NULL,
-				     "BENCHMARKS='hi'\nITERATIONS=2\nCOMMAND_HI='echo hi'\n"), 2);
+				     "BENCHMARKS='hi'\nITERATIONS=2\nCOMMAND_HI='echo hi'\n"),
+			 2);
 	assert_guest2_failed("sent the result elapsed twice for step 1", 2);
 	size_t n;
 	json_object **s = read_ndjson("samples.ndjson", &n);
@@ -310,10 +314,12 @@ static void assert_flagged(const char *flag, bool every)
 			ck_assert_ptr_null(json_object_object_get(st, "guest-2"));
 			ck_assert_ptr_nonnull(json_object_object_get(st, "guest-1"));
 			ck_assert_int_eq(jint(b[i], "skew_ns"), 0); /* guest-1 alone */
-			ck_assert_ptr_nonnull(json_object_object_get(
-				json_object_object_get(b[i], "claimed_started_ns"), "guest-2"));
+			ck_assert_ptr_nonnull(
+				json_object_object_get(json_object_object_get(b[i], "claimed_started_ns"),
+						       "guest-2"));
 			ck_assert_int_eq(json_object_array_length(
-				json_object_object_get(b[i], "not_started")), 0);
+						 json_object_object_get(b[i], "not_started")),
+					 0);
 		}
 	}
 	ck_assert_uint_ge(flagged, 1);
@@ -343,8 +349,8 @@ START_TEST(test_late_lie)
 	size_t n;
 	json_object **b = read_ndjson("barriers.ndjson", &n);
 	for (size_t i = 0; i < n; i++)
-		ck_assert_ptr_null(json_object_object_get(json_object_object_get(b[i], "late_ns"),
-							  "guest-2"));
+		ck_assert_ptr_null(
+			json_object_object_get(json_object_object_get(b[i], "late_ns"), "guest-2"));
 	free_ndjson(b, n);
 }
 END_TEST
@@ -390,8 +396,11 @@ END_TEST
  * step 1; guest-1's, honest, is never flagged. */
 START_TEST(test_offset_jump)
 {
-	ck_assert_int_eq(run_hostile("offset-jump", "ON_GUEST_FAILURE=continue\n"
-				     "LOCAL_GUEST_CLOCK_OFFSET_NS=1000000\n", NULL), 0);
+	ck_assert_int_eq(run_hostile("offset-jump",
+				     "ON_GUEST_FAILURE=continue\n"
+				     "LOCAL_GUEST_CLOCK_OFFSET_NS=1000000\n",
+				     NULL),
+			 0);
 	assert_flagged("offset-jump", false);
 	char path[512];
 	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
@@ -402,14 +411,17 @@ END_TEST
 /* Pongs near 2^63: every exchange refused, nothing overflows, the run ends. */
 START_TEST(test_offset_huge)
 {
-	ck_assert_int_eq(run_hostile("offset-huge", "ON_GUEST_FAILURE=continue\n"
-				     "LOCAL_GUEST_CLOCK_OFFSET_NS=1000000\n", NULL), 0);
+	ck_assert_int_eq(run_hostile("offset-huge",
+				     "ON_GUEST_FAILURE=continue\n"
+				     "LOCAL_GUEST_CLOCK_OFFSET_NS=1000000\n",
+				     NULL),
+			 0);
 	char path[512];
 	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
 	ck_assert_ptr_nonnull(strstr(read_text(path), "none of 16 clock exchanges was possible"));
 	json_object *m = manifest();
-	ck_assert_int_eq(jint(json_object_object_get(participant(m, "guest-2"), "clock"),
-			      "offset_ns"), 0);
+	ck_assert_int_eq(jint(json_object_object_get(participant(m, "guest-2"), "clock"), "offset_ns"),
+			 0);
 	json_object_put(m);
 }
 END_TEST

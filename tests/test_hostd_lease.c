@@ -140,8 +140,10 @@ static void keeper_stop(void)
 		if (r < 0 && errno == ECHILD)
 			break;
 		if (r < 0 && errno == EINTR) {
-			fprintf(stderr, "test-hostd-lease: children of the namespace keeper "
-					"outlived %d s: SIGKILL\n", DAEMON_STOP_S);
+			fprintf(stderr,
+				"test-hostd-lease: children of the namespace keeper "
+				"outlived %d s: SIGKILL\n",
+				DAEMON_STOP_S);
 			sig = SIGKILL;
 			alarm(DAEMON_STOP_S);
 		}
@@ -306,8 +308,10 @@ START_TEST(test_address_from_lease)
 		 "GUEST_RUNTIME_DIR=%s\nGUEST_BOOT_TIMEOUT=180\nBARRIER_TIMEOUT=60\n",
 		 prefix, src, dir);
 	write_file("h.conf", text, 0644);
-	write_file("g.conf", "MMTESTS='cpu-probe uname'\nITERATIONS=2\nCPU_PROBE_UNITS=200000\n"
-			     "COMMAND_UNAME='uname -r'\n", 0644);
+	write_file("g.conf",
+		   "MMTESTS='cpu-probe uname'\nITERATIONS=2\nCPU_PROBE_UNITS=200000\n"
+		   "COMMAND_UNAME='uname -r'\n",
+		   0644);
 	mkdir("/run/lockstep", 0755);
 	mkdir(dir, 0755);
 

@@ -25,8 +25,6 @@
 #include "hostd_testlib.h"
 #include "testlib.h"
 
-
-
 static void setup(void)
 {
 	demo_test_setup("e2e");
@@ -50,8 +48,10 @@ static void write_hconf(const char *extra)
 START_TEST(test_two_guests_and_host)
 {
 	write_hconf("");
-	write_file("g.conf", "MMTESTS='cpu-probe uname'\nITERATIONS=2\nCPU_PROBE_UNITS=200000\n"
-			     "COMMAND_UNAME='uname -r'\n", 0644);
+	write_file("g.conf",
+		   "MMTESTS='cpu-probe uname'\nITERATIONS=2\nCPU_PROBE_UNITS=200000\n"
+		   "COMMAND_UNAME='uname -r'\n",
+		   0644);
 	int code = hostd_test_run(NULL, demo_args);
 	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
 
@@ -119,8 +119,10 @@ START_TEST(test_guest_destroyed_mid_run)
 	/* deadlines far longer than what the test accepts: only the event can
 	 * explain a quick failure */
 	write_hconf("ON_GUEST_FAILURE=continue\nBARRIER_TIMEOUT=120\nSTEP_TIMEOUT=600\n");
-	write_file("g.conf", "MMTESTS='cpu-probe nap'\nITERATIONS=3\nCPU_PROBE_UNITS=200000\n"
-			     "COMMAND_NAP='sleep 4'\n", 0644);
+	write_file("g.conf",
+		   "MMTESTS='cpu-probe nap'\nITERATIONS=3\nCPU_PROBE_UNITS=200000\n"
+		   "COMMAND_NAP='sleep 4'\n",
+		   0644);
 	pid_t pid = hostd_test_start(NULL, demo_args);
 
 	/* step 1's record is written once step 1 started everywhere; step 2
@@ -186,7 +188,8 @@ START_TEST(test_unreachable_guest_named)
 	ck_assert_int_eq(hostd_test_run(NULL, demo_args), 1);
 	const char *err = hostd_stderr();
 	ck_assert_msg(strstr(err, demo_prefix) && strstr(err, "127.0.0.1:1") &&
-		      strstr(err, "aborted before its first step"), "%s", err);
+			      strstr(err, "aborted before its first step"),
+		      "%s", err);
 	assert_no_run_folder();
 	char node[96];
 	snprintf(node, sizeof(node), "%s1", demo_prefix);

@@ -78,8 +78,10 @@ END_TEST
 START_TEST(test_host_takes_part)
 {
 	write_file("h.conf", "GUEST_COUNT=2\nHOST_RUNS_BENCHMARKS=yes\n", 0644);
-	write_file("g.conf", "BENCHMARKS='cpu-probe hello'\nITERATIONS=2\nCPU_PROBE_UNITS=1000\n"
-			     "COMMAND_HELLO='echo hello from $PWD'\n", 0644);
+	write_file("g.conf",
+		   "BENCHMARKS='cpu-probe hello'\nITERATIONS=2\nCPU_PROBE_UNITS=1000\n"
+		   "COMMAND_HELLO='echo hello from $PWD'\n",
+		   0644);
 	ck_assert_int_eq(run_hostd(NULL), 0);
 	size_t n;
 	json_object **s = read_ndjson("samples.ndjson", &n);
@@ -158,8 +160,9 @@ START_TEST(test_stopped_agent_named_at_deadline)
 {
 	/* guest-3 stops its own agent: only the barrier deadline can tell */
 	write_file("h.conf", "GUEST_COUNT=3\nBARRIER_TIMEOUT=1\nON_GUEST_FAILURE=continue\n", 0644);
-	write_file("g.conf", "MMTESTS='freeze cpu-probe'\nCPU_PROBE_UNITS=1000\n"
-			     "COMMAND_FREEZE='case $PWD in */guest-3/work) kill -STOP $PPID;; esac'\n",
+	write_file("g.conf",
+		   "MMTESTS='freeze cpu-probe'\nCPU_PROBE_UNITS=1000\n"
+		   "COMMAND_FREEZE='case $PWD in */guest-3/work) kill -STOP $PPID;; esac'\n",
 		   0644);
 	ck_assert_int_eq(run_hostd(NULL), 2);
 	json_object *m = manifest();
@@ -234,8 +237,10 @@ START_TEST(test_config_error_names_line)
 	ck_assert_ptr_nonnull(strstr(err, "g.conf:2:"));
 
 	/* a plan over the step limit is refused before anything starts */
-	write_file("g.conf", "MMTESTS=\"cpu-probe cpu-probe cpu-probe cpu-probe cpu-probe\"\n"
-			     "ITERATIONS=1000\n", 0644);
+	write_file("g.conf",
+		   "MMTESTS=\"cpu-probe cpu-probe cpu-probe cpu-probe cpu-probe\"\n"
+		   "ITERATIONS=1000\n",
+		   0644);
 	ck_assert_int_eq(run_hostd(NULL), 1);
 	err = read_text(path);
 	ck_assert_msg(strstr(err, "g.conf:1: the plan would have more than 4096 steps"), "%s", err);
@@ -278,8 +283,9 @@ END_TEST
  * report starts on its own clock (else the skew would be 7 s). */
 START_TEST(test_synthetic_clock_found)
 {
-	write_file("h.conf", "GUEST_COUNT=3\nHOST_RUNS_BENCHMARKS=yes\n"
-			     "LOCAL_GUEST_CLOCK_OFFSET_NS=7000000000\nLOCAL_GUEST_CLOCK_DRIFT_PPM=200\n",
+	write_file("h.conf",
+		   "GUEST_COUNT=3\nHOST_RUNS_BENCHMARKS=yes\n"
+		   "LOCAL_GUEST_CLOCK_OFFSET_NS=7000000000\nLOCAL_GUEST_CLOCK_DRIFT_PPM=200\n",
 		   0644);
 	write_file("g.conf", "MMTESTS=cpu-probe\nITERATIONS=10\nCPU_PROBE_UNITS=1000\n", 0644);
 	ck_assert_int_eq(run_hostd(NULL), 0);

@@ -74,8 +74,10 @@ static const char *manifest_text(void)
 START_TEST(test_guest_vmstat_per_step)
 {
 	write_file("h.conf", "GUEST_COUNT=2\n", 0644);
-	write_file("g.conf", "MMTESTS=nap\nCOMMAND_NAP='sleep 1'\nMMTEST_ITERATIONS=2\n"
-		   "MONITORS=vmstat\n", 0644);
+	write_file("g.conf",
+		   "MMTESTS=nap\nCOMMAND_NAP='sleep 1'\nMMTEST_ITERATIONS=2\n"
+		   "MONITORS=vmstat\n",
+		   0644);
 	ck_assert_int_eq(hostd_test_run(NULL, NULL), 0);
 	for (int g = 1; g <= 2; g++) {
 		for (int k = 1; k <= 2; k++) {
@@ -87,8 +89,8 @@ START_TEST(test_guest_vmstat_per_step)
 			text = node_file(node, file);
 			ck_assert_msg(text != NULL, "no %s of %s: %s", file, node, run_diagnosis());
 			/* vmstat -n -t: its header once, then a line per interval */
-			ck_assert_msg(strstr(text, "procs") && strstr(text, "free"),
-				      "%s of %s: %s", file, node, text);
+			ck_assert_msg(strstr(text, "procs") && strstr(text, "free"), "%s of %s: %s",
+				      file, node, text);
 		}
 	}
 	/* nothing for a step that did not run */
@@ -113,8 +115,10 @@ START_TEST(test_guest_monitor_missing_or_dying)
 	snprintf(path, sizeof(path), "%s", bin);
 	ck_assert_int_eq(setenv("PATH", path, 1), 0);
 	write_file("h.conf", "GUEST_COUNT=1\n", 0644);
-	write_file("g.conf", "MMTESTS=nap\nCOMMAND_NAP='sleep 1'\nMMTEST_ITERATIONS=2\n"
-		   "MONITORS='vmstat mpstat'\n", 0644);
+	write_file("g.conf",
+		   "MMTESTS=nap\nCOMMAND_NAP='sleep 1'\nMMTEST_ITERATIONS=2\n"
+		   "MONITORS='vmstat mpstat'\n",
+		   0644);
 	ck_assert_int_eq(hostd_test_run(NULL, NULL), 0);
 	m = manifest_text();
 	ck_assert_msg(strstr(m, "mpstat: cannot start: mpstat is not on PATH"), "%s", m);
@@ -134,8 +138,8 @@ END_TEST
  * each step gets the host's summaries. */
 START_TEST(test_host_proc_samples)
 {
-	write_file("h.conf", "GUEST_COUNT=1\nHOST_RUNS_BENCHMARKS=no\nMONITOR_UPDATE_FREQUENCY=0.2\n",
-		   0644);
+	write_file("h.conf",
+		   "GUEST_COUNT=1\nHOST_RUNS_BENCHMARKS=no\nMONITOR_UPDATE_FREQUENCY=0.2\n", 0644);
 	write_file("g.conf", "MMTESTS=nap\nCOMMAND_NAP='sleep 1'\nMMTEST_ITERATIONS=2\n", 0644);
 	ck_assert_int_eq(hostd_test_run(NULL, NULL), 0);
 	/* 1 s steps sampled every 0.2 s: several each (a bound from below:

@@ -52,10 +52,11 @@ END_TEST
 START_TEST(test_ssh_key_checked_first)
 {
 	char h[1024], state[512];
-	snprintf(h, sizeof(h), "GUEST_KIND=libvirt\nGUEST_COUNT=1\nGUEST_SSH_KEY=%s/no-key\n"
+	snprintf(h, sizeof(h),
+		 "GUEST_KIND=libvirt\nGUEST_COUNT=1\nGUEST_SSH_KEY=%s/no-key\n"
 		 "LIBVIRT_URI=qemu+unix:///system?socket=%s/no-such-socket\n"
-		 "GUEST_TEMPLATE=%s/vm-templates/demo-guest.xml.in\n", tmpdir, tmpdir,
-		 getenv("LOCKSTEP_SOURCE_ROOT"));
+		 "GUEST_TEMPLATE=%s/vm-templates/demo-guest.xml.in\n",
+		 tmpdir, tmpdir, getenv("LOCKSTEP_SOURCE_ROOT"));
 	write_file("h.conf", h, 0644);
 	snprintf(state, sizeof(state), "%s/state", tmpdir);
 	const char *ga = getenv("LOCKSTEP_GUEST_AGENT");
@@ -63,8 +64,10 @@ START_TEST(test_ssh_key_checked_first)
 	ck_assert_int_eq(hostd_test_run(NULL, extra), 1);
 	assert_no_run_folder();
 	char want[600];
-	snprintf(want, sizeof(want), "GUEST_SSH_KEY=%s/no-key: cannot read the private key: No such "
-		 "file or directory", tmpdir);
+	snprintf(want, sizeof(want),
+		 "GUEST_SSH_KEY=%s/no-key: cannot read the private key: No such "
+		 "file or directory",
+		 tmpdir);
 	said(want);
 	ck_assert_msg(!strstr(hostd_stderr(), "no-such-socket"), "libvirt was contacted first:\n%s",
 		      hostd_stderr());

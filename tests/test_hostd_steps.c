@@ -24,8 +24,7 @@ static char chaos_path[512];
 static void setup(void)
 {
 	hostd_test_setup();
-	snprintf(chaos_path, sizeof(chaos_path), "%s/bench/chaos-agent",
-		 getenv("LOCKSTEP_BUILD_ROOT"));
+	snprintf(chaos_path, sizeof(chaos_path), "%s/bench/chaos-agent", getenv("LOCKSTEP_BUILD_ROOT"));
 }
 
 static void teardown(void)
@@ -54,8 +53,10 @@ static int count_events(json_object *m, const char *node, int64_t step, const ch
 static void check_go_resent(const char *release)
 {
 	char h[256], plan[300];
-	snprintf(h, sizeof(h), "GUEST_KIND=local\nGUEST_COUNT=2\nRELEASE=%s\n"
-		 "BARRIER_TIMEOUT=60\nON_GUEST_FAILURE=abort\n", release);
+	snprintf(h, sizeof(h),
+		 "GUEST_KIND=local\nGUEST_COUNT=2\nRELEASE=%s\n"
+		 "BARRIER_TIMEOUT=60\nON_GUEST_FAILURE=abort\n",
+		 release);
 	write_file("h.conf", h, 0644);
 	write_file("g.conf", "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=5\nCPU_PROBE_UNITS=1000\n", 0644);
 	snprintf(plan, sizeof(plan), "%s/chaos.plan", tmpdir);
@@ -87,7 +88,8 @@ static void check_go_resent(const char *release)
 	const char *err = read_text(path);
 	ck_assert_ptr_nonnull(err);
 	ck_assert_msg(strstr(err, "sent again (no started within the bound)") &&
-		      strstr(err, " 1 lost (manifest: gos)"), "hostd's stderr: %s", err);
+			      strstr(err, " 1 lost (manifest: gos)"),
+		      "hostd's stderr: %s", err);
 	json_object_put(m);
 
 	size_t n;
@@ -182,8 +184,10 @@ static int wait_gone(const char *prefix, int seconds)
 static void write_gconf(const char *quoted)
 {
 	char g[512];
-	snprintf(g, sizeof(g), "MMTESTS=\"leaky cpu-probe\"\nCPU_PROBE_UNITS=1000\n"
-		 "COMMAND_LEAKY=%s\n", quoted);
+	snprintf(g, sizeof(g),
+		 "MMTESTS=\"leaky cpu-probe\"\nCPU_PROBE_UNITS=1000\n"
+		 "COMMAND_LEAKY=%s\n",
+		 quoted);
 	write_file("g.conf", g, 0644);
 }
 
@@ -191,8 +195,10 @@ static void write_gconf(const char *quoted)
  * in the background and ends: complete, the leftover killed and named. */
 START_TEST(test_background_leftover_killed)
 {
-	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\nSTEP_TIMEOUT=20\n"
-		   "ON_GUEST_FAILURE=continue\n", 0644);
+	write_file("h.conf",
+		   "GUEST_KIND=local\nGUEST_COUNT=1\nSTEP_TIMEOUT=20\n"
+		   "ON_GUEST_FAILURE=continue\n",
+		   0644);
 	write_gconf("'sleep 3151 & echo started'");
 	ck_assert_msg(hostd_test_run(NULL, NULL) == 0, "%s", run_diagnosis());
 	ck_assert_int_eq(count_alive("sleep 3151"), 0);
@@ -210,8 +216,10 @@ END_TEST
  * kills the agent (SIGKILL): its keeper takes the step's group along. */
 START_TEST(test_step_timeout_leftovers_killed)
 {
-	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\nSTEP_TIMEOUT=2\n"
-		   "ON_GUEST_FAILURE=continue\n", 0644);
+	write_file("h.conf",
+		   "GUEST_KIND=local\nGUEST_COUNT=1\nSTEP_TIMEOUT=2\n"
+		   "ON_GUEST_FAILURE=continue\n",
+		   0644);
 	write_gconf("'sleep 3131 & sleep 3141 & sleep 3099'");
 	ck_assert_int_ne(hostd_test_run(NULL, NULL), 0);
 	json_object *m = manifest();
@@ -226,8 +234,10 @@ END_TEST
 /* Escapees: a double fork into a new session, out of the step's group. */
 START_TEST(test_setsid_double_fork_killed)
 {
-	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\nSTEP_TIMEOUT=20\n"
-		   "ON_GUEST_FAILURE=continue\n", 0644);
+	write_file("h.conf",
+		   "GUEST_KIND=local\nGUEST_COUNT=1\nSTEP_TIMEOUT=20\n"
+		   "ON_GUEST_FAILURE=continue\n",
+		   0644);
 	write_gconf("\"(setsid sh -c 'sleep 3171 & exec sleep 3172' &); "
 		    "while ! pgrep -f 'sleep 3172' >/dev/null; do :; done; echo forked\"");
 	ck_assert_msg(hostd_test_run(NULL, NULL) == 0, "%s", run_diagnosis());
@@ -244,8 +254,10 @@ END_TEST
  * runs), the step's record names the limit, nothing is left. */
 START_TEST(test_pids_limit_named)
 {
-	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\nSTEP_TIMEOUT=30\n"
-		   "ON_GUEST_FAILURE=continue\n", 0644);
+	write_file("h.conf",
+		   "GUEST_KIND=local\nGUEST_COUNT=1\nSTEP_TIMEOUT=30\n"
+		   "ON_GUEST_FAILURE=continue\n",
+		   0644);
 	write_gconf("'i=0; while [ $i -lt 200 ]; do sleep 3191 & i=$((i+1)); done 2>/dev/null; "
 		    "echo forked'");
 	setenv("LOCKSTEP_STEP_PIDS_MAX", "50", 1);
@@ -301,8 +313,10 @@ START_TEST(test_host_monitor_dies_with_hostd)
 {
 	if (access("/usr/bin/setpriv", X_OK) < 0 || system("command -v vmstat >/dev/null") != 0)
 		return; /* nothing to run it with: monitor_ext.c says so */
-	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\nSTEP_TIMEOUT=120\n"
-		   "MONITORS=vmstat\nMONITOR_UPDATE_FREQUENCY=7\n", 0644);
+	write_file("h.conf",
+		   "GUEST_KIND=local\nGUEST_COUNT=1\nSTEP_TIMEOUT=120\n"
+		   "MONITORS=vmstat\nMONITOR_UPDATE_FREQUENCY=7\n",
+		   0644);
 	write_gconf("'sleep 3401'");
 	pid_t pid = hostd_test_start(NULL, NULL);
 	hostd_test_wait_first_barrier(60);

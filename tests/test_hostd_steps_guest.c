@@ -31,13 +31,16 @@ static void teardown(void)
 
 START_TEST(test_guest_leftovers_killed)
 {
-	demo_write_hconf(1, 35000, "GUEST_BOOT_TIMEOUT=300\nBARRIER_TIMEOUT=300\nSTEP_TIMEOUT=600\n"
+	demo_write_hconf(1, 35000,
+			 "GUEST_BOOT_TIMEOUT=300\nBARRIER_TIMEOUT=300\nSTEP_TIMEOUT=600\n"
 			 "GUEST_SSH_TIMEOUT=120\nON_GUEST_FAILURE=continue\n");
 	/* step 1 leaves three sleeps (one in a session of its own); step 2
 	 * counts the sleeps of that length still alive in the guest */
-	write_file("g.conf", "MMTESTS='leaky look'\n"
+	write_file("g.conf",
+		   "MMTESTS='leaky look'\n"
 		   "COMMAND_LEAKY=\"sleep 3901 & sleep 3902 & (setsid sleep 3903 &); echo left\"\n"
-		   "COMMAND_LOOK=\"echo alive: \\$(ps | grep -c '[s]leep 390')\"\n", 0644);
+		   "COMMAND_LOOK=\"echo alive: \\$(ps | grep -c '[s]leep 390')\"\n",
+		   0644);
 	int code = hostd_test_run(NULL, demo_args);
 	ck_assert_msg(code == 0, "hostd exited %d; %s", code, run_diagnosis());
 	json_object *m = manifest();

@@ -405,9 +405,10 @@ START_TEST(test_bad_state_file_kept)
 	put(rel, "performance");
 	snprintf(path, sizeof(path), "%s/%s", state, HOSTSTATE_FILE);
 	{
-		const char *t = "lockstep-hoststate 1\nowner 1 x\n"
-				"governor sys/devices/system/cpu/cpu0/cpufreq/scaling_governor powersave\n"
-				"governor /etc/passwd x\n";
+		const char *t =
+			"lockstep-hoststate 1\nowner 1 x\n"
+			"governor sys/devices/system/cpu/cpu0/cpufreq/scaling_governor powersave\n"
+			"governor /etc/passwd x\n";
 		ck_assert_int_eq(fileio_write_atomic(path, t, strlen(t)), 0);
 	}
 	ck_assert_int_eq(hoststate_recover(state, root), -EINVAL);
@@ -476,7 +477,8 @@ START_TEST(test_thp_defrag)
 	expect(defrag, "defer+madvise");
 	text = state_file_text();
 	ck_assert_msg(strstr(text, "thp_defrag sys/kernel/mm/transparent_hugepage/defrag "
-			     "madvise\n"), "%s", text);
+				   "madvise\n"),
+		      "%s", text);
 	/* THP itself was not asked for: neither saved nor touched */
 	ck_assert_msg(!strstr(text, "\nthp "), "%s", text);
 	expect(thp, "always [madvise] never");

@@ -73,8 +73,8 @@ static void expect(const struct got *g, const char *metric, double value, const 
 	int i = find(g, metric);
 
 	ck_assert_msg(i >= 0, "no sample %s", metric);
-	ck_assert_msg(fabs(g->value[i] - value) < 1e-9 * (1 + fabs(value)), "%s is %.12g, not %.12g",
-		      metric, g->value[i], value);
+	ck_assert_msg(fabs(g->value[i] - value) < 1e-9 * (1 + fabs(value)),
+		      "%s is %.12g, not %.12g", metric, g->value[i], value);
 	ck_assert_str_eq(g->unit[i], unit);
 }
 
@@ -160,7 +160,7 @@ START_TEST(test_host_files)
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		ck_assert_msg(parse(files[i].src, files[i].name, &a) == 0, "%s", files[i].name);
 	ck_assert_uint_eq(a.have, (1u << MON_SRC_STAT) | (1u << MON_SRC_LOADAVG) |
-				  (1u << MON_SRC_PRESSURE) | (1u << MON_SRC_VMSTAT));
+					  (1u << MON_SRC_PRESSURE) | (1u << MON_SRC_VMSTAT));
 	ck_assert_uint_eq(a.ncpu, 2);
 	ck_assert(a.psi_full);
 }
@@ -228,7 +228,9 @@ START_TEST(test_reader_missing_sources)
 {
 	char dir[256], path[512], buf[4096];
 	static const char *const names[][2] = {
-		{ "stat-a", "proc/stat" }, { "loadavg-a", "proc/loadavg" }, { "vmstat-a", "proc/vmstat" },
+		{ "stat-a", "proc/stat" },
+		{ "loadavg-a", "proc/loadavg" },
+		{ "vmstat-a", "proc/vmstat" },
 	};
 	struct mon_reader r;
 
@@ -243,13 +245,12 @@ START_TEST(test_reader_missing_sources)
 		free(text);
 	}
 	mon_reader_open(&r, dir);
-	ck_assert_uint_eq(mon_reader_missing(&r),
-			  (1u << MON_SRC_SCHEDSTAT) | (1u << MON_SRC_PRESSURE));
+	ck_assert_uint_eq(mon_reader_missing(&r), (1u << MON_SRC_SCHEDSTAT) | (1u << MON_SRC_PRESSURE));
 	mon_reader_read(&r, 5, &a, buf, sizeof(buf));
 	ck_assert_uint_eq(r.bad, 0);
 	ck_assert_int_eq(a.ns, 5);
-	ck_assert_uint_eq(a.have, (1u << MON_SRC_STAT) | (1u << MON_SRC_LOADAVG) |
-				  (1u << MON_SRC_VMSTAT));
+	ck_assert_uint_eq(a.have,
+			  (1u << MON_SRC_STAT) | (1u << MON_SRC_LOADAVG) | (1u << MON_SRC_VMSTAT));
 	/* a buffer too small for the file: cut, so the total alone reads */
 	mon_reader_read(&r, 6, &a, buf, 48);
 	ck_assert_uint_eq(a.ncpu, 0);

@@ -50,14 +50,17 @@ START_TEST(test_settings)
 	ck_assert_int_eq(load("MONITOR_UPDATE_FREQUENCY=0.1\n", &s, &d), 0);
 	ck_assert_uint_eq(s.interval_ms, 100);
 	ck_assert_int_eq(load("MONITORS=\"vmstat  top proc-vmstat\"\nMONITORS_TRACER=perf-event-stat\n"
-			      "MONITOR_PERF_EVENTS=cpu-migrations,context-switches\n", &s, &d), 0);
+			      "MONITOR_PERF_EVENTS=cpu-migrations,context-switches\n",
+			      &s, &d),
+			 0);
 	ck_assert_uint_eq(s.interval_ms, MONITOR_DEFAULT_INTERVAL_MS);
 	ck_assert_uint_eq(s.external, (1u << MONITOR_EXT_VMSTAT) | (1u << MONITOR_EXT_TOP) |
-				      (1u << MONITOR_EXT_PERF_EVENT_STAT));
+					      (1u << MONITOR_EXT_PERF_EVENT_STAT));
 	ck_assert_str_eq(s.perf_events, "cpu-migrations,context-switches");
 	ck_assert_int_eq(load("MONITORS=\"trace-cmd\"\nMONITOR_UPDATE_FREQUENCY=2\n"
 			      "MONITOR_FTRACE_EVENTS=\"sched:sched_switch sched:sched_wakeup\"\n",
-			      &s, &d), 0);
+			      &s, &d),
+			 0);
 	ck_assert_uint_eq(s.interval_ms, 2000);
 	ck_assert_str_eq(s.ftrace_events, "sched:sched_switch sched:sched_wakeup");
 

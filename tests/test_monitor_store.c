@@ -120,8 +120,10 @@ START_TEST(test_files_and_names)
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		ck_assert_msg(!strcmp(e->d_name, "stat.ndjson") || !strcmp(e->d_name, "loadavg.ndjson") ||
-			      !strcmp(e->d_name, "other.ndjson"), "unexpected file %s", e->d_name);
+		ck_assert_msg(!strcmp(e->d_name, "stat.ndjson") ||
+				      !strcmp(e->d_name, "loadavg.ndjson") ||
+				      !strcmp(e->d_name, "other.ndjson"),
+			      "unexpected file %s", e->d_name);
 		files++;
 	}
 	closedir(d);
@@ -172,7 +174,7 @@ START_TEST(test_step_summaries)
 	put("guest-1", 0, 1000000000, "stat.cpu.steal", 10);
 	put("guest-1", 1, 2000000000, "stat.cpu.steal", 20);
 	put("guest-1", 1, 2500000000, "stat.cpu.steal", 40);
-	put("guest-1", 1, 2500000000, "psi.cpu.some", 3); /* its first: no interval */
+	put("guest-1", 1, 2500000000, "psi.cpu.some", 3);    /* its first: no interval */
 	put("guest-2", 1, 2000000000, "stat.cpu.steal", 99); /* its first: no interval */
 	put("guest-2", 1, 3000000000, "stat.cpu.steal", 5);
 	ck_assert_uint_eq(monitor_store_step_done(ms, "guest-1", 1, "hackbench", 2), 1);
@@ -214,8 +216,9 @@ START_TEST(test_every_sample_through_the_writer)
 	open_run();
 	for (int i = 0; i < PER_NODE; i++)
 		for (size_t k = 0; k < 3; k++)
-			ck_assert_int_eq(put(nodes[k], 1 + i / 1000, 1000 + i, i % 2 ? "stat.cpu.user" :
-					     "loadavg.1", i), 0);
+			ck_assert_int_eq(put(nodes[k], 1 + i / 1000, 1000 + i,
+					     i % 2 ? "stat.cpu.user" : "loadavg.1", i),
+					 0);
 	results_flush(res);
 	ck_assert_int_eq(results_error(res, &what), 0);
 	close_run();

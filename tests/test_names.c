@@ -53,8 +53,19 @@ static int entries(const char *dir)
 }
 
 static const char *const bad_names[] = {
-	"", ".", "..", "../x", "a/b", "/etc", ".hidden", "a\nb", "tab\there", "\x01",
-	"sp ace", "caf\xc3\xa9", "a\\b",
+	"",
+	".",
+	"..",
+	"../x",
+	"a/b",
+	"/etc",
+	".hidden",
+	"a\nb",
+	"tab\there",
+	"\x01",
+	"sp ace",
+	"caf\xc3\xa9",
+	"a\\b",
 	/* 64 bytes: one over */
 	"0123456789012345678901234567890123456789012345678901234567890123",
 };
@@ -86,7 +97,11 @@ END_TEST
 START_TEST(test_good_names_taken)
 {
 	static const char *const good[] = {
-		"guest-1", "host", "a", "A.b_c-9", "x..y",
+		"guest-1",
+		"host",
+		"a",
+		"A.b_c-9",
+		"x..y",
 		"012345678901234567890123456789012345678901234567890123456789012", /* 63 */
 	};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {

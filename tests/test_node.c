@@ -67,8 +67,7 @@ static void on_protocol_error(struct node *nd, int err, const char *detail)
 	(void)nd;
 	ck_assert_msg(own.errors < GOT_MAX, "more than %d protocol errors", GOT_MAX);
 	own.error_err[own.errors] = err;
-	snprintf(own.error_detail[own.errors], sizeof(own.error_detail[0]), "%s",
-		 detail ? detail : "");
+	snprintf(own.error_detail[own.errors], sizeof(own.error_detail[0]), "%s", detail ? detail : "");
 	own.errors++;
 }
 
@@ -113,8 +112,7 @@ static void peer_write(const void *data, size_t len)
 {
 	ssize_t r = write(peer, data, len);
 
-	ck_assert_msg(r == (ssize_t)len, "agent wrote %zd of %zu bytes: %s", r, len,
-		      strerror(errno));
+	ck_assert_msg(r == (ssize_t)len, "agent wrote %zd of %zu bytes: %s", r, len, strerror(errno));
 }
 
 static void peer_send(const struct proto_msg *m)
@@ -144,8 +142,7 @@ static void peer_sync(enum proto_type type, uint64_t nonce)
 	peer_send(&m);
 }
 
-static void peer_line(void *ctx, enum proto_event ev, struct proto_msg *msg, int err,
-		      const char *detail)
+static void peer_line(void *ctx, enum proto_event ev, struct proto_msg *msg, int err, const char *detail)
 {
 	(void)ctx;
 	if (ev == PROTO_EV_RESET) {
@@ -446,7 +443,7 @@ START_TEST(test_flood_limit)
 	ck_assert_uint_eq(own.floods, 1);
 	ck_assert_uint_eq(own.peer_resets, NODE_MSGS_PER_SEC_MAX);
 	ck_assert_str_eq(own.flood_why, "flooded its channel: 20001 lines within one second, "
-			 "the limit is 20000");
+					"the limit is 20000");
 	ck_assert(n.flooded);
 	peer_ready(1);
 	pump();
@@ -475,8 +472,7 @@ START_TEST(test_queue_limit)
 	synced();
 	for (sends = 0; sends < 1000 && r == 0; sends++)
 		r = send_filler(32 * 1024);
-	ck_assert_msg(r == -ENOBUFS, "send %u: %d (%s), expected -ENOBUFS", sends, r,
-		      strerror(-r));
+	ck_assert_msg(r == -ENOBUFS, "send %u: %d (%s), expected -ENOBUFS", sends, r, strerror(-r));
 	ck_assert_uint_ge(uv_stream_get_write_queue_size((uv_stream_t *)&n.pipe), NODE_QUEUE_MAX);
 	ck_assert_uint_eq(own.floods, 0); /* not from inside the sender's loop */
 	ck_assert_int_eq(send_filler(1), -ENOBUFS);

@@ -36,10 +36,15 @@ START_TEST(running_then_waiting_with_what_is_left)
 	const char *w[] = { "guest-3", "guest-4", "guest-5", "guest-6" };
 	/* step 3 of 8 released; steps 1 and 2 took 10 s from step 1's release:
 	 * 5 s a step, 6 steps to go counting this one */
-	struct progress_in in = { .now_ns = 112 * S, .started_ns = 100 * S,
-				  .first_release_ns = 102 * S, .launched = true, .step = 3,
-				  .nsteps = 8, .benchmark = "hackbench-process-pipes",
-				  .variant = "groups=4", .iteration = 2 };
+	struct progress_in in = { .now_ns = 112 * S,
+				  .started_ns = 100 * S,
+				  .first_release_ns = 102 * S,
+				  .launched = true,
+				  .step = 3,
+				  .nsteps = 8,
+				  .benchmark = "hackbench-process-pipes",
+				  .variant = "groups=4",
+				  .iteration = 2 };
 
 	progress_line(buf, sizeof(buf), &in);
 	ck_assert_str_eq(buf, "12s  step 3/8 hackbench-process-pipes groups=4 #2: running; "
@@ -50,8 +55,9 @@ START_TEST(running_then_waiting_with_what_is_left)
 	in.nwaiting = 6;
 	in.variant = "";
 	progress_line(buf, sizeof(buf), &in);
-	ck_assert_str_eq(buf, "12s  step 3/8 hackbench-process-pipes #2: 2 done, waiting at the "
-			      "barrier for guest-3, guest-4, guest-5, guest-6 (+2 more); about 30s left");
+	ck_assert_str_eq(buf,
+			 "12s  step 3/8 hackbench-process-pipes #2: 2 done, waiting at the "
+			 "barrier for guest-3, guest-4, guest-5, guest-6 (+2 more); about 30s left");
 	/* the first step has no past to estimate from */
 	in.step = 1;
 	progress_line(buf, sizeof(buf), &in);
@@ -62,8 +68,12 @@ END_TEST
 START_TEST(durations_and_short_buffers)
 {
 	char buf[16];
-	struct progress_in in = { .now_ns = 4000 * S, .launched = true, .step = 3, .nsteps = 8,
-				  .benchmark = "a-benchmark-with-a-long-name", .iteration = 1 };
+	struct progress_in in = { .now_ns = 4000 * S,
+				  .launched = true,
+				  .step = 3,
+				  .nsteps = 8,
+				  .benchmark = "a-benchmark-with-a-long-name",
+				  .iteration = 1 };
 
 	progress_duration(buf, sizeof(buf), 65 * S);
 	ck_assert_str_eq(buf, "1m05s");

@@ -36,10 +36,11 @@ END_TEST
 
 START_TEST(test_wire_names)
 {
-	static const char *const names[] = { "hello", "sync", "sync-ack", "plan", "ready",
-					     "go", "started", "result", "output", "done",
-					     "sample", "ping", "pong", "error", "bye",
-					     "monitor", "monitor-output" };
+	static const char *const names[] = { "hello",	      "sync",  "sync-ack", "plan",
+					     "ready",	      "go",    "started",  "result",
+					     "output",	      "done",  "sample",   "ping",
+					     "pong",	      "error", "bye",	   "monitor",
+					     "monitor-output" };
 
 	for (enum proto_type t = PROTO_HELLO; t <= PROTO_LAST; t++)
 		ck_assert_str_eq(proto_type_name(t), names[t - PROTO_HELLO]);
@@ -64,8 +65,9 @@ START_TEST(test_wire_form)
 	sample(PROTO_PLAN, &m);
 	ck_assert_int_eq(proto_encode(&m, &b), 0);
 	proto_msg_clear(&m);
-	ck_assert_ptr_nonnull(strstr(b.data, "{\"index\":2,\"iteration\":1,\"benchmark\":"
-					     "\"cpu-probe\",\"kind\":\"cpu-probe\",\"units\":1000000}"));
+	ck_assert_ptr_nonnull(strstr(b.data,
+				     "{\"index\":2,\"iteration\":1,\"benchmark\":"
+				     "\"cpu-probe\",\"kind\":\"cpu-probe\",\"units\":1000000}"));
 	ck_assert_ptr_nonnull(strstr(b.data, "\"command\":\"echo \\\"a/b\\\" \\\\\\t\xc3\xa9"));
 	proto_buf_free(&b);
 
@@ -80,8 +82,9 @@ END_TEST
 START_TEST(test_roundtrip_limits)
 {
 	struct proto_msg m;
-	static const double values[] = { 0.0, -0.0, 0.1, -1.5e-7, 1e-320, 1.7976931348623157e308,
-					 5.0, 1e21, 123456789.123456789 };
+	static const double values[] = { 0.0,	  -0.0,	  0.1,
+					 -1.5e-7, 1e-320, 1.7976931348623157e308,
+					 5.0,	  1e21,	  123456789.123456789 };
 
 	sample(PROTO_SYNC, &m);
 	m.u.sync.nonce = UINT64_MAX;
@@ -224,45 +227,71 @@ static const struct {
 	{ "{\"v\":1,\"type\":\"frobnicate\",\"step\":1}", -ENOMSG, "unknown type \"frobnicate\"" },
 	{ "{\"v\":1,\"type\":\"READY\",\"step\":1}", -ENOMSG, "unknown type \"READY\"" },
 	{ "{\"v\":1,\"type\":\"ready\\u0000x\",\"step\":1}", -ENOMSG, "unknown type \"ready\\x00x\"" },
-	{ "{\"v\":1,\"type\":\"ready\",\"step\":\"3\"}", -EBADMSG, "ready: \"step\" is a string, not an integer" },
+	{ "{\"v\":1,\"type\":\"ready\",\"step\":\"3\"}", -EBADMSG,
+	  "ready: \"step\" is a string, not an integer" },
 	{ "{\"v\":1,\"type\":\"ready\",\"step\":3.0}", -EBADMSG, "\"step\" is a float, not an integer" },
 	{ "{\"v\":1,\"type\":\"ready\",\"step\":null}", -EBADMSG, "\"step\" is null, not an integer" },
 	{ "{\"v\":1,\"type\":\"ready\",\"step\":true}", -EBADMSG, "\"step\" is a boolean" },
 	{ "{\"v\":1,\"type\":\"ready\",\"step\":-1}", -EBADMSG, "ready: \"step\" is -1, not in 1..4096" },
 	{ "{\"v\":1,\"type\":\"ready\",\"step\":0}", -EBADMSG, "\"step\" is 0, not in 1..4096" },
 	{ "{\"v\":1,\"type\":\"ready\",\"step\":4097}", -EBADMSG, "\"step\" is 4097, not in 1..4096" },
-	{ "{\"v\":1,\"type\":\"ready\",\"step\":9223372036854775808}", -EBADMSG, "\"step\" is 9223372036854775808" },
-	{ "{\"v\":1,\"type\":\"ready\",\"step\":18446744073709551616}", -EBADMSG, "integer at byte 29 is out of 64-bit range" },
+	{ "{\"v\":1,\"type\":\"ready\",\"step\":9223372036854775808}", -EBADMSG,
+	  "\"step\" is 9223372036854775808" },
+	{ "{\"v\":1,\"type\":\"ready\",\"step\":18446744073709551616}", -EBADMSG,
+	  "integer at byte 29 is out of 64-bit range" },
 	{ "{\"v\":1,\"type\":\"ready\",\"step\":-9223372036854775809}", -EBADMSG, "out of 64-bit range" },
-	{ "{\"v\":1,\"type\":\"go\",\"step\":1,\"at_ns\":9223372036854775808}", -EBADMSG, "\"at_ns\" is 9223372036854775808" },
+	{ "{\"v\":1,\"type\":\"go\",\"step\":1,\"at_ns\":9223372036854775808}", -EBADMSG,
+	  "\"at_ns\" is 9223372036854775808" },
 	{ "{\"v\":1,\"type\":\"go\",\"step\":1,\"at_ns\":-5}", -EBADMSG, "go: \"at_ns\" is -5" },
 	{ "{\"v\":1,\"type\":\"sync\",\"nonce\":-1}", -EBADMSG, "sync: \"nonce\" is -1" },
 	{ "{\"v\":1,\"type\":\"sync\",\"nonce\":1.5}", -EBADMSG, "\"nonce\" is a float" },
-	{ "{\"v\":1,\"type\":\"done\",\"step\":1,\"mono_ns\":1,\"exit_status\":2147483648}", -EBADMSG, "\"exit_status\" is 2147483648" },
-	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\"t\",\"value\":\"x\",\"unit\":\"s\",\"better\":\"lower\"}", -EBADMSG, "\"value\" is a string, not a number" },
-	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\"t\",\"value\":1e400,\"unit\":\"s\",\"better\":\"lower\"}", -EBADMSG, "\"value\" is not a finite number" },
-	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\"t\",\"value\":NaN,\"unit\":\"s\",\"better\":\"lower\"}", -EBADMSG, "\"value\" is not a finite number" },
-	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\"t\",\"value\":1,\"unit\":\"s\",\"better\":\"maybe\"}", -EBADMSG, "\"better\" is \"maybe\", not \"higher\" or \"lower\"" },
-	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\"a/b\",\"value\":1,\"unit\":\"s\",\"better\":\"lower\"}", -EBADMSG, "\"metric\" is \"a/b\", not a name" },
-	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\".x\",\"value\":1,\"unit\":\"s\",\"better\":\"lower\"}", -EBADMSG, "not a name" },
-	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\"\",\"value\":1,\"unit\":\"s\",\"better\":\"lower\"}", -EBADMSG, "not a name" },
-	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\"t\",\"value\":1,\"unit\":\"s\\u0000x\",\"better\":\"lower\"}", -EBADMSG, "\"unit\" holds U+0000 at byte 1" },
-	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\"t\",\"value\":1,\"unit\":\"123456789012345678901234567890123456789012345678\",\"better\":\"lower\"}", -EBADMSG, "\"unit\" is 48 bytes, over the limit of 47" },
-	{ "{\"v\":1,\"type\":\"hello\",\"node\":\"n\",\"agent_version\":\"1\",\"proto_min\":2,\"proto_max\":1,\"boot_id\":\"\",\"clocksource\":\"tsc\",\"hostkey\":\"\",\"step\":0}", -EBADMSG, "hello: \"proto_min\" 2 is over \"proto_max\" 1" },
-	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":\"x\"}", -EBADMSG, "plan: \"steps\" is a string, not an array" },
-	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[1]}", -EBADMSG, "plan: steps[0]: an integer, not an object" },
-	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[{\"index\":1,\"iteration\":1,\"kind\":\"command\",\"command\":\"true\"}]}", -EBADMSG, "plan: steps[0]: missing \"benchmark\"" },
-	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[{\"index\":1,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"shell\"}]}", -EBADMSG, "steps[0]: \"kind\" is \"shell\", not \"cpu-probe\" or \"command\"" },
-	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[{\"index\":1,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"command\",\"units\":5}]}", -EBADMSG, "steps[0]: missing \"command\"" },
-	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[{\"index\":1,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"cpu-probe\"}]}", -EBADMSG, "steps[0]: missing \"units\"" },
-	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[{\"index\":1,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"cpu-probe\",\"units\":0}]}", -EBADMSG, "\"units\" is 0" },
-	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[{\"index\":1,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"command\",\"command\":\"\"}]}", -EBADMSG, "\"command\" is empty" },
-	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[{\"index\":2,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"cpu-probe\",\"units\":1},{\"index\":2,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"cpu-probe\",\"units\":1}]}", -EBADMSG, "plan: steps[1]: \"index\" 2 does not follow 2" },
-	{ "{\"v\":1,\"type\":\"error\",\"step\":0,\"code\":\"\",\"text\":\"\"}", -EBADMSG, "error: \"code\" is empty" },
+	{ "{\"v\":1,\"type\":\"done\",\"step\":1,\"mono_ns\":1,\"exit_status\":2147483648}",
+	  -EBADMSG, "\"exit_status\" is 2147483648" },
+	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\"t\",\"value\":\"x\",\"unit\":\"s\",\"better\":\"lower\"}",
+	  -EBADMSG, "\"value\" is a string, not a number" },
+	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\"t\",\"value\":1e400,\"unit\":\"s\",\"better\":\"lower\"}",
+	  -EBADMSG, "\"value\" is not a finite number" },
+	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\"t\",\"value\":NaN,\"unit\":\"s\",\"better\":\"lower\"}",
+	  -EBADMSG, "\"value\" is not a finite number" },
+	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\"t\",\"value\":1,\"unit\":\"s\",\"better\":\"maybe\"}",
+	  -EBADMSG, "\"better\" is \"maybe\", not \"higher\" or \"lower\"" },
+	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\"a/b\",\"value\":1,\"unit\":\"s\",\"better\":\"lower\"}",
+	  -EBADMSG, "\"metric\" is \"a/b\", not a name" },
+	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\".x\",\"value\":1,\"unit\":\"s\",\"better\":\"lower\"}",
+	  -EBADMSG, "not a name" },
+	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\"\",\"value\":1,\"unit\":\"s\",\"better\":\"lower\"}",
+	  -EBADMSG, "not a name" },
+	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\"t\",\"value\":1,\"unit\":\"s\\u0000x\",\"better\":\"lower\"}",
+	  -EBADMSG, "\"unit\" holds U+0000 at byte 1" },
+	{ "{\"v\":1,\"type\":\"result\",\"step\":1,\"metric\":\"t\",\"value\":1,\"unit\":\"123456789012345678901234567890123456789012345678\",\"better\":\"lower\"}",
+	  -EBADMSG, "\"unit\" is 48 bytes, over the limit of 47" },
+	{ "{\"v\":1,\"type\":\"hello\",\"node\":\"n\",\"agent_version\":\"1\",\"proto_min\":2,\"proto_max\":1,\"boot_id\":\"\",\"clocksource\":\"tsc\",\"hostkey\":\"\",\"step\":0}",
+	  -EBADMSG, "hello: \"proto_min\" 2 is over \"proto_max\" 1" },
+	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":\"x\"}", -EBADMSG,
+	  "plan: \"steps\" is a string, not an array" },
+	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[1]}", -EBADMSG,
+	  "plan: steps[0]: an integer, not an object" },
+	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[{\"index\":1,\"iteration\":1,\"kind\":\"command\",\"command\":\"true\"}]}",
+	  -EBADMSG, "plan: steps[0]: missing \"benchmark\"" },
+	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[{\"index\":1,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"shell\"}]}",
+	  -EBADMSG, "steps[0]: \"kind\" is \"shell\", not \"cpu-probe\" or \"command\"" },
+	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[{\"index\":1,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"command\",\"units\":5}]}",
+	  -EBADMSG, "steps[0]: missing \"command\"" },
+	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[{\"index\":1,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"cpu-probe\"}]}",
+	  -EBADMSG, "steps[0]: missing \"units\"" },
+	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[{\"index\":1,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"cpu-probe\",\"units\":0}]}",
+	  -EBADMSG, "\"units\" is 0" },
+	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[{\"index\":1,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"command\",\"command\":\"\"}]}",
+	  -EBADMSG, "\"command\" is empty" },
+	{ "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[{\"index\":2,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"cpu-probe\",\"units\":1},{\"index\":2,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"cpu-probe\",\"units\":1}]}",
+	  -EBADMSG, "plan: steps[1]: \"index\" 2 does not follow 2" },
+	{ "{\"v\":1,\"type\":\"error\",\"step\":0,\"code\":\"\",\"text\":\"\"}", -EBADMSG,
+	  "error: \"code\" is empty" },
 	{ "hello", -EBADMSG, "line: not JSON" },
 	{ "[1,2]", -EBADMSG, "line: an array, not an object" },
 	{ "null", -EBADMSG, "line: null, not an object" },
-	{ "{\"v\":1,\"type\":\"ready\",\"step\\u0000x\" :1}", -EBADMSG, "line: a member name holds U+0000 at byte 27" },
+	{ "{\"v\":1,\"type\":\"ready\",\"step\\u0000x\" :1}", -EBADMSG,
+	  "line: a member name holds U+0000 at byte 27" },
 	{ "null x", -EBADMSG, "line: not JSON" },
 	{ "12 ", -EBADMSG, "line: an integer, not an object" },
 	{ "\"str\"", -EBADMSG, "line: a string, not an object" },
@@ -270,7 +299,8 @@ static const struct {
 	{ "{\"v\":1}x", -EBADMSG, "line: not JSON" },
 	{ "{\"v\":1,}", -EBADMSG, "line: not JSON" },
 	{ "{'v':1,'type':'ready','step':1}", -EBADMSG, "line: not JSON: a quote ' at byte 1" },
-	{ "{\"v\":1,\"type\":\"ready\",\"step\":1,\"x\":[[[[[[1]]]]]]}", -EBADMSG, "line: not JSON: nesting too deep" },
+	{ "{\"v\":1,\"type\":\"ready\",\"step\":1,\"x\":[[[[[[1]]]]]]}", -EBADMSG,
+	  "line: not JSON: nesting too deep" },
 };
 
 START_TEST(test_refused)
@@ -486,7 +516,7 @@ START_TEST(test_monitor_messages)
 	sample(PROTO_MONITOR, &m);
 	ck_assert_int_eq(proto_encode(&m, &b), 0);
 	ck_assert_str_eq(text(&b), "{\"v\":1,\"type\":\"monitor\",\"index\":2,\"count\":3,"
-			 "\"name\":\"vmstat\",\"command\":\"vmstat -n -t 1\"}\n");
+				   "\"name\":\"vmstat\",\"command\":\"vmstat -n -t 1\"}\n");
 	proto_buf_free(&b);
 	/* the limits */
 	m.u.monitor.index = m.u.monitor.count = PROTO_MONITORS_MAX;
@@ -509,8 +539,10 @@ START_TEST(test_monitor_messages)
 	assert_refused(&m, "empty command");
 
 	sample(PROTO_MONITOR_OUTPUT, &m);
-	assert_encoded(&m, "\"type\":\"monitor-output\",\"step\":3,"
-		       "\"monitor\":\"vmstat\",\"data\":", true);
+	assert_encoded(&m,
+		       "\"type\":\"monitor-output\",\"step\":3,"
+		       "\"monitor\":\"vmstat\",\"data\":",
+		       true);
 	m.u.monitor_output.data = realloc(m.u.monitor_output.data, PROTO_OUTPUT_MAX + 2);
 	memset(m.u.monitor_output.data, 'a', PROTO_OUTPUT_MAX + 1);
 	m.u.monitor_output.len = PROTO_OUTPUT_MAX;
@@ -573,9 +605,11 @@ START_TEST(test_pong_ptp_reading)
 	m.u.ping.ptp_host_real_ns = 1700000000123459999LL;
 	m.u.ping.ptp_window_ns = 1;
 	assert_roundtrip(&m);
-	assert_encoded(&m, "\"ptp_mono_ns\":155,\"ptp_real_ns\":"
+	assert_encoded(&m,
+		       "\"ptp_mono_ns\":155,\"ptp_real_ns\":"
 		       "1700000000123456789,\"ptp_host_real_ns\":1700000000123459999,"
-		       "\"ptp_window_ns\":1}", true);
+		       "\"ptp_window_ns\":1}",
+		       true);
 	m.u.ping.ptp_mono_ns = m.u.ping.ptp_real_ns = m.u.ping.ptp_host_real_ns = INT64_MAX;
 	m.u.ping.ptp_window_ns = PROTO_PTP_WINDOW_MAX_NS;
 	assert_roundtrip(&m);
@@ -636,8 +670,10 @@ START_TEST(test_started_timing)
 	m.u.started.child_go_ns = 750;
 	m.u.started.runq_ns = 42;
 	assert_roundtrip(&m);
-	assert_encoded(&m, "\"agent_go_ns\":700,\"child_go_ns\":750,"
-		       "\"runq_ns\":42}", true);
+	assert_encoded(&m,
+		       "\"agent_go_ns\":700,\"child_go_ns\":750,"
+		       "\"runq_ns\":42}",
+		       true);
 
 	r = decode_line("{\"v\":1,\"type\":\"started\",\"step\":2,\"mono_ns\":900,"
 			"\"late_ns\":0,\"agent_go_ns\":800,\"child_go_ns\":850,\"runq_ns\":0}\n");

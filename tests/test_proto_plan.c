@@ -46,8 +46,7 @@ START_TEST(test_plan_monitor_interval)
 	r = decode_line("{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[],"
 			"\"monitor_interval_ms\":3600001}\n");
 	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
-	ck_assert_str_eq(r.e[0].detail,
-			 "plan: \"monitor_interval_ms\" is 3600001, not in 0..3600000");
+	ck_assert_str_eq(r.e[0].detail, "plan: \"monitor_interval_ms\" is 3600001, not in 0..3600000");
 	rec_free(&r);
 	r = decode_line("{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[],"
 			"\"monitor_interval_ms\":\"1s\"}\n");
@@ -107,11 +106,13 @@ START_TEST(test_plan_in_parts)
 	m.u.plan.nsteps = n; /* so that every command is freed */
 	proto_msg_clear(&m);
 
-	r = decode_line("{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"total\":2,\"steps\":["
-			"{\"index\":2,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"cpu-probe\",\"units\":1},"
-			"{\"index\":3,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"cpu-probe\",\"units\":1}]}\n");
+	r = decode_line(
+		"{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"total\":2,\"steps\":["
+		"{\"index\":2,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"cpu-probe\",\"units\":1},"
+		"{\"index\":3,\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"cpu-probe\",\"units\":1}]}\n");
 	ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
-	ck_assert_str_eq(r.e[0].detail, "plan: a part of 2 steps from step 2 does not fit in \"total\" 2");
+	ck_assert_str_eq(r.e[0].detail,
+			 "plan: a part of 2 steps from step 2 does not fit in \"total\" 2");
 	rec_free(&r);
 }
 END_TEST
@@ -166,7 +167,8 @@ START_TEST(test_step_command)
 		snprintf(line, PROTO_COMMAND_MAX + 256,
 			 "{\"v\":1,\"type\":\"plan\",\"node\":\"n\",\"steps\":[{\"index\":1,"
 			 "\"iteration\":1,\"benchmark\":\"b\",\"kind\":\"command\","
-			 "\"command\":\"%.*s\"}]}\n", (int)len, cmd);
+			 "\"command\":\"%.*s\"}]}\n",
+			 (int)len, cmd);
 		r = decode_line(line);
 		if (len == max) {
 			ck_assert_int_eq(r.e[0].ev, PROTO_EV_MSG);
@@ -174,7 +176,7 @@ START_TEST(test_step_command)
 		} else {
 			ck_assert_int_eq(r.e[0].ev, PROTO_EV_ERROR);
 			ck_assert_str_eq(r.e[0].detail, "plan: steps[0]: \"command\" is 4096 bytes, "
-					 "over the limit of 4095");
+							"over the limit of 4095");
 		}
 		rec_free(&r);
 	}

@@ -159,12 +159,12 @@ END_TEST
 START_TEST(test_invalid_utf8)
 {
 	static const char *const bad[] = {
-		"\xc0\x80",         /* overlong NUL */
-		"\xe0\x80\xaf",     /* overlong '/' */
-		"\xed\xa0\x80",     /* a surrogate */
+		"\xc0\x80",	    /* overlong NUL */
+		"\xe0\x80\xaf",	    /* overlong '/' */
+		"\xed\xa0\x80",	    /* a surrogate */
 		"\xf4\x90\x80\x80", /* past U+10FFFF */
-		"\x80",             /* a lone continuation byte */
-		"\xc3",             /* cut short before the quote */
+		"\x80",		    /* a lone continuation byte */
+		"\xc3",		    /* cut short before the quote */
 		"\xfe",
 	};
 
@@ -185,8 +185,9 @@ END_TEST
 /* The validator itself, a bad sequence at every offset of a longer text. */
 START_TEST(test_utf8_offsets)
 {
-	static const char *const bad[] = { "\xff", "\xc3", "\xc0\xaf", "\xed\xbf\xbf",
-					   "\xf4\x90\x80\x80", "\xe2\x82" };
+	static const char *const bad[] = {
+		"\xff", "\xc3", "\xc0\xaf", "\xed\xbf\xbf", "\xf4\x90\x80\x80", "\xe2\x82"
+	};
 	char text[64];
 	size_t at;
 
@@ -195,8 +196,8 @@ START_TEST(test_utf8_offsets)
 			for (size_t len = off + strlen(bad[k]); len <= 40; len++) {
 				memset(text, 'a', 40);
 				memcpy(text + off, bad[k], strlen(bad[k]));
-				ck_assert_msg(!proto__utf8_valid(text, len, &at), "%zu at %zu of %zu",
-					      k, off, len);
+				ck_assert_msg(!proto__utf8_valid(text, len, &at),
+					      "%zu at %zu of %zu", k, off, len);
 				ck_assert_uint_eq(at, off);
 			}
 			ck_assert(proto__utf8_valid(text, off, NULL));
@@ -230,8 +231,7 @@ struct side {
 	enum proto_type last;
 };
 
-static void side_fn(void *ctx, enum proto_event ev, struct proto_msg *m, int err,
-		    const char *detail)
+static void side_fn(void *ctx, enum proto_event ev, struct proto_msg *m, int err, const char *detail)
 {
 	struct side *s = ctx;
 
@@ -245,15 +245,9 @@ static void side_fn(void *ctx, enum proto_event ev, struct proto_msg *m, int err
 		s->delivered++;
 		s->last = m->type;
 		break;
-	case PROTO_LINK_DROPPED:
-		s->dropped++;
-		break;
-	case PROTO_LINK_CONSUMED:
-		s->consumed++;
-		break;
-	case PROTO_LINK_SYNCED:
-		s->synced++;
-		break;
+	case PROTO_LINK_DROPPED: s->dropped++; break;
+	case PROTO_LINK_CONSUMED: s->consumed++; break;
+	case PROTO_LINK_SYNCED: s->synced++; break;
 	}
 }
 

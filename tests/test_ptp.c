@@ -52,9 +52,9 @@ START_TEST(test_find_kvm_clock)
 	ck_assert_int_eq(ptp_find_kvm(tmpdir, dev, sizeof(dev)), -ENOENT);
 	put("sys/class/ptp/ptp1/clock_name", "KVM virtual PTP clock\n"); /* not the name */
 	put("dev/ptp1", "");
-	put("sys/class/ptp/ptpx/clock_name", "KVM virtual PTP\n");        /* not ptpN */
-	put("sys/class/ptp/ptp2/clock_name", "KVM virtual PTP\n");        /* no device node */
-	put("sys/class/ptp/ptp10/clock_name", "KVM virtual PTP");         /* no newline */
+	put("sys/class/ptp/ptpx/clock_name", "KVM virtual PTP\n"); /* not ptpN */
+	put("sys/class/ptp/ptp2/clock_name", "KVM virtual PTP\n"); /* no device node */
+	put("sys/class/ptp/ptp10/clock_name", "KVM virtual PTP");  /* no newline */
 	put("dev/ptp10", "");
 	put("sys/class/ptp/ptp3/clock_name", "KVM virtual PTP\n");
 	put("dev/ptp3", "");
@@ -97,7 +97,7 @@ START_TEST(test_combine)
 	struct ptp_pair pairs[] = {
 		{ rt + 500, rt + 500 + 3 * SEC, 40 },
 		{ rt + 900, rt + 900 + 3 * SEC + 7, 10 }, /* the tightest */
-		{ rt + 950, rt + 950, -1 },                /* impossible: skipped */
+		{ rt + 950, rt + 950, -1 },		  /* impossible: skipped */
 		{ rt + 990, rt + 990 + 3 * SEC + 2, 25 },
 	};
 	struct ptp_reading rd;
@@ -194,7 +194,8 @@ static void agent_wrapper(const char *node, const char *args, char *path, size_t
 	if (node)
 		snprintf(text, sizeof(text),
 			 "#!/bin/sh\ncase \"$*\" in *'--node %s'*) exec '%s' %s \"$@\";; esac\n"
-			 "exec '%s' \"$@\"\n", node, agent_path, args, agent_path);
+			 "exec '%s' \"$@\"\n",
+			 node, agent_path, args, agent_path);
 	else
 		snprintf(text, sizeof(text), "#!/bin/sh\nexec '%s' %s \"$@\"\n", agent_path, args);
 	write_file("agent-wrapper", text, 0755);
@@ -210,8 +211,10 @@ START_TEST(test_ptp_offsets)
 	const int64_t truth = 7 * SEC;
 	char agent[512];
 	agent_wrapper(NULL, "--ptp-synthetic-ns 2500000000", agent, sizeof(agent));
-	write_file("h.conf", "GUEST_COUNT=2\nHOST_RUNS_BENCHMARKS=yes\n"
-			     "LOCAL_GUEST_CLOCK_OFFSET_NS=7000000000\n", 0644);
+	write_file("h.conf",
+		   "GUEST_COUNT=2\nHOST_RUNS_BENCHMARKS=yes\n"
+		   "LOCAL_GUEST_CLOCK_OFFSET_NS=7000000000\n",
+		   0644);
 	write_file("g.conf", "MMTESTS=cpu-probe\nITERATIONS=8\nCPU_PROBE_UNITS=1000\n", 0644);
 	ck_assert_msg(hostd_test_run(agent, NULL) == 0, "%s", run_diagnosis());
 
@@ -225,7 +228,8 @@ START_TEST(test_ptp_offsets)
 		ck_assert_int_eq(jint(c, "ptp_refused"), 0);
 		ck_assert_int_le(llabs(jint(c, "offset_ns") - truth), jint(c, "bound_ns") + 1);
 		/* ping/pong measured the same clock, within its own bound */
-		ck_assert_int_le(llabs(jint(c, "ping_offset_ns") - truth), jint(c, "ping_bound_ns") + 1);
+		ck_assert_int_le(llabs(jint(c, "ping_offset_ns") - truth),
+				 jint(c, "ping_bound_ns") + 1);
 		/* the guest's own realtime is carried, not used: 2.5 s behind,
 		 * give or take the double's read window */
 		ck_assert_int_le(llabs(jint(c, "guest_realtime_behind_ns") - 2500000000LL),
@@ -257,7 +261,8 @@ START_TEST(test_ptp_offsets)
 			if (i + 1 < n)
 				ck_assert_int_le(jint(started, node),
 						 jint(json_object_object_get(b[i + 1], "ready_ns"),
-						      node) + bound);
+						      node) +
+							 bound);
 		}
 		ck_assert_int_lt(jint(b[i], "skew_ns"), SEC);
 	}

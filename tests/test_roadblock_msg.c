@@ -61,10 +61,10 @@ START_TEST(test_round_trip_with_checksum)
 	ck_assert_ptr_nonnull(text);
 	/* python3: hashlib.sha256(json.dumps(payload, separators=(",", ":"))) */
 	ck_assert_str_eq(text,
-		"{\"payload\":{\"uuid\":\"u-1\",\"roadblock\":\"exp:step-3\",\"sender\":{\"timestamp\":"
-		"1700000001,\"type\":\"follower\",\"id\":\"hostB\"},\"recipient\":{\"type\":\"leader\","
-		"\"id\":\"hostA\"},\"message\":{\"command\":\"follower-ready\"}},\"tx_checksum\":"
-		"\"2e64fd04d34d1ab27cad217380c695a561201bd8d642f59bec2f8018cdf96cbb\"}");
+			 "{\"payload\":{\"uuid\":\"u-1\",\"roadblock\":\"exp:step-3\",\"sender\":{\"timestamp\":"
+			 "1700000001,\"type\":\"follower\",\"id\":\"hostB\"},\"recipient\":{\"type\":\"leader\","
+			 "\"id\":\"hostA\"},\"message\":{\"command\":\"follower-ready\"}},\"tx_checksum\":"
+			 "\"2e64fd04d34d1ab27cad217380c695a561201bd8d642f59bec2f8018cdf96cbb\"}");
 	ck_assert_int_eq(decode(text, &back, err), 0);
 	ck_assert_str_eq(back.recipient_id, "hostA");
 	ck_assert_int_eq(back.command, RB_FOLLOWER_READY);
@@ -165,8 +165,8 @@ START_TEST(test_every_field_checked)
 			     "\"message\":{\"command\":\"all-go\"}}",
 		   -EBADMSG,
 		   "payload.sender.type: \"boss\" is not one of roadblock's (leader, follower)");
-	expect_bad(GOOD_HEAD "\"sender\":{\"timestamp\":\"1\",\"type\":\"leader\",\"id\":\"a\"},"
-		   GOOD_TO "\"message\":{\"command\":\"all-go\"}}",
+	expect_bad(GOOD_HEAD "\"sender\":{\"timestamp\":\"1\",\"type\":\"leader\",\"id\":\"a\"}," GOOD_TO
+			     "\"message\":{\"command\":\"all-go\"}}",
 		   -EBADMSG, "payload.sender.timestamp: \"1\" is not whole seconds since 1970");
 	expect_bad(GOOD_HEAD GOOD_SENDER "\"recipient\":{\"type\":\"follower\"},"
 					 "\"message\":{\"command\":\"all-go\"}}",
@@ -176,14 +176,16 @@ START_TEST(test_every_field_checked)
 		   "(global-stream-created, leader-stream-created, ...)");
 	expect_bad(GOOD_HEAD GOOD_SENDER GOOD_TO "\"message\":{\"command\":\"timeout-ts\","
 						 "\"value\":\"soon\"}}",
-		   -EBADMSG, "payload.message.value: \"soon\" of timeout-ts is not whole seconds "
-			     "since 1970");
+		   -EBADMSG,
+		   "payload.message.value: \"soon\" of timeout-ts is not whole seconds "
+		   "since 1970");
 	expect_bad(GOOD_HEAD GOOD_SENDER GOOD_TO "\"message\":{\"command\":\"user-object\"}}",
 		   -EBADMSG, "payload.message.user-object: absent for the command user-object");
 	expect_bad("{\"uuid\":\"u\",\"roadblock\":\"r step\"," GOOD_SENDER GOOD_TO
 		   "\"message\":{\"command\":\"all-go\"}}",
-		   -EBADMSG, "payload.roadblock: \"r step\" holds a space, quote or non-ASCII "
-			     "character");
+		   -EBADMSG,
+		   "payload.roadblock: \"r step\" holds a space, quote or non-ASCII "
+		   "character");
 	expect_bad(GOOD_HEAD GOOD_SENDER GOOD_TO "\"message\":[]}", -EBADMSG,
 		   "payload.message: [] is not an object");
 }

@@ -84,7 +84,7 @@ START_TEST(test_idle_client_dropped)
 	ck_assert_msg(got, "a silent client was not hung up");
 	ck_assert_ptr_nonnull(strstr(got, "\"code\":\"ETIMEDOUT\""));
 	ck_assert_ptr_nonnull(strstr(service_log(), "no complete request in 3.0 s (IDLE_TIMEOUT); "
-						     "hung up"));
+						    "hung up"));
 	/* every slot taken by one that says nothing: refused, until they go */
 	int fds[64];
 	for (int i = 0; i < 64; i++) {
@@ -115,7 +115,7 @@ START_TEST(test_stop_timeout_kills)
 	json_object *e = exp_status(id);
 	ck_assert_str_eq(jstr(e, "state"), "cancelled");
 	ck_assert_ptr_nonnull(strstr(jstr(e, "reason"), "cancelled by root; its hostd ignored "
-				     "SIGTERM for 1.0 s and was killed (SIGKILL)"));
+							"SIGTERM for 1.0 s and was killed (SIGKILL)"));
 	json_object_put(e);
 	ck_assert_int_eq(HOSTCTL("logs", ids), 0);
 	ck_assert_ptr_nonnull(strstr(out, "its hostd did not end 1.0 s after SIGTERM: killed"));
@@ -232,7 +232,7 @@ START_TEST(test_hostile_member)
 	submit("g.conf", "r3");
 	ck_assert_int_eq(HOSTCTL("submit", "--host-config", h, "--guest-config", g), 1);
 	ck_assert_ptr_nonnull(strstr(hostctl_err(), "has 2 experiments queued already "
-				     "(USER_QUEUE_MAX=2"));
+						    "(USER_QUEUE_MAX=2"));
 
 	/* root's experiment is not nobody's to see, follow, wait for or cancel */
 	char ids[32];
@@ -256,25 +256,29 @@ START_TEST(test_hostile_member)
 	chmod(path2, 0777);
 	snprintf(path, sizeof(path), "%s/mine/link", tmpdir);
 	ck_assert_int_eq(symlink(path2, path), 0);
-	snprintf(line, sizeof(line), "{\"v\":1,\"type\":\"submit\",\"host_config\":\"\","
-		 "\"guest_config\":\"\",\"results\":\"%s\"}\n", path);
+	snprintf(line, sizeof(line),
+		 "{\"v\":1,\"type\":\"submit\",\"host_config\":\"\","
+		 "\"guest_config\":\"\",\"results\":\"%s\"}\n",
+		 path);
 	const char *r = raw_request_as(NOBODY, ug, line);
 	ck_assert_msg(strstr(r, "belongs to uid 0, not to nobody"), "%s", r);
 
 	/* a control character in the results folder's name */
 	snprintf(path, sizeof(path), "%s/a\033[2Jb", tmpdir);
 	ck_assert_int_eq(mkdir(path, 0777), 0);
-	ck_assert_int_eq(hostctl_as(0, 0, (const char *const[]){ "submit", "--host-config", h,
-				    "--guest-config", g, "--results", path, NULL }), 1);
+	ck_assert_int_eq(hostctl_as(0, 0,
+				    (const char *const[]){ "submit", "--host-config", h, "--guest-config",
+							   g, "--results", path, NULL }),
+			 1);
 	ck_assert_ptr_nonnull(strstr(hostctl_err(), "a control character (0x1b) at byte"));
 
 	/* a config over 64 KiB, which hostctl would not send */
 	static char big[80 * 1024];
-	int n = snprintf(big, sizeof(big), "{\"v\":1,\"type\":\"submit\",\"guest_config\":\"\","
+	int n = snprintf(big, sizeof(big),
+			 "{\"v\":1,\"type\":\"submit\",\"guest_config\":\"\","
 			 "\"host_config\":\"");
 	memset(big + n, 'x', CTL_CONFIG_MAX + 1);
-	snprintf(big + n + CTL_CONFIG_MAX + 1, sizeof(big) - (size_t)n - CTL_CONFIG_MAX - 1,
-		 "\"}\n");
+	snprintf(big + n + CTL_CONFIG_MAX + 1, sizeof(big) - (size_t)n - CTL_CONFIG_MAX - 1, "\"}\n");
 	r = raw_request_as(NOBODY, ug, big);
 	ck_assert_msg(strstr(r, "field 'host_config': 65537 bytes, at most 65536"), "%s", r);
 
@@ -284,7 +288,8 @@ START_TEST(test_hostile_member)
 	static char many[3000 * 23];
 	size_t len = 0;
 	for (int i = 0; i < 3000; i++)
-		len += (size_t)snprintf(many + len, sizeof(many) - len, "{\"v\":1,\"type\":\"list\"}\n");
+		len += (size_t)snprintf(many + len, sizeof(many) - len,
+					"{\"v\":1,\"type\":\"list\"}\n");
 	signal(SIGPIPE, SIG_IGN); /* were it hung up before all is written */
 	ck_assert_int_eq(write(fd, many, len), (ssize_t)len);
 	/* not read until the service said so (polled: its log is a file) */
@@ -382,8 +387,10 @@ static long submit_hconf(const char *hconf, const char *run, bool lenient)
 START_TEST(test_lenient_reaches_hostd)
 {
 	pid_t svc = start_service("users");
-	write_file("typo.conf", "GUEST_KIND=local\nGUEST_COUNT=2\nBARRIER_TIMEOUT=60\n"
-				"GEUST_COUNT=2\n", 0644);
+	write_file("typo.conf",
+		   "GUEST_KIND=local\nGUEST_COUNT=2\nBARRIER_TIMEOUT=60\n"
+		   "GEUST_COUNT=2\n",
+		   0644);
 	ck_assert_int_eq(wait_exp(submit_hconf("typo.conf", "strict", false)), 1);
 	long id = submit_hconf("typo.conf", "lenient", true);
 	json_object *e = exp_status(id);
@@ -418,8 +425,8 @@ START_TEST(test_outsider_refused_member_served)
 	long id = strtol(out, NULL, 10);
 	char ids[32];
 	snprintf(ids, sizeof(ids), "%ld", id);
-	ck_assert_int_eq(hostctl_as(NOBODY, users->gr_gid,
-				    (const char *const[]){ "wait", ids, NULL }), 0);
+	ck_assert_int_eq(hostctl_as(NOBODY, users->gr_gid, (const char *const[]){ "wait", ids, NULL }),
+			 0);
 	char path[600];
 	struct stat st;
 	snprintf(path, sizeof(path), "%s/n/samples.ndjson", res);
@@ -428,9 +435,8 @@ START_TEST(test_outsider_refused_member_served)
 	/* root's folder is not nobody's to fill */
 	snprintf(res, sizeof(res), "%s/results", tmpdir);
 	ck_assert_int_eq(hostctl_as(NOBODY, users->gr_gid,
-				    (const char *const[]){ "submit", "--host-config", h,
-							   "--guest-config", g, "--results", tmpdir,
-							   NULL }),
+				    (const char *const[]){ "submit", "--host-config", h, "--guest-config",
+							   g, "--results", tmpdir, NULL }),
 			 1);
 	ck_assert_ptr_nonnull(strstr(hostctl_err(), "not to nobody"));
 	stop_service(svc);
@@ -464,7 +470,8 @@ START_TEST(test_sigkill_queue_survives)
 	size_t n;
 	json_object **s = read_ndjson("samples.ndjson", &n);
 	ck_assert_int_ge(count_sample(s, n, "guest-1", 1, "elapsed") +
-				 count_sample(s, n, "guest-2", 1, "elapsed"), 1);
+				 count_sample(s, n, "guest-2", 1, "elapsed"),
+			 1);
 	free_ndjson(s, n);
 	/* and nothing ran twice */
 	m = run_manifest("two");
@@ -495,7 +502,8 @@ START_TEST(test_cancel_running)
 	size_t n;
 	json_object **s = read_ndjson("samples.ndjson", &n);
 	ck_assert_int_ge(count_sample(s, n, "guest-1", 1, "elapsed") +
-				 count_sample(s, n, "guest-2", 1, "elapsed"), 1);
+				 count_sample(s, n, "guest-2", 1, "elapsed"),
+			 1);
 	free_ndjson(s, n);
 	/* a queued one goes at once, and an ended one cannot be cancelled */
 	ck_assert_int_eq(HOSTCTL("cancel", ids), 1);

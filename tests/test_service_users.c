@@ -136,8 +136,8 @@ static void assert_owned(uid_t uid, mode_t mode, const char *fmt, ...)
 	struct stat st;
 	ck_assert_msg(lstat(path, &st) == 0, "%s: %s", path, strerror(errno));
 	ck_assert_msg(st.st_uid == uid, "%s: uid %u, not %u", path, st.st_uid, uid);
-	ck_assert_msg((st.st_mode & 07777) == mode, "%s: mode %o, not %o", path,
-		      st.st_mode & 07777, mode);
+	ck_assert_msg((st.st_mode & 07777) == mode, "%s: mode %o, not %o", path, st.st_mode & 07777,
+		      mode);
 }
 
 START_TEST(test_command_runs_as_submitter)
@@ -149,11 +149,13 @@ START_TEST(test_command_runs_as_submitter)
 
 	/* bob's run, in a folder of his; carol's in RESULTS_ROOT */
 	const char *res_bob = user_dir("res-bob", bob, bob_g, 0700);
-	user_configs("conf-bob", bob, bob_g, h1, "# bob-secret\nMMTESTS=cpu-probe\n"
+	user_configs("conf-bob", bob, bob_g, h1,
+		     "# bob-secret\nMMTESTS=cpu-probe\n"
 		     "MMTEST_ITERATIONS=1\nCPU_PROBE_UNITS=1000\n");
 	long b = submit_as(BOB, "conf-bob/h.conf", "conf-bob/g.conf", res_bob, "b");
 	ck_assert_int_eq(wait_as(BOB, b), 0);
-	user_configs("conf-carol", carol, carol_g, h1, "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=1\n"
+	user_configs("conf-carol", carol, carol_g, h1,
+		     "MMTESTS=cpu-probe\nMMTEST_ITERATIONS=1\n"
 		     "CPU_PROBE_UNITS=1000\n");
 	long c = submit_as(CAROL, "conf-carol/h.conf", "conf-carol/g.conf", NULL, "c");
 	ck_assert_int_eq(wait_as(CAROL, c), 0);
@@ -171,7 +173,8 @@ START_TEST(test_command_runs_as_submitter)
 		 "COMMAND_PROBE='id; grep -E \"^(CapInh|CapPrm|CapEff|CapAmb|NoNewPrivs)\" "
 		 "/proc/self/status; ls %s 2>&1; cat %s/service/exp/%ld/g.conf 2>&1; "
 		 "cat %s/b/manifest.json 2>&1; cat %s/results/c/manifest.json 2>&1; "
-		 "echo probe-end; sleep 2'\n", state, state, b, res_bob, tmpdir);
+		 "echo probe-end; sleep 2'\n",
+		 state, state, b, res_bob, tmpdir);
 	/* and top on the host, an external monitor: it lists itself */
 	user_configs("conf-alice", alice, alice_g,
 		     "GUEST_KIND=local\nGUEST_COUNT=1\nMONITORS=top\nMONITOR_UPDATE_FREQUENCY=1\n",
@@ -222,8 +225,7 @@ END_TEST
 /* Carol names bob's file as key (with more lines of h.conf): hostctl,
  * reading it with her rights, refuses; a client that sends the name without
  * the file gets a run that fails without the file being read. */
-static void name_bobs_file(const char *key, const char *h_more, const char *res_carol,
-			   const char *run)
+static void name_bobs_file(const char *key, const char *h_more, const char *res_carol, const char *run)
 {
 	char text[2048], bobs[600];
 	snprintf(bobs, sizeof(bobs), "%s/conf-bob/g.conf", tmpdir);
@@ -294,7 +296,8 @@ START_TEST(test_named_binaries_public_only)
 	ck_assert_int_eq(wait_as(ALICE, a), 1);
 	const char *log = logs_of(a);
 	ck_assert_msg(strstr(log, "HARNESS_BINARIES names /etc/shadow: not a file of root's that "
-				  "everyone may read"), "%s", log);
+				  "everyone may read"),
+		      "%s", log);
 	ck_assert_msg(wait_as(ALICE, b) == 0, "%s", logs_of(b));
 	stop_service(svc);
 }
@@ -375,8 +378,10 @@ START_TEST(test_foreground_planted_link_not_written)
 	make_target();
 	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\nBARRIER_TIMEOUT=60\n", 0644);
 	/* the work folder is results/t/nodes/guest-1/work */
-	snprintf(g, sizeof(g), "MMTESTS=plant\nMMTEST_ITERATIONS=2\n"
-		 "COMMAND_PLANT='ln -sf %s ../../../manifest.json.tmp'\n", target);
+	snprintf(g, sizeof(g),
+		 "MMTESTS=plant\nMMTEST_ITERATIONS=2\n"
+		 "COMMAND_PLANT='ln -sf %s ../../../manifest.json.tmp'\n",
+		 target);
 	write_file("g.conf", g, 0644);
 	ck_assert_int_eq(hostd_test_run(NULL, NULL), 2);
 	assert_target_untouched();
@@ -384,7 +389,8 @@ START_TEST(test_foreground_planted_link_not_written)
 	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
 	const char *err = read_text(path);
 	ck_assert_msg(err && strstr(err, "manifest.json.tmp (something was put there: not written "
-					 "through)"), "%s", err ? err : "");
+					 "through)"),
+		      "%s", err ? err : "");
 }
 END_TEST
 
@@ -392,8 +398,7 @@ START_TEST(test_host_steps_refused)
 {
 	pid_t svc = start_service_with("users", "SERVICE_HOST_STEPS=\n");
 	user_configs("conf-alice", alice, alice_g, "GUEST_COUNT=1\n", "MMTESTS=cpu-probe\n");
-	ck_assert_int_eq(try_submit_as(ALICE, "conf-alice/h.conf", "conf-alice/g.conf", NULL, NULL),
-			 1);
+	ck_assert_int_eq(try_submit_as(ALICE, "conf-alice/h.conf", "conf-alice/g.conf", NULL, NULL), 1);
 	ck_assert_msg(strstr(hostctl_err(), "lst-alice may not run steps on the host") &&
 			      strstr(hostctl_err(), "GUEST_KIND=local (the default)") &&
 			      strstr(hostctl_err(), "SERVICE_HOST_STEPS"),
@@ -421,8 +426,7 @@ START_TEST(test_run_timeout)
 	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=1\nRUN_TIMEOUT=2\n", 0644);
 	char g[600];
 	snprintf(g, sizeof(g), "%s/long.conf", tmpdir);
-	ck_assert_int_eq(hostd_test_run(NULL, (const char *const[]){ "--guest-config", g, NULL }),
-			 2);
+	ck_assert_int_eq(hostd_test_run(NULL, (const char *const[]){ "--guest-config", g, NULL }), 2);
 	json_object *m = manifest();
 	ck_assert_str_eq(jstr(m, "status"), "aborted");
 	ck_assert_msg(strstr(jstr(m, "reason"), "RUN_TIMEOUT=2 s"), "%s", jstr(m, "reason"));
@@ -498,8 +502,8 @@ START_TEST(test_exec_as_drops_ambient_capabilities)
 	const char *got = exec_as_from_capable_user(false, uid, probe);
 	ck_assert_msg(strstr(got, "CapAmb:\t00000000000000c9"), "the test's setup: %s", got);
 	got = exec_as_from_capable_user(true, uid, probe);
-	snprintf(want, sizeof(want), "uid=%u(%s) gid=%u(%s) groups=%u(%s),100(users)", alice,
-		 ALICE, alice_g, ALICE, alice_g, ALICE);
+	snprintf(want, sizeof(want), "uid=%u(%s) gid=%u(%s) groups=%u(%s),100(users)", alice, ALICE,
+		 alice_g, ALICE, alice_g, ALICE);
 	ck_assert_msg(strstr(got, want), "no '%s' in %s", want, got);
 	const char *zero[] = { "CapInh:\t0000000000000000", "CapPrm:\t0000000000000000",
 			       "CapEff:\t0000000000000000", "CapAmb:\t0000000000000000",
@@ -515,8 +519,8 @@ static gid_t svc_g;
 
 static void drop_to_service_user(void)
 {
-	const int caps[] = { CAP_CHOWN, CAP_FOWNER, CAP_SETUID, CAP_SETGID, CAP_SETPCAP,
-			     CAP_KILL, -1 };
+	const int caps[] = { CAP_CHOWN,	  CAP_FOWNER, CAP_SETUID, CAP_SETGID,
+			     CAP_SETPCAP, CAP_KILL,   -1 };
 	become_capable(svc, svc_g, caps);
 }
 

@@ -46,14 +46,11 @@ static void got_clear(void)
 	got.resets = 0;
 }
 
-static void on_line(void *ctx, enum proto_event ev, struct proto_msg *msg, int err,
-		    const char *detail)
+static void on_line(void *ctx, enum proto_event ev, struct proto_msg *msg, int err, const char *detail)
 {
 	(void)ctx;
 	switch (ev) {
-	case PROTO_EV_RESET:
-		got.resets++;
-		return;
+	case PROTO_EV_RESET: got.resets++; return;
 	case PROTO_EV_ERROR:
 		ck_abort_msg("the agent wrote a line the host refuses: %s: %s", strerror(-err),
 			     detail ? detail : "");
@@ -92,10 +89,10 @@ static void expect(const enum proto_type *types, size_t n)
 	ck_assert_msg(got.n == n, "%zu lines from the agent (first %s), expected %zu", got.n,
 		      got.n ? proto_type_name(got.m[0].type) : "-", n);
 }
-#define EXPECT(...)                                                                     \
-	do {                                                                            \
-		const enum proto_type want_[] = { __VA_ARGS__ };                       \
-		expect(want_, sizeof(want_) / sizeof(want_[0]));                        \
+#define EXPECT(...)                                              \
+	do {                                                     \
+		const enum proto_type want_[] = { __VA_ARGS__ }; \
+		expect(want_, sizeof(want_) / sizeof(want_[0])); \
 	} while (0)
 #define EXPECT_NOTHING() expect(NULL, 0)
 
@@ -370,7 +367,8 @@ START_TEST(test_new_plan_after_a_step_refused)
 	input(&m, 0);
 	ck_assert_uint_eq(s.nsteps, 3);
 	ck_assert_int_eq(s.phase, SESS_RUNNING);
-	expect_error(0, "plan-conflict", "a different plan (2 steps) arrived after steps ran "
+	expect_error(0, "plan-conflict",
+		     "a different plan (2 steps) arrived after steps ran "
 		     "(now at step 1); keeping the current plan (3 steps)");
 }
 END_TEST
@@ -409,7 +407,8 @@ START_TEST(test_plan_part_out_of_order)
 	input(&a, 0);
 	input(&c, 0);
 	ck_assert_int_eq(s.phase, SESS_NO_PLAN);
-	expect_error(0, "bad-plan", "plan part from step 5 of 5 does not follow the 2 steps "
+	expect_error(0, "bad-plan",
+		     "plan part from step 5 of 5 does not follow the 2 steps "
 		     "received");
 	got_clear();
 	a2.u.plan.total = b2.u.plan.total = 5;
@@ -630,8 +629,7 @@ START_TEST(test_pong_with_ptp)
 	} else {
 		ck_assert_int_eq(got.m[0].u.ping.ptp_mono_ns, 3000);
 		ck_assert_int_eq(got.m[0].u.ping.ptp_real_ns, 100 * TESTLIB_SEC + 15);
-		ck_assert_int_eq(got.m[0].u.ping.ptp_host_real_ns,
-				 105 * TESTLIB_SEC + 15);
+		ck_assert_int_eq(got.m[0].u.ping.ptp_host_real_ns, 105 * TESTLIB_SEC + 15);
 		ck_assert_int_eq(got.m[0].u.ping.ptp_window_ns, 11);
 	}
 }

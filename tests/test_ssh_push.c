@@ -33,28 +33,28 @@
 #include "xalloc.h"
 
 #define DROPBEAR "/usr/sbin/dropbear"
-#define BIG_SIZE (2 * 1024 * 1024 + 123)	/* not a multiple of 512 */
+#define BIG_SIZE (2 * 1024 * 1024 + 123) /* not a multiple of 512 */
 
-static char T[64];		/* the test's folder */
-static char *client_key;	/* hostd's private key (ssh_key_ensure) */
+static char T[64];	 /* the test's folder */
+static char *client_key; /* hostd's private key (ssh_key_ensure) */
 static char *client_pub;
-static char hostkey_pub[2][512]; /* dropbear's keys A and B: "ssh-ed25519 AAAA..." */
-static char hostkey_fp[2][128];	/* their fingerprints, from ssh-keygen */
+static char hostkey_pub[2][512];  /* dropbear's keys A and B: "ssh-ed25519 AAAA..." */
+static char hostkey_fp[2][128];	  /* their fingerprints, from ssh-keygen */
 static char hostkey_blob[2][512]; /* "ssh-ed25519 AAAA..." without the comment */
 
 /* ---- helpers ---- */
 
 /* Check's asserts only work inside a test; the world is made outside. */
 static int in_world;
-#define MUST(cond, ...)                                                   \
-	do {                                                              \
-		if (!in_world) {                                          \
-			ck_assert_msg(cond, __VA_ARGS__);                 \
-		} else if (!(cond)) {                                     \
+#define MUST(cond, ...)                                                       \
+	do {                                                                  \
+		if (!in_world) {                                              \
+			ck_assert_msg(cond, __VA_ARGS__);                     \
+		} else if (!(cond)) {                                         \
 			fprintf(stderr, "test-ssh-push setup: " __VA_ARGS__); \
-			fputc('\n', stderr);                              \
-			exit(EXIT_FAILURE);                               \
-		}                                                         \
+			fputc('\n', stderr);                                  \
+			exit(EXIT_FAILURE);                                   \
+		}                                                             \
 	} while (0)
 
 static char *path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -85,7 +85,8 @@ static void sh(const char *fmt, ...)
 }
 
 /* The first line a command prints. */
-static void first_line(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void first_line(char *out, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 static void first_line(char *out, size_t n, const char *fmt, ...)
 {
 	char *cmd;
@@ -187,8 +188,8 @@ static void server_main(pid_t parent, int port, const char *hostkey, const char 
 		if (getppid() != parent)
 			_exit(1);
 		dup2(p[1], 2);
-		execl(DROPBEAR, "dropbear", "-F", "-E", "-s", "-m", "-p", addr, "-r", hostkey,
-		      "-P", "/dev/null", (char *)NULL);
+		execl(DROPBEAR, "dropbear", "-F", "-E", "-s", "-m", "-p", addr, "-r", hostkey, "-P",
+		      "/dev/null", (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
@@ -204,7 +205,7 @@ static void server_main(pid_t parent, int port, const char *hostkey, const char 
 			close(report);
 		}
 		if (seen > sizeof(buf) / 2)
-			seen = 0;	/* only the readiness line is looked for */
+			seen = 0; /* only the readiness line is looked for */
 	}
 	if (!ready)
 		dprintf(report, "dropbear -p %s exited: %s", addr, buf);
@@ -246,7 +247,7 @@ static struct server server_start(int key)
 
 static void server_stop(struct server *s)
 {
-	kill(-s->pid, SIGKILL);	/* dropbear and its sessions too */
+	kill(-s->pid, SIGKILL); /* dropbear and its sessions too */
 	waitpid(s->pid, NULL, 0);
 	free(s->log);
 }
@@ -254,8 +255,12 @@ static void server_stop(struct server *s)
 static struct ssh_push_target target(const struct server *s, const char *node, int pinned_key)
 {
 	struct ssh_push_target t = {
-		.node = node, .host = "127.0.0.1", .port = s->port, .user = "root",
-		.private_key_path = client_key, .timeout_ms = 5000,
+		.node = node,
+		.host = "127.0.0.1",
+		.port = s->port,
+		.user = "root",
+		.private_key_path = client_key,
+		.timeout_ms = 5000,
 		.expected_hostkey = pinned_key >= 0 ? hostkey_pub[pinned_key] : NULL,
 	};
 	return t;
@@ -295,7 +300,8 @@ static void world_setup(void)
 	p = path("login-shell");
 	text = xasprintf("#!/bin/busybox sh\nPATH=%s/bin; export PATH\n"
 			 "case \"$2\" in *stall-here*) exec sleep 3;; esac\n"
-			 "exec /bin/busybox sh \"$@\"\n", T);
+			 "exec /bin/busybox sh \"$@\"\n",
+			 T);
 	write_file(p, text, 0755);
 	free(text);
 	text = xasprintf("root:x:0:0:root:%s/home:%s\n", T, p);
@@ -315,8 +321,8 @@ static void world_setup(void)
 		first_line(hostkey_pub[k], sizeof(hostkey_pub[k]),
 			   "dropbearkey -y -f %s/hostkey_%c | grep ^ssh-ed25519 | tee %s/hostkey_%c.pub",
 			   T, 'a' + k, T, 'a' + k);
-		first_line(hostkey_blob[k], sizeof(hostkey_blob[k]), "cut -d' ' -f1,2 %s/hostkey_%c.pub",
-			   T, 'a' + k);
+		first_line(hostkey_blob[k], sizeof(hostkey_blob[k]),
+			   "cut -d' ' -f1,2 %s/hostkey_%c.pub", T, 'a' + k);
 		/* an independent fingerprint: OpenSSH's ssh-keygen, not libssh */
 		first_line(line, sizeof(line), "ssh-keygen -l -E sha256 -f %s/hostkey_%c.pub", T,
 			   'a' + k);
@@ -353,12 +359,11 @@ START_TEST(test_key_made_once)
 	char *text = read_text(pubfile), *want = xasprintf("%s\n", pub);
 	ck_assert_str_eq(text, want);
 	/* OpenSSH reads it too, so users can debug with ssh -i */
-	sh("ssh-keygen -y -f %s | cut -d' ' -f1,2 | grep -q \"$(cut -d' ' -f1,2 %s)\"", priv,
-	   pubfile);
+	sh("ssh-keygen -y -f %s | cut -d' ' -f1,2 | grep -q \"$(cut -d' ' -f1,2 %s)\"", priv, pubfile);
 
 	ck_assert_int_eq(ssh_key_ensure(state, &priv2, &pub2, err, sizeof(err)), 0);
 	ck_assert_str_eq(priv2, priv);
-	ck_assert_str_eq(pub2, pub);	/* reused, not made again */
+	ck_assert_str_eq(pub2, pub); /* reused, not made again */
 
 	/* a key others may read is refused, naming the file and the fix */
 	ck_assert_int_eq(chmod(priv, 0644), 0);
@@ -396,7 +401,7 @@ END_TEST
 
 /* ---- against dropbear ---- */
 
-static struct server srv;	/* key A, started for every case below */
+static struct server srv; /* key A, started for every case below */
 
 static void srv_setup(void)
 {
@@ -443,15 +448,17 @@ START_TEST(test_push_and_exec)
 	ck_assert_msg(r == 0, "%s", err);
 	ck_assert_uint_gt(st.bytes, BIG_SIZE);
 	ck_assert(st.seconds > 0);
-	printf("push: %llu bytes in %.3f s = %.1f MB/s\n", (unsigned long long)st.bytes,
-	       st.seconds, st.bytes / st.seconds / 1e6);
+	printf("push: %llu bytes in %.3f s = %.1f MB/s\n", (unsigned long long)st.bytes, st.seconds,
+	       st.bytes / st.seconds / 1e6);
 
 	/* what arrived, checked by the guest's own (busybox) sha256sum */
 	cmd = xasprintf("cd %s && sha256sum big agent lib/libx.so.1 guest.conf", remote);
 	r = ssh_push_exec(s, cmd, &out, &status, err, sizeof(err));
 	ck_assert_msg(r == 0 && status == 0, "%d %d %s", r, status, err);
-	first_line(want, sizeof(want), "cd %s && sha256sum big agent lib/libx.so.1 guest.conf "
-		   "| tr '\\n' '|'", local);
+	first_line(want, sizeof(want),
+		   "cd %s && sha256sum big agent lib/libx.so.1 guest.conf "
+		   "| tr '\\n' '|'",
+		   local);
 	for (char *c = out; *c; c++)
 		*c = *c == '\n' ? '|' : *c;
 	ck_assert_str_eq(out, want);
@@ -487,7 +494,7 @@ END_TEST
 
 START_TEST(test_wrong_pinned_key)
 {
-	struct ssh_push_target t = target(&srv, "n2", 1);	/* server has A */
+	struct ssh_push_target t = target(&srv, "n2", 1); /* server has A */
 	struct ssh_push_session *s = (void *)1;
 	char err[1024] = "", *log;
 	int r;
@@ -495,8 +502,7 @@ START_TEST(test_wrong_pinned_key)
 	r = ssh_push_connect(&t, &s, NULL, err, sizeof(err));
 	ck_assert_int_eq(r, -EBADMSG);
 	ck_assert_ptr_null(s);
-	ck_assert_msg(strstr(err, "guest n2 (root@127.0.0.1:") && strstr(err, "MISMATCH"),
-		      "%s", err);
+	ck_assert_msg(strstr(err, "guest n2 (root@127.0.0.1:") && strstr(err, "MISMATCH"), "%s", err);
 	ck_assert_msg(strstr(err, hostkey_fp[0]) && strstr(err, hostkey_fp[1]), "%s", err);
 	/* it gave up before authenticating: the server never saw our key */
 	log = read_text(srv.log);
@@ -536,11 +542,11 @@ START_TEST(test_known_hosts)
 	t.port = other.port;
 	r = ssh_push_connect(&t, &s, &hk, err, sizeof(err));
 	ck_assert_int_eq(r, -EBADMSG);
-	ck_assert_msg(strstr(err, "guest n3 (") && strstr(err, "CHANGED") && strstr(err, kh),
-		      "%s", err);
+	ck_assert_msg(strstr(err, "guest n3 (") && strstr(err, "CHANGED") && strstr(err, kh), "%s",
+		      err);
 	ck_assert_msg(strstr(err, hostkey_fp[0]) && strstr(err, hostkey_fp[1]), "%s", err);
 	after = read_text(kh);
-	ck_assert_str_eq(after, before);	/* not replaced */
+	ck_assert_str_eq(after, before); /* not replaced */
 	server_stop(&other);
 	free(before);
 	free(after);
@@ -599,8 +605,7 @@ START_TEST(test_stalls_time_out)
 	s = connect_ok(&t);
 	r = ssh_push_exec(s, "sleep 3", &out, &status, err, sizeof(err));
 	ck_assert_int_eq(r, -ETIMEDOUT);
-	ck_assert_msg(strstr(err, "guest n4 (") && strstr(err, "`sleep 3` neither printed"), "%s",
-		      err);
+	ck_assert_msg(strstr(err, "guest n4 (") && strstr(err, "`sleep 3` neither printed"), "%s", err);
 	ck_assert_ptr_null(out);
 	ssh_push_close(s);
 	for (int i = 0; i < 3; i++)
@@ -659,16 +664,15 @@ START_TEST(test_detached_start)
 	ck_assert_int_eq(ssh_push_harness(s, remote, &f, 1, NULL, err, sizeof(err)), 0);
 	/* returns once the session's shell is gone, though the agent runs on
 	 * for half a minute; a held channel would end in -ETIMEDOUT instead */
-	r = ssh_push_start_detached(s, remote, "./agent 'a b'", "agent.log", &pid, err,
-				    sizeof(err));
+	r = ssh_push_start_detached(s, remote, "./agent 'a b'", "agent.log", &pid, err, sizeof(err));
 	ck_assert_msg(r == 0, "%s", err);
 	ck_assert_int_gt(pid, 1);
 	ssh_push_close(s);
 
 	/* a new session finds it alive, in a session of its own */
 	s = connect_ok(&t);
-	cmd = xasprintf("kill -0 %ld && cut -d' ' -f6 /proc/%ld/stat && cat %s/agent.log", pid,
-			pid, remote);
+	cmd = xasprintf("kill -0 %ld && cut -d' ' -f6 /proc/%ld/stat && cat %s/agent.log", pid, pid,
+			remote);
 	r = ssh_push_exec(s, cmd, &out, &status, err, sizeof(err));
 	ck_assert_msg(r == 0 && status == 0, "%s", err);
 	snprintf(want, sizeof(want), "%ld\nstarted a b\n", pid);
@@ -703,8 +707,7 @@ static void *par_main(void *arg)
 	struct ssh_push_session *s = NULL;
 
 	files[1].local_path = path("par-big");
-	cmd = xasprintf("cat %s/id && cmp %s/big %s && echo same", remote, remote,
-			files[1].local_path);
+	cmd = xasprintf("cat %s/id && cmp %s/big %s && echo same", remote, remote, files[1].local_path);
 	j->r = ssh_push_connect(&t, &s, NULL, j->err, sizeof(j->err));
 	if (j->r == 0)
 		j->r = ssh_push_harness(s, remote, files, 2, NULL, j->err, sizeof(j->err));

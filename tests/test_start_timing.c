@@ -15,8 +15,9 @@
  * at 1300, 60 ns queued on the way. */
 static struct start_timing honest(void)
 {
-	return (struct start_timing){ .agent_go_ns = 1100, .child_go_ns = 1150, .start_ns = 1300,
-				      .runq_ns = 60 };
+	return (struct start_timing){
+		.agent_go_ns = 1100, .child_go_ns = 1150, .start_ns = 1300, .runq_ns = 60
+	};
 }
 
 START_TEST(test_honest_kept)
@@ -82,8 +83,10 @@ END_TEST
 
 START_TEST(test_extremes)
 {
-	struct start_timing t = { .agent_go_ns = INT64_MIN, .child_go_ns = INT64_MIN,
-				  .start_ns = INT64_MAX, .runq_ns = INT64_MAX };
+	struct start_timing t = { .agent_go_ns = INT64_MIN,
+				  .child_go_ns = INT64_MIN,
+				  .start_ns = INT64_MAX,
+				  .runq_ns = INT64_MAX };
 	/* the send minus a huge bound saturates instead of wrapping (wrapped,
 	 * it would lie far after the agent's read), and so does the span */
 	ck_assert_int_eq(start_timing_check(&t, INT64_MIN + 10, INT64_MAX), 0);

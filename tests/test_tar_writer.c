@@ -14,7 +14,7 @@
 #include "testlib.h"
 #include "xalloc.h"
 
-#define BIG_SIZE (2 * 1024 * 1024 + 123)	/* not a multiple of 512 */
+#define BIG_SIZE (2 * 1024 * 1024 + 123) /* not a multiple of 512 */
 
 static char T[64];
 
@@ -80,7 +80,7 @@ START_TEST(test_tar_names)
 	comp[101] = '\0';
 	ck_assert_int_eq(tar_writer_add_data(&tw, comp, 0644, "x", 1), -ENAMETOOLONG);
 	ck_assert_int_eq(tar_writer_add_data(&tw, "ok", 010644, "x", 1), -EINVAL);
-	ck_assert_int_eq(tw.error, 0);	/* refused before a byte went out */
+	ck_assert_int_eq(tw.error, 0); /* refused before a byte went out */
 	close(fd);
 }
 END_TEST
@@ -96,7 +96,9 @@ START_TEST(test_tar_extracts)
 	memset(name100, 'n', 100);
 	name100[100] = '\0';
 	/* 90 + 1 + 90 bytes: only fits with the prefix field */
-	snprintf(deep, sizeof(deep), "%.*s/%.*s", 90, "ppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp", 90,
+	snprintf(deep, sizeof(deep), "%.*s/%.*s", 90,
+		 "ppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp",
+		 90,
 		 "fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff");
 	deep_dir = xstrndup(deep, 90);
 
@@ -111,7 +113,7 @@ START_TEST(test_tar_extracts)
 	ck_assert_int_eq(tar_writer_add_dir(&tw, deep_dir, 0700), 0);
 	ck_assert_int_eq(tar_writer_add_data(&tw, deep, 0644, "deep", 4), 0);
 	ck_assert_int_eq(tar_writer_add_file(&tw, "missing", 0644, "/nonexistent"), -ENOENT);
-	ck_assert_int_eq(tw.error, 0);	/* nothing was sent for it */
+	ck_assert_int_eq(tw.error, 0); /* nothing was sent for it */
 	ck_assert_int_eq(tar_writer_finish(&tw), 0);
 	close(fd);
 	ck_assert_uint_eq(tw.bytes % 512, 0);

@@ -100,11 +100,11 @@ START_TEST(template_rejects_what_xml_cannot_carry)
 {
 	const struct virt_template_var v[] = { { "NAME", "a\001b" } };
 	char err[256], *out;
-	ck_assert_int_eq(virt_template_fill("<a>@NAME@</a>", "t", v, 1, NULL, &out, err,
-					    sizeof(err)), -EINVAL);
+	ck_assert_int_eq(virt_template_fill("<a>@NAME@</a>", "t", v, 1, NULL, &out, err, sizeof(err)),
+			 -EINVAL);
 	ck_assert_msg(strstr(err, "@NAME@") && strstr(err, "0x01"), "%s", err);
-	ck_assert_int_eq(virt_template_fill("<a/><!-- open", "t", v, 0, NULL, &out, err,
-					    sizeof(err)), -EINVAL);
+	ck_assert_int_eq(virt_template_fill("<a/><!-- open", "t", v, 0, NULL, &out, err, sizeof(err)),
+			 -EINVAL);
 	ck_assert_msg(strstr(err, "t:1: comment not closed"), "%s", err);
 }
 END_TEST
@@ -112,8 +112,8 @@ END_TEST
 START_TEST(base64_vectors)
 {
 	static const char *const in[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
-	static const char *const out[] = { "", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=",
-					   "Zm9vYmFy" };
+	static const char *const out[] = { "",	       "Zg==",	   "Zm8=",    "Zm9v",
+					   "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy" };
 	for (int i = 0; i < 7; i++) {
 		char *b = virt_base64(in[i], strlen(in[i]));
 		ck_assert_str_eq(b, out[i]);
@@ -177,16 +177,22 @@ START_TEST(xml_channel_edge_cases)
 
 	ck_assert_int_eq(virt_xml_channel_path("<domain><devices><channel type='pty'>"
 					       "<target type='virtio' name='x'/></channel>"
-					       "</devices></domain>", "x", &p), -EPROTO);
+					       "</devices></domain>",
+					       "x", &p),
+			 -EPROTO);
 	ck_assert_int_eq(virt_xml_channel_path("<domain><devices><channel type='unix'>"
 					       "<source mode='bind'/><target type='virtio' name='x'/>"
-					       "</channel></devices></domain>", "x", &p), -EPROTO);
+					       "</channel></devices></domain>",
+					       "x", &p),
+			 -EPROTO);
 	/* a pty console with a log file */
 	bool append = false;
 	ck_assert_int_eq(virt_xml_console_file("<domain><devices><serial type='pty'>"
 					       "<log file='/var/log/c.log' append='on'/></serial><serial "
 					       "type='file'><source path='/x'/></serial></devices>"
-					       "</domain>", &p, &append), 0);
+					       "</domain>",
+					       &p, &append),
+			 0);
 	ck_assert_str_eq(p, "/var/log/c.log");
 	ck_assert(append);
 	free(p);
@@ -196,13 +202,13 @@ END_TEST
 START_TEST(xml_rejects_malformed)
 {
 	static const char *const bad[] = {
-		"<domain><devices></domain>",		/* mismatched */
-		"<domain><devices>",			/* unclosed */
-		"<domain/><domain/>",			/* two roots */
-		"<domain a=b/>",			/* unquoted */
-		"<domain a='1'b='2'/>",			/* no space between attributes */
-		"<domain type='&bogus;'/>",		/* unknown entity */
-		"text<domain/>",			/* text outside the root */
+		"<domain><devices></domain>", /* mismatched */
+		"<domain><devices>",	      /* unclosed */
+		"<domain/><domain/>",	      /* two roots */
+		"<domain a=b/>",	      /* unquoted */
+		"<domain a='1'b='2'/>",	      /* no space between attributes */
+		"<domain type='&bogus;'/>",   /* unknown entity */
+		"text<domain/>",	      /* text outside the root */
 		"<domain><!-- unterminated </domain>",
 		"",
 	};
@@ -237,8 +243,8 @@ START_TEST(xml_edit_domain)
 	free(xml);
 
 	/* no type attribute yet: one is added */
-	ck_assert_int_eq(virt_xml_edit_domain("<domain><name>x</name></domain>", "qemu", NULL,
-					      &out), 0);
+	ck_assert_int_eq(virt_xml_edit_domain("<domain><name>x</name></domain>", "qemu", NULL, &out),
+			 0);
 	ck_assert_str_eq(out, "<domain type='qemu'><name>x</name></domain>");
 	free(out);
 	ck_assert_int_eq(virt_xml_edit_domain("<network/>", "qemu", NULL, &out), -EINVAL);
@@ -262,8 +268,10 @@ static void fake_root(bool kvm, const char *flags)
 		write_file(path, "%s", "");
 	}
 	snprintf(path, sizeof(path), "%s/proc/cpuinfo", root);
-	write_file(path, "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: %s\n\n"
-			 "processor\t: 1\nflags\t\t: %s\n", flags, flags);
+	write_file(path,
+		   "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: %s\n\n"
+		   "processor\t: 1\nflags\t\t: %s\n",
+		   flags, flags);
 }
 
 static void rm_root(void)
@@ -335,7 +343,8 @@ START_TEST(addresses_parse)
 	struct virt_addr *a;
 	char err[256], buf[300];
 	int r = virt_addr_parse_list(" 127.0.0.1:2201\t[::1]:22\nguest-3.lab.example "
-				     "10.0.0.4:65535 ", 4, 22, &a, err, sizeof(err));
+				     "10.0.0.4:65535 ",
+				     4, 22, &a, err, sizeof(err));
 	ck_assert_msg(r == 0, "%s", err);
 	ck_assert_str_eq(a[0].host, "127.0.0.1");
 	ck_assert_int_eq(a[0].port, 2201);
@@ -351,7 +360,10 @@ END_TEST
 
 START_TEST(addresses_reject)
 {
-	static const struct { const char *list; const char *why; } bad[] = {
+	static const struct {
+		const char *list;
+		const char *why;
+	} bad[] = {
 		{ "127.0.0.1:22", "has 1 address, expected 2" },
 		{ "a:1 b:2 c:3", "more than the 2" },
 		{ "127.0.0.1:0 b:2", "entry 1: \"127.0.0.1:0\": the port \"0\"" },
@@ -480,7 +492,8 @@ static void make_template(const char *extra)
 		   "<os><kernel>@KERNEL@</kernel><cmdline>@CMDLINE_EXTRA@ @FLAVOUR@</cmdline></os>\n"
 		   "<devices><channel type='unix'><source mode='bind' path='@CHANNEL_PATH@'/>"
 		   "<target type='virtio' name='org.lockstep.agent.0'/></channel></devices>\n"
-		   "%s</domain>\n", extra);
+		   "%s</domain>\n",
+		   extra);
 	snprintf(path, sizeof(path), "%s/vmlinux", tdir);
 	write_file(path, "%s", "not a kernel");
 }
@@ -496,7 +509,8 @@ START_TEST(settings_template_guests)
 	char *text = xasprintf("LIBVIRT_URI=test:///default\nGUEST_TEMPLATE=%s/t.xml\n"
 			       "GUEST_KERNEL=%s/vmlinux\nGUEST_VAR_FLAVOUR='a&b'\n"
 			       "GUEST_VCPUS=2\nGUEST_VCPU_PINNING=\"0,1 1-2,3\"\n"
-			       "GUEST_RUNTIME_DIR=%s/run\n", tdir, tdir, tdir);
+			       "GUEST_RUNTIME_DIR=%s/run\n",
+			       tdir, tdir, tdir);
 	struct config *c = conf(text);
 	struct virt_settings s;
 	struct config_diag d;
@@ -578,7 +592,8 @@ START_TEST(settings_errors_name_the_place)
 	expect_error(t, 1, "t.xml:6: unknown placeholder @MEMORY_MB@", 3);
 	free(t);
 	t = xasprintf("GUEST_TEMPLATE=%s/t.xml\nGUEST_VAR_FLAVOUR=x\nGUEST_VAR_MEMORY_MB=1\n"
-		      "GUEST_KERNEL=%s/nope\n", tdir, tdir);
+		      "GUEST_KERNEL=%s/nope\n",
+		      tdir, tdir);
 	expect_error(t, 1, "GUEST_KERNEL=", 4);
 	free(t);
 	expect_error("GUEST_DOMAINS=\"a b\"\n", 3, "names 2 domains but GUEST_COUNT is 3", 1);

@@ -46,8 +46,8 @@
 #define AUTHKEY "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHRlc3Qta2V5LW5vdC11c2VkLWZvci1sb2dpbg test"
 
 static const char *demo_dir, *src_root;
-static char tag[32];	  /* "lockstep-test-PID" */
-static char run_dir[64];  /* /run/lockstep-test-PID */
+static char tag[32];	 /* "lockstep-test-PID" */
+static char run_dir[64]; /* /run/lockstep-test-PID */
 static int port_base;
 static uv_loop_t loop;
 static bool guard_fired;
@@ -232,12 +232,14 @@ START_TEST(raw_lifecycle_events_and_channel)
 	char port[16], err[512], *tmpl = demo_template(), *xml, *live, *chan;
 	snprintf(port, sizeof(port), "%d", port_base);
 	const struct virt_template_var v[] = {
-		{ "NAME", name }, { "MEMORY_MIB", "256" }, { "VCPUS", "1" }, { "KERNEL", kernel },
-		{ "INITRD", initrd }, { "AUTHKEY", key }, { "CMDLINE_EXTRA", "" },
-		{ "CONSOLE_LOG", log }, { "CHANNEL_PATH", sock }, { "SSH_PORT", port },
+		{ "NAME", name },	 { "MEMORY_MIB", "256" }, { "VCPUS", "1" },
+		{ "KERNEL", kernel },	 { "INITRD", initrd },	  { "AUTHKEY", key },
+		{ "CMDLINE_EXTRA", "" }, { "CONSOLE_LOG", log },  { "CHANNEL_PATH", sock },
+		{ "SSH_PORT", port },
 	};
 	ck_assert_msg(virt_template_fill(tmpl, "demo-guest.xml.in", v, 10, NULL, &xml, err,
-					 sizeof(err)) == 0, "%s", err);
+					 sizeof(err)) == 0,
+		      "%s", err);
 
 	struct virt_conn *c = open_conn();
 	struct virt_watch w = { .domain = name, .cb = raw_watch };
@@ -253,7 +255,8 @@ START_TEST(raw_lifecycle_events_and_channel)
 		st++; /* qemu starts paused: a RESUMED may come first */
 	ck_assert_int_eq(ev_log[st].detail, VIR_DOMAIN_EVENT_STARTED_BOOTED);
 	printf("virDomainCreateXML took %.1f ms; STARTED reached libvirt's thread %.1f ms after "
-	       "the call began\n", ms(t1 - t0), ms(ev_log[st].received_ns - t0));
+	       "the call began\n",
+	       ms(t1 - t0), ms(ev_log[st].received_ns - t0));
 
 	live = virDomainGetXMLDesc(dom, 0);
 	ck_assert_ptr_nonnull(live);
@@ -277,7 +280,8 @@ START_TEST(raw_lifecycle_events_and_channel)
 	ck_assert_int_eq(ev_log[sp].detail, VIR_DOMAIN_EVENT_STOPPED_DESTROYED);
 	for (int i = before; i < nev; i++)
 		printf("after virDomainDestroy: %s (%s) reached libvirt's thread at +%.1f ms, the "
-		       "loop %.0f us later\n", virt_event_name(ev_log[i].event),
+		       "loop %.0f us later\n",
+		       virt_event_name(ev_log[i].event),
 		       virt_event_detail_name(ev_log[i].event, ev_log[i].detail),
 		       ms(ev_log[i].received_ns - t0),
 		       (double)(ev_log[i].on_loop_ns - ev_log[i].received_ns) / 1e3);
@@ -326,8 +330,7 @@ static void g_stopped(struct virt_guest *g)
 	all_stopped = ++nstopped == (int)count;
 }
 
-static const struct virt_guest_ops gops = { .ready = g_ready, .failed = g_failed,
-					    .stopped = g_stopped };
+static const struct virt_guest_ops gops = { .ready = g_ready, .failed = g_failed, .stopped = g_stopped };
 
 static void load(struct virt_settings *s, unsigned n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -412,7 +415,7 @@ START_TEST(template_guests_ready_lost_destroyed)
 	ck_assert(guests[1].lost);
 	/* qemu's SIGTERM shows as SHUTDOWN (after host request) before STOPPED */
 	ck_assert_msg(strstr(guests[1].error, "guest lockstep-test-") &&
-		      strstr(guests[1].error, "-g2: its domain went away mid-run: libvirt says "),
+			      strstr(guests[1].error, "-g2: its domain went away mid-run: libvirt says "),
 		      "%s", guests[1].error);
 	ck_assert_int_eq(guests[0].state, VIRT_GUEST_READY);
 
@@ -443,15 +446,18 @@ START_TEST(existing_domain_left_as_found)
 
 	snprintf(port, sizeof(port), "%d", port_base + 10);
 	const struct virt_template_var v[] = {
-		{ "NAME", name }, { "MEMORY_MIB", "256" }, { "VCPUS", "1" }, { "KERNEL", kernel },
-		{ "INITRD", initrd }, { "AUTHKEY", key }, { "CMDLINE_EXTRA", "" },
-		{ "CONSOLE_LOG", log }, { "CHANNEL_PATH", sock }, { "SSH_PORT", port },
+		{ "NAME", name },	 { "MEMORY_MIB", "256" }, { "VCPUS", "1" },
+		{ "KERNEL", kernel },	 { "INITRD", initrd },	  { "AUTHKEY", key },
+		{ "CMDLINE_EXTRA", "" }, { "CONSOLE_LOG", log },  { "CHANNEL_PATH", sock },
+		{ "SSH_PORT", port },
 	};
 	ck_assert_msg(virt_template_fill(tmpl, "demo-guest.xml.in", v, 10, NULL, &xml, err,
-					 sizeof(err)) == 0, "%s", err);
+					 sizeof(err)) == 0,
+		      "%s", err);
 	count = 1;
-	load(&s, 1, "LIBVIRT_URI=" URI "\nGUEST_DOMAINS=%s\nGUEST_READY=console\n"
-		    "GUEST_ADDRESSES=127.0.0.1:%s\nGUEST_SHUTDOWN_TIMEOUT=3\nGUEST_BOOT_TIMEOUT=%d\n",
+	load(&s, 1,
+	     "LIBVIRT_URI=" URI "\nGUEST_DOMAINS=%s\nGUEST_READY=console\n"
+	     "GUEST_ADDRESSES=127.0.0.1:%s\nGUEST_SHUTDOWN_TIMEOUT=3\nGUEST_BOOT_TIMEOUT=%d\n",
 	     name, port, GUARD_S - 10);
 	virt_accel_decide(NULL, s.accel, &a);
 	struct virt_conn *c = open_conn();
@@ -485,8 +491,7 @@ START_TEST(existing_domain_left_as_found)
 	ck_assert_int_eq(virt_guest_start(&guests[0]), 0);
 	run_until(&all_ready, "ready guest");
 	ck_assert(guests[0].was_running && !guests[0].started_by_us);
-	ck_assert_msg(strncmp(guests[0].hostkey, "ssh-ed25519 AAAA", 16) == 0, "%s",
-		      guests[0].hostkey);
+	ck_assert_msg(strncmp(guests[0].hostkey, "ssh-ed25519 AAAA", 16) == 0, "%s", guests[0].hostkey);
 	virt_guest_stop(&guests[0]);
 	run_until(&all_stopped, "stopped guest");
 	ck_assert(domain_exists(c, name, &active));
@@ -574,7 +579,8 @@ static struct virt_conn *open_session(void)
 	struct virt_conn *c;
 	char err[512];
 	ck_assert_msg(virt_conn_open(&loop, "qemu:///session", &session_ops, NULL, &c, err,
-				     sizeof(err)) == 0, "%s", err);
+				     sizeof(err)) == 0,
+		      "%s", err);
 	ck_assert(virt_conn_keepalive(c));
 	return c;
 }

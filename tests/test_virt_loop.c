@@ -80,7 +80,10 @@ static void append(const char *path, const char *text)
 /* ---- events ---- */
 
 #define MAX_EVENTS 16
-static struct { char domain[64]; int event, detail; } seen[MAX_EVENTS], watched[MAX_EVENTS];
+static struct {
+	char domain[64];
+	int event, detail;
+} seen[MAX_EVENTS], watched[MAX_EVENTS];
 static int nseen, nwatched;
 static bool got_stopped;
 
@@ -134,10 +137,12 @@ static const char *domain_xml(const char *name, const char *type, bool channel)
 		 "</devices></domain>",
 		 type, name, dir, name,
 		 channel ? "<channel type='unix'><source mode='bind' path='/tmp/lockstep-unit.sock'/>"
-			   "<target type='virtio' name='org.lockstep.agent.0'/></channel>" : "",
+			   "<target type='virtio' name='org.lockstep.agent.0'/></channel>"
+			 : "",
 		 /* the test driver makes up an address for it; nothing is sent */
 		 with_nic ? "<interface type='network'><source network='default'/>"
-			    "<mac address='52:54:00:00:00:01'/></interface>" : "");
+			    "<mac address='52:54:00:00:00:01'/></interface>"
+			  : "");
 	return xml;
 }
 
@@ -298,8 +303,9 @@ START_TEST(console_timeout_and_fail)
 	ck_assert_int_eq(wait_status, -EPROTO);
 	ck_assert_str_eq(wait_failure, "no eth0 after 5 s");
 
-	ck_assert_int_eq(virt_console_wait_start(&loop, "/nonexistent/console.log", 0, 1, on_console,
-						 NULL, &w), -ENOENT);
+	ck_assert_int_eq(virt_console_wait_start(&loop, "/nonexistent/console.log", 0, 1,
+						 on_console, NULL, &w),
+			 -ENOENT);
 	free(log);
 }
 END_TEST
@@ -330,7 +336,8 @@ static void on_stopped(struct virt_guest *g)
 	g_stopped = true;
 }
 
-static const struct virt_guest_ops guest_ops = { .ready = on_ready, .failed = on_failed,
+static const struct virt_guest_ops guest_ops = { .ready = on_ready,
+						 .failed = on_failed,
 						 .stopped = on_stopped };
 
 static void guest_setup(const char *extra_conf, const char *type, bool channel, bool running)
@@ -413,18 +420,21 @@ START_TEST(guest_started_then_shut_down)
 	ck_assert_int_eq(strlen(guest.uuid), 36);
 
 	struct json_object *j = virt_guest_json(&guest);
-	const char *text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	const char *text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
+								     JSON_C_TO_STRING_NOSLASHESCAPE);
 	ck_assert_msg(strstr(text, "\"domain\":\"lockstep-unit-g\",\"origin\":\"existing\","
 				   "\"state\":\"ready\"") &&
-		      strstr(text, "\"address\":\"127.0.0.1:2222\"") &&
-		      strstr(text, "\"started_by_us\":true") && !strstr(text, "failure"),
+			      strstr(text, "\"address\":\"127.0.0.1:2222\"") &&
+			      strstr(text, "\"started_by_us\":true") && !strstr(text, "failure"),
 		      "%s", text);
 	json_object_put(j);
 	j = virt_accel_json(&accel);
-	text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
+							 JSON_C_TO_STRING_NOSLASHESCAPE);
 	ck_assert_msg(strstr(text, "\"requested\":\"auto\",\"chosen\":\"tcg\",\"domain_type\":"
 				   "\"qemu\",\"reason\":\"tcg: /nonexistent/dev/kvm cannot be "
-				   "opened"), "%s", text);
+				   "opened"),
+		      "%s", text);
 	json_object_put(j);
 
 	/* it was off: it is shut off again */
@@ -483,7 +493,7 @@ START_TEST(guest_boot_timeout_names_the_log)
 	ck_assert_msg(strstr(guest.error, "guest lockstep-unit-g: not ready within "
 					  "GUEST_BOOT_TIMEOUT=0.2s: no LOCKSTEP-READY line in its "
 					  "console log ") &&
-		      strstr(guest.error, "lockstep-unit-g.console.log"),
+			      strstr(guest.error, "lockstep-unit-g.console.log"),
 		      "%s", guest.error);
 	/* it was started for the run: stop shuts it off again */
 	virt_guest_stop(&guest);
@@ -500,7 +510,8 @@ START_TEST(guest_errors_name_guest_and_cause)
 	ck_assert_int_eq(virt_guest_start(&guest), 0);
 	run_until(&g_failed, "failed guest");
 	ck_assert_msg(strstr(guest.error, "guest lockstep-unit-g: its live XML has no channel "
-					  "named org.lockstep.agent.0"), "%s", guest.error);
+					  "named org.lockstep.agent.0"),
+		      "%s", guest.error);
 	virt_guest_stop(&guest);
 	run_until(&g_stopped, "stopped guest");
 	guest_teardown();
@@ -514,7 +525,8 @@ START_TEST(guest_kvm_domain_refused_on_tcg)
 	ck_assert_int_eq(virt_guest_start(&guest), 0);
 	run_until(&g_failed, "failed guest");
 	ck_assert_msg(strstr(guest.error, "guest lockstep-unit-g: it is a KVM domain (type='kvm') "
-					  "but hostd decided on tcg: "), "%s", guest.error);
+					  "but hostd decided on tcg: "),
+		      "%s", guest.error);
 	ck_assert_int_eq(domain_active(), 0);
 	virt_guest_stop(&guest);
 	run_until(&g_stopped, "stopped guest");
@@ -533,7 +545,8 @@ START_TEST(guest_missing_domain)
 	ck_assert_int_eq(virt_guest_start(&guest), 0);
 	run_until(&g_failed, "failed guest");
 	ck_assert_msg(strstr(guest.error, "guest lockstep-unit-none: cannot find its domain "
-					  "(GUEST_DOMAINS): Domain not found"), "%s", guest.error);
+					  "(GUEST_DOMAINS): Domain not found"),
+		      "%s", guest.error);
 	virt_guest_stop(&guest);
 	run_until(&g_stopped, "stopped guest");
 	settings.names = saved;
@@ -545,8 +558,7 @@ END_TEST
 START_TEST(guest_address_from_libvirt)
 {
 	with_nic = true;
-	guest_setup("GUEST_READY=none\nGUEST_ADDRESSES=\nGUEST_SSH_PORT=2022\n", "test", true,
-		    false);
+	guest_setup("GUEST_READY=none\nGUEST_ADDRESSES=\nGUEST_SSH_PORT=2022\n", "test", true, false);
 	ck_assert_ptr_null(settings.addrs); /* empty means unset */
 	ck_assert_int_eq(virt_guest_start(&guest), 0);
 	run_until(&g_ready, "ready guest");
@@ -582,7 +594,8 @@ START_TEST(template_guest_error_names_guest_and_libvirt)
 	ck_assert_int_eq(virt_guest_start(&guest), 0);
 	run_until(&g_failed, "failed guest");
 	ck_assert_msg(strstr(guest.error, "guest lockstep-guest1: cannot create its domain from the "
-					  "template: unsupported flags"), "%s", guest.error);
+					  "template: unsupported flags"),
+		      "%s", guest.error);
 	ck_assert(!guest.transient);
 	virt_guest_stop(&guest);
 	run_until(&g_stopped, "stopped guest");

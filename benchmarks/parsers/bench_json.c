@@ -8,7 +8,7 @@
 
 #include "bench_parse_impl.h"
 
-#define BENCH_JSON_MAX (64u << 20)	/* bytes of JSON read at most */
+#define BENCH_JSON_MAX (64u << 20) /* bytes of JSON read at most */
 
 int bench__json_num(struct json_object *obj, const char *path, const char *key, double *v,
 		    char *why, size_t whylen)
@@ -22,8 +22,8 @@ int bench__json_num(struct json_object *obj, const char *path, const char *key, 
 				   json_type_to_name(json_object_get_type(x)));
 	*v = json_object_get_double(x);
 	if (!isfinite(*v) || *v < 0)
-		return bench__fail(why, whylen, "%s.%s: expected a number >= 0, found %g",
-				   path, key, *v);
+		return bench__fail(why, whylen, "%s.%s: expected a number >= 0, found %g", path,
+				   key, *v);
 	return 0;
 }
 
@@ -55,8 +55,8 @@ int bench__parse_json(const char *out, size_t len, const char *hint,
 	size_t end = at + (size_t)json_tokener_get_parse_end(tok);
 
 	if (!root && e == json_tokener_continue)
-		r = bench__fail(why, whylen, "the JSON from line %lu is cut short: output truncated?",
-				l.no);
+		r = bench__fail(why, whylen,
+				"the JSON from line %lu is cut short: output truncated?", l.no);
 	else if (!root)
 		r = bench__fail(why, whylen, "the JSON from line %lu is not valid at byte %zu: %s",
 				l.no, end, json_tokener_error_desc(e));
@@ -67,7 +67,8 @@ int bench__parse_json(const char *out, size_t len, const char *hint,
 	while (r == 0 && bench__line_next(&it, &l))
 		if ((size_t)(l.s - out) >= end && l.len > 0 && l.s[0] == '{')
 			r = bench__fail(why, whylen,
-					"line %lu: a second JSON report: two runs in one output?", l.no);
+					"line %lu: a second JSON report: two runs in one output?",
+					l.no);
 	json_object_put(root);
 	json_tokener_free(tok);
 	return r;

@@ -8,54 +8,51 @@
 #include "bench_parse_impl.h"
 
 static const struct bench_parser parsers[] = {
-	{ "hackbench", "rt-tests hackbench: 'Time: <s>'",
-	  NULL, NULL, bench__parse_hackbench },
-	{ "perf-sched-pipe", "perf bench sched pipe: total time, usecs/op, ops/sec",
-	  NULL, NULL, bench__parse_perf_sched_pipe },
-	{ "perf-sched-messaging", "perf bench sched messaging: total time",
-	  NULL, NULL, bench__parse_perf_sched_messaging },
-	{ "sysbench-cpu", "sysbench 1.0 cpu: events/s, events, total time, latency",
-	  NULL, NULL, bench__parse_sysbench_cpu },
-	{ "sysbench-threads", "sysbench 1.0 threads: events, total time, latency",
-	  NULL, NULL, bench__parse_sysbench_threads },
-	{ "sysbench-mutex", "sysbench 1.0 mutex: events, total time, latency",
-	  NULL, NULL, bench__parse_sysbench_mutex },
+	{ "hackbench", "rt-tests hackbench: 'Time: <s>'", NULL, NULL, bench__parse_hackbench },
+	{ "perf-sched-pipe", "perf bench sched pipe: total time, usecs/op, ops/sec", NULL, NULL,
+	  bench__parse_perf_sched_pipe },
+	{ "perf-sched-messaging", "perf bench sched messaging: total time", NULL, NULL,
+	  bench__parse_perf_sched_messaging },
+	{ "sysbench-cpu", "sysbench 1.0 cpu: events/s, events, total time, latency", NULL, NULL,
+	  bench__parse_sysbench_cpu },
+	{ "sysbench-threads", "sysbench 1.0 threads: events, total time, latency", NULL, NULL,
+	  bench__parse_sysbench_threads },
+	{ "sysbench-mutex", "sysbench 1.0 mutex: events, total time, latency", NULL, NULL,
+	  bench__parse_sysbench_mutex },
 	{ "stress-ng", "stress-ng --metrics-brief: bogo ops and bogo ops/s per stressor",
-	  "a stressor name: only its metrics, unprefixed",
-	  bench__check_stress_ng_arg, bench__parse_stress_ng },
+	  "a stressor name: only its metrics, unprefixed", bench__check_stress_ng_arg,
+	  bench__parse_stress_ng },
 	{ "cyclictest", "cyclictest -q [-h US]: latency min/avg/max, percentiles",
-	  "'overall': no per-thread metrics",
-	  bench__check_cyclictest_arg, bench__parse_cyclictest },
-	{ "fio-json", "fio --output-format=json: bandwidth, IOPS, completion latency",
-	  NULL, NULL, bench__parse_fio_json },
+	  "'overall': no per-thread metrics", bench__check_cyclictest_arg, bench__parse_cyclictest },
+	{ "fio-json", "fio --output-format=json: bandwidth, IOPS, completion latency", NULL, NULL,
+	  bench__parse_fio_json },
 	{ "pattern", "one number from the first line that matches a pattern",
 	  "a pattern with one '{}' where the number is: 'Time: {}', '{} ops/s'",
 	  bench__check_pattern_arg, bench__parse_pattern },
-	{ "perf-syscall", "perf bench syscall basic: total time, usecs/op, ops/sec",
-	  NULL, NULL, bench__parse_perf_syscall },
+	{ "perf-syscall", "perf bench syscall basic: total time, usecs/op, ops/sec", NULL, NULL,
+	  bench__parse_perf_syscall },
 	{ "perf-futex", "perf bench futex: ops/sec (hash, lock-pi) or ms per wake/requeue",
 	  "the workload: hash, lock-pi, wake, wake-parallel, requeue, requeue-pi",
 	  bench__check_perf_futex_arg, bench__parse_perf_futex },
-	{ "pmqtest", "rt-tests pmqtest -q: latency min/avg/max per pair and overall",
-	  NULL, NULL, bench__parse_pmqtest },
-	{ "pi-stress", "rt-tests pi_stress: priority inversions, total and per second",
-	  NULL, NULL, bench__parse_pi_stress },
+	{ "pmqtest", "rt-tests pmqtest -q: latency min/avg/max per pair and overall", NULL, NULL,
+	  bench__parse_pmqtest },
+	{ "pi-stress", "rt-tests pi_stress: priority inversions, total and per second", NULL, NULL,
+	  bench__parse_pi_stress },
 	{ "rt-migrate-test", "rt-tests rt-migrate-test: wake-up latency max/avg per task and overall",
 	  NULL, NULL, bench__parse_rt_migrate },
-	{ "uptime", "two readings of /proc/uptime: wall time and idle CPUs between them",
-	  NULL, NULL, bench__parse_uptime },
-	{ "iperf3-json", "iperf3 -J: send and receive throughput; UDP jitter and losses",
-	  NULL, NULL, bench__parse_iperf3_json },
+	{ "uptime", "two readings of /proc/uptime: wall time and idle CPUs between them", NULL,
+	  NULL, bench__parse_uptime },
+	{ "iperf3-json", "iperf3 -J: send and receive throughput; UDP jitter and losses", NULL,
+	  NULL, bench__parse_iperf3_json },
 	{ "redis-benchmark", "redis-benchmark --csv: requests/s, mean and p99 latency per test",
 	  NULL, NULL, bench__parse_redis_benchmark },
-	{ "dbench", "dbench 4 and tbench: throughput, max latency",
-	  NULL, NULL, bench__parse_dbench },
-	{ "perf-numa", "perf bench numa mem: convergence latency, runtimes, data and speed",
-	  NULL, NULL, bench__parse_perf_numa },
-	{ "bonnie", "bonnie++ 1.98 CSV: rates and latencies of each test that was timed",
-	  NULL, NULL, bench__parse_bonnie },
-	{ "fsmark", "fs_mark 3.3: files/s (mean and slowest iteration), app overhead",
-	  NULL, NULL, bench__parse_fsmark },
+	{ "dbench", "dbench 4 and tbench: throughput, max latency", NULL, NULL, bench__parse_dbench },
+	{ "perf-numa", "perf bench numa mem: convergence latency, runtimes, data and speed", NULL,
+	  NULL, bench__parse_perf_numa },
+	{ "bonnie", "bonnie++ 1.98 CSV: rates and latencies of each test that was timed", NULL,
+	  NULL, bench__parse_bonnie },
+	{ "fsmark", "fs_mark 3.3: files/s (mean and slowest iteration), app overhead", NULL, NULL,
+	  bench__parse_fsmark },
 	{ "uptime-phases", "/proc/uptime read before and after each labelled phase: its seconds",
 	  NULL, NULL, bench__parse_uptime_phases },
 };
@@ -74,12 +71,10 @@ const struct bench_parser *bench_parser_find(const char *name)
 	return NULL;
 }
 
-int bench_parser_check_arg(const struct bench_parser *p, const char *arg,
-			   char *why, size_t whylen)
+int bench_parser_check_arg(const struct bench_parser *p, const char *arg, char *why, size_t whylen)
 {
 	if (!p->arg_help && arg) {
-		snprintf(why, whylen, "parser '%s' takes no argument, got '%s'",
-			 p->name, arg);
+		snprintf(why, whylen, "parser '%s' takes no argument, got '%s'", p->name, arg);
 		return -EINVAL;
 	}
 	if (p->check_arg)
@@ -87,9 +82,8 @@ int bench_parser_check_arg(const struct bench_parser *p, const char *arg,
 	return 0;
 }
 
-int bench_parse(const struct bench_parser *p, const char *out, size_t len,
-		const char *arg, struct bench_metrics *m, char *why,
-		size_t whylen)
+int bench_parse(const struct bench_parser *p, const char *out, size_t len, const char *arg,
+		struct bench_metrics *m, char *why, size_t whylen)
 {
 	int r = bench_parser_check_arg(p, arg, why, whylen);
 
@@ -97,15 +91,14 @@ int bench_parse(const struct bench_parser *p, const char *out, size_t len,
 	if (r < 0)
 		return r;
 	r = p->parse(out, len, arg, m, why, whylen);
-	if (r == 0 && m->n == 0)	/* a parser's bug, but never a silent gap */
+	if (r == 0 && m->n == 0) /* a parser's bug, but never a silent gap */
 		r = bench__fail(why, whylen, "no metrics in the output");
 	if (r < 0)
 		m->n = 0;
 	return r;
 }
 
-const struct bench_metric *bench_metrics_get(const struct bench_metrics *m,
-					     const char *name)
+const struct bench_metric *bench_metrics_get(const struct bench_metrics *m, const char *name)
 {
 	for (size_t i = 0; i < m->n; i++)
 		if (strcmp(m->v[i].name, name) == 0)
@@ -156,15 +149,14 @@ static bool name_ok(const char *name)
 	if (!*name)
 		return false;
 	for (const char *p = name; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-		      *p == '_' || *p == '.' || *p == '-'))
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+		      *p == '.' || *p == '-'))
 			return false;
 	return true;
 }
 
-int bench__metric_add(struct bench_metrics *m, char *why, size_t whylen,
-		      double value, const char *unit, bool higher_is_better,
-		      const char *fmt, ...)
+int bench__metric_add(struct bench_metrics *m, char *why, size_t whylen, double value,
+		      const char *unit, bool higher_is_better, const char *fmt, ...)
 {
 	char name[BENCH_METRIC_NAME_MAX + 1];
 	va_list ap;
@@ -184,8 +176,8 @@ int bench__metric_add(struct bench_metrics *m, char *why, size_t whylen,
 	if (!isfinite(value))
 		return bench__fail(why, whylen, "metric '%s' is not a finite number", name);
 	if (m->n >= BENCH_METRICS_MAX)
-		return bench__fail(why, whylen, "more than %d metrics (at '%s')",
-				   BENCH_METRICS_MAX, name);
+		return bench__fail(why, whylen, "more than %d metrics (at '%s')", BENCH_METRICS_MAX,
+				   name);
 	for (size_t i = 0; i < m->n; i++)
 		if (strcmp(m->v[i].name, name) == 0)
 			return bench__fail(why, whylen, "metric '%s' twice", name);

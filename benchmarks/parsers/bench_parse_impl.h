@@ -14,7 +14,7 @@
 struct bench__line {
 	const char *s;
 	size_t len;
-	unsigned long no;	/* from 1 */
+	unsigned long no; /* from 1 */
 };
 
 struct bench__lines {
@@ -52,7 +52,7 @@ bool bench__line_blank(const struct bench__line *l);
 /* the line holds lit somewhere */
 bool bench__line_has(const struct bench__line *l, const char *lit);
 
-#define BENCH_NUMBER_MAX 63	/* longest token read as a number */
+#define BENCH_NUMBER_MAX 63 /* longest token read as a number */
 /* a decimal number, [+-]digits[.digits][e[+-]digits], nothing else (no
  * hex, inf or nan): 0 and the cursor past it, -EINVAL when there is none
  * (the cursor stays), -ERANGE when it does not fit a double */
@@ -62,43 +62,37 @@ size_t bench__number_len(const char *p, const char *end);
 /* a number that must be finite, >= 0, and end the line or be followed by
  * a blank; on failure why names the line, what was expected and what was
  * found */
-int bench__number_at(struct bench__cur *c, const struct bench__line *l,
-		     const char *expected, double *v, char *why,
-		     size_t whylen);
+int bench__number_at(struct bench__cur *c, const struct bench__line *l, const char *expected,
+		     double *v, char *why, size_t whylen);
 
 /* the rest of a "label: value" line after the label: a number >= 0, then
  * blanks, then suffix (when not NULL, e.g. "[sec]"), then nothing */
-int bench__value_line(struct bench__cur *c, const struct bench__line *l,
-		      const char *expected, const char *suffix, double *v,
-		      char *why, size_t whylen);
+int bench__value_line(struct bench__cur *c, const struct bench__line *l, const char *expected,
+		      const char *suffix, double *v, char *why, size_t whylen);
 /* records that what was seen at line l: -EBADMSG naming both lines when
  * *seen says it was already (a line a tool prints once, twice) */
-int bench__once(unsigned long *seen, const struct bench__line *l,
-		const char *what, char *why, size_t whylen);
+int bench__once(unsigned long *seen, const struct bench__line *l, const char *what, char *why,
+		size_t whylen);
 
 /* perf bench's "# Running 'sched/pipe' benchmark:" line, when l is one,
  * names bench: -EBADMSG naming the line when it names another (output of
  * another benchmark is an error, not a number); 0 for any other line */
-int bench__perf_check_running(const struct bench__line *l, const char *bench, char *why,
-			      size_t whylen);
+int bench__perf_check_running(const struct bench__line *l, const char *bench, char *why, size_t whylen);
 
 /* formats why and returns -EBADMSG */
-int bench__fail(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int bench__fail(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* the bytes as a short printable excerpt for a message: non-printable
  * bytes as \xNN, longer than about 60 characters cut with "..." */
 const char *bench__quote(const char *s, size_t len, char *buf, size_t buflen);
 #define BENCH_QUOTE_MAX 96
 /* the line quoted for "found '...'": whole when short, else from a little
  * before at */
-const char *bench__found(const struct bench__line *l, const char *at, char *buf,
-			 size_t buflen);
+const char *bench__found(const struct bench__line *l, const char *at, char *buf, size_t buflen);
 
 /* appends a metric named by fmt; -EBADMSG when the name is not
  * [a-z0-9_.-]{1,63}, the value not finite, or m is full */
-int bench__metric_add(struct bench_metrics *m, char *why, size_t whylen,
-		      double value, const char *unit, bool higher_is_better,
-		      const char *fmt, ...)
+int bench__metric_add(struct bench_metrics *m, char *why, size_t whylen, double value,
+		      const char *unit, bool higher_is_better, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));
 
 /* JSON reports (bench_json.c): obj[key] as a finite number >= 0; and the
@@ -112,9 +106,9 @@ int bench__parse_json(const char *out, size_t len, const char *hint,
 		      struct bench_metrics *m, char *why, size_t whylen);
 
 /* each parser, defined in parse_<format>.c; bench_parse.c lists them */
-#define BENCH__PARSE_FN(fn)                                                   \
-	int fn(const char *out, size_t len, const char *arg,                  \
-	       struct bench_metrics *m, char *why, size_t whylen)
+#define BENCH__PARSE_FN(fn)                                                                      \
+	int fn(const char *out, size_t len, const char *arg, struct bench_metrics *m, char *why, \
+	       size_t whylen)
 BENCH__PARSE_FN(bench__parse_hackbench);
 BENCH__PARSE_FN(bench__parse_perf_sched_pipe);
 BENCH__PARSE_FN(bench__parse_perf_sched_messaging);

@@ -149,8 +149,7 @@ int bench__number(struct bench__cur *c, double *v)
 	return 0;
 }
 
-const char *bench__found(const struct bench__line *l, const char *at, char *buf,
-			 size_t buflen)
+const char *bench__found(const struct bench__line *l, const char *at, char *buf, size_t buflen)
 {
 	size_t off = at && at > l->s ? (size_t)(at - l->s) : 0;
 
@@ -165,9 +164,8 @@ const char *bench__found(const struct bench__line *l, const char *at, char *buf,
 
 /* a number >= 0 at the cursor; when word, it must end the line or be
  * followed by a blank ("7x" is no number) */
-static int number_checked(struct bench__cur *c, const struct bench__line *l,
-			  const char *expected, bool word, double *v, char *why,
-			  size_t whylen)
+static int number_checked(struct bench__cur *c, const struct bench__line *l, const char *expected,
+			  bool word, double *v, char *why, size_t whylen)
 {
 	char q[BENCH_QUOTE_MAX];
 	int r;
@@ -184,24 +182,22 @@ static int number_checked(struct bench__cur *c, const struct bench__line *l,
 				   "line %lu: expected %s, found a number out of range: '%s'",
 				   l->no, expected, bench__found(l, c->p, q, sizeof(q)));
 	if (r < 0)
-		return bench__fail(why, whylen, "line %lu: expected %s, found '%s'",
-				   l->no, expected, bench__found(l, c->p, q, sizeof(q)));
+		return bench__fail(why, whylen, "line %lu: expected %s, found '%s'", l->no,
+				   expected, bench__found(l, c->p, q, sizeof(q)));
 	if (*v < 0)
-		return bench__fail(why, whylen,
-				   "line %lu: expected %s, found a negative number: '%s'",
+		return bench__fail(why, whylen, "line %lu: expected %s, found a negative number: '%s'",
 				   l->no, expected, bench__found(l, c->p, q, sizeof(q)));
 	return 0;
 }
 
-int bench__number_at(struct bench__cur *c, const struct bench__line *l,
-		     const char *expected, double *v, char *why, size_t whylen)
+int bench__number_at(struct bench__cur *c, const struct bench__line *l, const char *expected,
+		     double *v, char *why, size_t whylen)
 {
 	return number_checked(c, l, expected, true, v, why, whylen);
 }
 
-int bench__value_line(struct bench__cur *c, const struct bench__line *l,
-		      const char *expected, const char *suffix, double *v,
-		      char *why, size_t whylen)
+int bench__value_line(struct bench__cur *c, const struct bench__line *l, const char *expected,
+		      const char *suffix, double *v, char *why, size_t whylen)
 {
 	char q[BENCH_QUOTE_MAX];
 	int r = number_checked(c, l, expected, false, v, why, whylen);
@@ -210,13 +206,13 @@ int bench__value_line(struct bench__cur *c, const struct bench__line *l,
 		return r;
 	bench__skip_blanks(c);
 	if ((suffix && !bench__eat(c, suffix)) || !bench__rest_blank(c))
-		return bench__fail(why, whylen, "line %lu: expected %s, found '%s'",
-				   l->no, expected, bench__found(l, c->p, q, sizeof(q)));
+		return bench__fail(why, whylen, "line %lu: expected %s, found '%s'", l->no,
+				   expected, bench__found(l, c->p, q, sizeof(q)));
 	return 0;
 }
 
-int bench__once(unsigned long *seen, const struct bench__line *l,
-		const char *what, char *why, size_t whylen)
+int bench__once(unsigned long *seen, const struct bench__line *l, const char *what, char *why,
+		size_t whylen)
 {
 	if (*seen)
 		return bench__fail(why, whylen,

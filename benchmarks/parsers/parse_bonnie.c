@@ -24,9 +24,9 @@ static const struct bonnie_test {
 	const char *name, *unit;
 	unsigned rate_field;
 } tests[] = {
-	{ "seqout_char", "KiB/s", 9 },      { "seqout_block", "KiB/s", 11 },
-	{ "seqout_rewrite", "KiB/s", 13 },  { "seqin_char", "KiB/s", 15 },
-	{ "seqin_block", "KiB/s", 17 },     { "random_seeks", "seeks/s", 19 },
+	{ "seqout_char", "KiB/s", 9 },	       { "seqout_block", "KiB/s", 11 },
+	{ "seqout_rewrite", "KiB/s", 13 },     { "seqin_char", "KiB/s", 15 },
+	{ "seqin_block", "KiB/s", 17 },	       { "random_seeks", "seeks/s", 19 },
 	{ "seqcreate_create", "files/s", 26 }, { "seqcreate_stat", "files/s", 28 },
 	{ "seqcreate_delete", "files/s", 30 }, { "randcreate_create", "files/s", 32 },
 	{ "randcreate_stat", "files/s", 34 },  { "randcreate_delete", "files/s", 36 },
@@ -51,8 +51,8 @@ static const struct {
 
 /* One field: empty or "+++++" is no value (*has false); else a number >= 0
  * and nothing else, or with time a number and its unit (in us). */
-static int field_value(const struct field *f, const struct bench__line *l, unsigned idx,
-		       bool time, bool *has, double *v, char *why, size_t whylen)
+static int field_value(const struct field *f, const struct bench__line *l, unsigned idx, bool time,
+		       bool *has, double *v, char *why, size_t whylen)
 {
 	char expected[64], q[BENCH_QUOTE_MAX];
 	struct bench__cur c = { f->p, f->end };
@@ -69,8 +69,10 @@ static int field_value(const struct field *f, const struct bench__line *l, unsig
 		}
 	}
 	if (time && c.end == f->end)
-		return bench__fail(why, whylen, "line %lu: field %u of the bonnie++ CSV line is "
-				   "'%s', not a time in us, ms or s", l->no, idx + 1,
+		return bench__fail(why, whylen,
+				   "line %lu: field %u of the bonnie++ CSV line is "
+				   "'%s', not a time in us, ms or s",
+				   l->no, idx + 1,
 				   bench__quote(f->p, (size_t)(f->end - f->p), q, sizeof(q)));
 	snprintf(expected, sizeof(expected), "a %s in field %u of the CSV line",
 		 time ? "time" : "number", idx + 1);
@@ -82,8 +84,7 @@ static int field_value(const struct field *f, const struct bench__line *l, unsig
 	return r;
 }
 
-static int bonnie_csv(const struct bench__line *l, struct bench_metrics *m, char *why,
-		      size_t whylen)
+static int bonnie_csv(const struct bench__line *l, struct bench_metrics *m, char *why, size_t whylen)
 {
 	struct field f[BONNIE_FIELDS];
 	size_t n = 0;
@@ -97,15 +98,16 @@ static int bonnie_csv(const struct bench__line *l, struct bench_metrics *m, char
 		p = comma + 1;
 	}
 	if (n != BONNIE_FIELDS || f[n - 1].end != end)
-		return bench__fail(why, whylen, "line %lu: a bonnie++ 1.98 CSV line has %d fields, "
-				   "this one %s", l->no, BONNIE_FIELDS,
-				   n < BONNIE_FIELDS ? "fewer" : "more");
+		return bench__fail(why, whylen,
+				   "line %lu: a bonnie++ 1.98 CSV line has %d fields, "
+				   "this one %s",
+				   l->no, BONNIE_FIELDS, n < BONNIE_FIELDS ? "fewer" : "more");
 	size_t before = m->n;
 	for (size_t t = 0; t < BONNIE_TESTS; t++) {
 		bool has;
 		double v;
-		int r = field_value(&f[tests[t].rate_field], l, tests[t].rate_field, false, &has, &v,
-				    why, whylen);
+		int r = field_value(&f[tests[t].rate_field], l, tests[t].rate_field, false, &has,
+				    &v, why, whylen);
 		if (r == 0 && has)
 			r = bench__metric_add(m, why, whylen, v, tests[t].unit, true, "%s",
 					      tests[t].name);
@@ -113,14 +115,15 @@ static int bonnie_csv(const struct bench__line *l, struct bench_metrics *m, char
 			r = field_value(&f[BONNIE_LAT_FIRST + t], l, (unsigned)(BONNIE_LAT_FIRST + t),
 					true, &has, &v, why, whylen);
 		if (r == 0 && has)
-			r = bench__metric_add(m, why, whylen, v, "us", false, "%s_lat",
-					      tests[t].name);
+			r = bench__metric_add(m, why, whylen, v, "us", false, "%s_lat", tests[t].name);
 		if (r < 0)
 			return r;
 	}
 	if (m->n == before)
-		return bench__fail(why, whylen, "line %lu: no test of bonnie++ gave a number "
-				   "(every field empty, or +++++: too quick to time)", l->no);
+		return bench__fail(why, whylen,
+				   "line %lu: no test of bonnie++ gave a number "
+				   "(every field empty, or +++++: too quick to time)",
+				   l->no);
 	return 0;
 }
 
@@ -143,7 +146,8 @@ int bench__parse_bonnie(const char *out, size_t len, const char *arg, struct ben
 		csv = l;
 	}
 	if (!seen)
-		return bench__fail(why, whylen, "no bonnie++ CSV line ('1.98,<version>,...'): "
+		return bench__fail(why, whylen,
+				   "no bonnie++ CSV line ('1.98,<version>,...'): "
 				   "output truncated, or a bonnie++ older than 1.98?");
 	return bonnie_csv(&csv, m, why, whylen);
 }

@@ -34,20 +34,20 @@
 /* in tenths, so that ranks are whole-number arithmetic */
 static const unsigned ct_pcts10[] = { 500, 900, 990, 999 };
 #define CT_PCTS (sizeof(ct_pcts10) / sizeof(ct_pcts10[0]))
-#define CT_COUNT_MAX 9007199254740992.0	/* 2^53: counts stay exact */
+#define CT_COUNT_MAX 9007199254740992.0 /* 2^53: counts stay exact */
 
 enum { F_TOTAL, F_MIN, F_AVG, F_MAX, F_OVF };
 static const char *const ct_footer[CT_FOOTER_ROWS] = {
-	"# Total:", "# Min Latencies:", "# Avg Latencies:", "# Max Latencies:",
-	"# Histogram Overflows:",
+	"# Total:",	    "# Min Latencies:",	      "# Avg Latencies:",
+	"# Max Latencies:", "# Histogram Overflows:",
 };
 
 struct ct {
 	/* T: lines, by thread */
 	size_t t_n;
 	bool t_have[CT_THREADS_MAX];
-	double t_cycles[CT_THREADS_MAX], t_min[CT_THREADS_MAX],
-	       t_avg[CT_THREADS_MAX], t_max[CT_THREADS_MAX];
+	double t_cycles[CT_THREADS_MAX], t_min[CT_THREADS_MAX], t_avg[CT_THREADS_MAX],
+		t_max[CT_THREADS_MAX];
 	/* the histogram */
 	unsigned long hist_at, hist_end_at;
 	size_t cols;
@@ -70,16 +70,15 @@ int bench__check_cyclictest_arg(const char *arg, char *why, size_t whylen)
 }
 
 /* numbers to the end of the line, at most max of them */
-static int ct_numbers(struct bench__cur *c, const struct bench__line *l,
-		      const char *expected, double *v, size_t max, size_t *n,
-		      char *why, size_t whylen)
+static int ct_numbers(struct bench__cur *c, const struct bench__line *l, const char *expected,
+		      double *v, size_t max, size_t *n, char *why, size_t whylen)
 {
 	int r;
 
 	for (*n = 0; !bench__rest_blank(c); (*n)++) {
 		if (*n == max)
-			return bench__fail(why, whylen, "line %lu: more than %zu threads",
-					   l->no, max - 1);
+			return bench__fail(why, whylen, "line %lu: more than %zu threads", l->no,
+					   max - 1);
 		r = bench__number_at(c, l, expected, &v[*n], why, whylen);
 		if (r < 0)
 			return r;
@@ -91,10 +90,11 @@ static int ct_numbers(struct bench__cur *c, const struct bench__line *l,
 }
 
 /* "T: 0 (12583) P: 0 I:500 C:    200 Min:     65 Act:   69 Avg:   67 Max:      76" */
-static int ct_tline(struct ct *s, struct bench__cur *c, const struct bench__line *l,
-		    char *why, size_t whylen)
+static int ct_tline(struct ct *s, struct bench__cur *c, const struct bench__line *l, char *why,
+		    size_t whylen)
 {
-	static const char expected[] = "'T: <thread> (<tid>) ... C: <n> Min: <us> Act: <us> Avg: <us> Max: <us>'";
+	static const char expected[] =
+		"'T: <thread> (<tid>) ... C: <n> Min: <us> Act: <us> Avg: <us> Max: <us>'";
 	static const char *const keys[] = { " C:", " Min:", " Avg:", " Max:" };
 	double idx, v[4];
 	int r = bench__number_at(c, l, expected, &idx, why, whylen);
@@ -164,8 +164,9 @@ static int ct_line(struct ct *s, const struct bench__line *l, char *why, size_t 
 		if (!s->hist_end_at)
 			s->hist_end_at = l->no;
 		r = bench__once(&s->foot_at[f], l, ct_footer[f], why, whylen);
-		return r < 0 ? r : ct_numbers(&c, l, "numbers, one per thread", s->foot[f],
-					      CT_THREADS_MAX + 1, &s->foot_n[f], why, whylen);
+		return r < 0 ? r
+			     : ct_numbers(&c, l, "numbers, one per thread", s->foot[f],
+					  CT_THREADS_MAX + 1, &s->foot_n[f], why, whylen);
 	}
 	if (!s->hist_at || s->hist_end_at || l->len == 0 || l->s[0] == '#')
 		return 0;
@@ -176,8 +177,8 @@ static int ct_line(struct ct *s, const struct bench__line *l, char *why, size_t 
 		return bench__fail(why, whylen, "line %lu: %zu columns where the histogram has %zu",
 				   l->no, cols, s->cols);
 	if (s->buckets > 0 && bucket <= s->last_bucket)
-		return bench__fail(why, whylen, "line %lu: bucket %g after bucket %g",
-				   l->no, bucket, s->last_bucket);
+		return bench__fail(why, whylen, "line %lu: bucket %g after bucket %g", l->no,
+				   bucket, s->last_bucket);
 	s->cols = cols;
 	s->last_bucket = bucket;
 	s->buckets++;
@@ -188,8 +189,8 @@ static int ct_line(struct ct *s, const struct bench__line *l, char *why, size_t 
 
 /* the bucket where each percentile lands: a second walk over the rows.
  * The rank of percentile p of n samples is ceil(p * n / 100). */
-static int ct_percentiles(struct ct *s, const char *out, size_t len, size_t nthreads,
-			  double n, double *at, char *why, size_t whylen)
+static int ct_percentiles(struct ct *s, const char *out, size_t len, size_t nthreads, double n,
+			  double *at, char *why, size_t whylen)
 {
 	unsigned long long total = (unsigned long long)n, cum = 0;
 	struct bench__lines it;
@@ -204,7 +205,7 @@ static int ct_percentiles(struct ct *s, const char *out, size_t len, size_t nthr
 		if (l.no <= s->hist_at || l.no >= s->hist_end_at || l.len == 0 || l.s[0] == '#')
 			continue;
 		if (ct_hist_row(s, &c, &l, &bucket, &cols, why, whylen) < 0)
-			return -EBADMSG;	/* the first walk saw it whole */
+			return -EBADMSG; /* the first walk saw it whole */
 		for (size_t t = 0; t < nthreads; t++)
 			cum += (unsigned long long)s->row[t];
 		/* total < 2^53 and the factor < 2^10: no overflow */
@@ -221,9 +222,8 @@ static int ct_percentiles(struct ct *s, const char *out, size_t len, size_t nthr
 
 /* overall min/avg/max: the overall average weighs each thread's by its
  * cycles */
-static int ct_add_overall(struct bench_metrics *m, size_t n, const double *cycles,
-			  const double *min, const double *avg, const double *max,
-			  char *why, size_t whylen)
+static int ct_add_overall(struct bench_metrics *m, size_t n, const double *cycles, const double *min,
+			  const double *avg, const double *max, char *why, size_t whylen)
 {
 	double lo = INFINITY, hi = 0, sum = 0, cyc = 0;
 	int r;
@@ -231,7 +231,8 @@ static int ct_add_overall(struct bench_metrics *m, size_t n, const double *cycle
 	for (size_t t = 0; t < n; t++) {
 		if (cycles[t] == 0)
 			return bench__fail(why, whylen,
-					   "thread %zu measured nothing (0 cycles): run too short?", t);
+					   "thread %zu measured nothing (0 cycles): run too short?",
+					   t);
 		lo = fmin(lo, min[t]);
 		hi = fmax(hi, max[t]);
 		sum += avg[t] * cycles[t];
@@ -245,9 +246,8 @@ static int ct_add_overall(struct bench_metrics *m, size_t n, const double *cycle
 	return r;
 }
 
-static int ct_add_threads(struct bench_metrics *m, const char *arg, size_t n,
-			  const double *min, const double *avg, const double *max,
-			  char *why, size_t whylen)
+static int ct_add_threads(struct bench_metrics *m, const char *arg, size_t n, const double *min,
+			  const double *avg, const double *max, char *why, size_t whylen)
 {
 	int r = 0;
 
@@ -261,16 +261,17 @@ static int ct_add_threads(struct bench_metrics *m, const char *arg, size_t n,
 	return r;
 }
 
-static int ct_from_tlines(struct ct *s, const char *arg, struct bench_metrics *m,
-			  char *why, size_t whylen)
+static int ct_from_tlines(struct ct *s, const char *arg, struct bench_metrics *m, char *why,
+			  size_t whylen)
 {
 	if (s->t_n == 0)
 		return bench__fail(why, whylen,
 				   "no 'T: <thread> ...' lines and no histogram: output truncated?");
 	for (size_t t = 0; t < s->t_n; t++)
 		if (!s->t_have[t])
-			return bench__fail(why, whylen, "no 'T: %zu' line (there is one for thread %zu)",
-					   t, s->t_n - 1);
+			return bench__fail(why, whylen,
+					   "no 'T: %zu' line (there is one for thread %zu)", t,
+					   s->t_n - 1);
 	int r = ct_add_overall(m, s->t_n, s->t_cycles, s->t_min, s->t_avg, s->t_max, why, whylen);
 
 	return r < 0 ? r : ct_add_threads(m, arg, s->t_n, s->t_min, s->t_avg, s->t_max, why, whylen);
@@ -305,8 +306,8 @@ static int ct_check_hist(struct ct *s, size_t *nthreads, char *why, size_t whyle
 		if (s->colsum[t] != s->foot[F_TOTAL][t])
 			return bench__fail(why, whylen,
 					   "column %zu of the histogram holds %g samples but '# Total:' says %g: "
-					   "output garbled or truncated?", t + 1, s->colsum[t],
-					   s->foot[F_TOTAL][t]);
+					   "output garbled or truncated?",
+					   t + 1, s->colsum[t], s->foot[F_TOTAL][t]);
 	*nthreads = n;
 	return 0;
 }
@@ -339,8 +340,8 @@ static int ct_from_hist(struct ct *s, const char *out, size_t len, const char *a
 	return r < 0 ? r : ct_add_threads(m, arg, n, min, avg, max, why, whylen);
 }
 
-int bench__parse_cyclictest(const char *out, size_t len, const char *arg,
-			    struct bench_metrics *m, char *why, size_t whylen)
+int bench__parse_cyclictest(const char *out, size_t len, const char *arg, struct bench_metrics *m,
+			    char *why, size_t whylen)
 {
 	struct ct *s = xcalloc(1, sizeof(*s));
 	struct bench__lines it;

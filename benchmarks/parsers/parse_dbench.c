@@ -37,8 +37,8 @@ int bench__parse_dbench(const char *out, size_t len, const char *arg, struct ben
 		while (c.p < c.end && !bench__eat(&c, "max_latency="))
 			c.p++;
 		if (bench__cur_done(&c))
-			return bench__fail(why, whylen, "line %lu: expected %s: no max_latency=", l.no,
-					   expected);
+			return bench__fail(why, whylen,
+					   "line %lu: expected %s: no max_latency=", l.no, expected);
 		r = bench__value_line(&c, &l, expected, "ms", &lat, why, whylen);
 		if (r < 0)
 			return r;

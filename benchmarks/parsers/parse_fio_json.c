@@ -18,12 +18,13 @@
 #define fio_num bench__json_num
 
 /* "99.900000": 99.9 -> read.clat_p99.9 */
-static int fio_percentiles(struct json_object *pct, const char *path, const char *dir,
-			   double scale, struct bench_metrics *m, char *why, size_t whylen)
+static int fio_percentiles(struct json_object *pct, const char *path, const char *dir, double scale,
+			   struct bench_metrics *m, char *why, size_t whylen)
 {
 	if (!json_object_is_type(pct, json_type_object))
 		return bench__fail(why, whylen, "%s.percentile: expected an object", path);
-	json_object_object_foreach(pct, key, val) {
+	json_object_object_foreach(pct, key, val)
+	{
 		struct bench__cur c = { key, key + strlen(key) };
 		char q[BENCH_QUOTE_MAX];
 		double p, v;
@@ -35,8 +36,8 @@ static int fio_percentiles(struct json_object *pct, const char *path, const char
 					   path, bench__quote(key, strlen(key), q, sizeof(q)));
 		r = fio_num(pct, path, key, &v, why, whylen);
 		if (r == 0)
-			r = bench__metric_add(m, why, whylen, v * scale, "us", false,
-					      "%s.clat_p%g", dir, p);
+			r = bench__metric_add(m, why, whylen, v * scale, "us", false, "%s.clat_p%g",
+					      dir, p);
 		if (r < 0)
 			return r;
 	}
@@ -44,17 +45,17 @@ static int fio_percentiles(struct json_object *pct, const char *path, const char
 }
 
 /* one direction of the job: read, write or trim; *done when it did I/O */
-static int fio_dir(struct json_object *job, const char *dir, struct bench_metrics *m,
-		   bool *done, char *why, size_t whylen)
+static int fio_dir(struct json_object *job, const char *dir, struct bench_metrics *m, bool *done,
+		   char *why, size_t whylen)
 {
 	struct json_object *d, *clat, *pct;
 	char path[64], cpath[80];
-	double ios, bw, iops, mean, max, scale = 1e-3;	/* clat_ns to us */
+	double ios, bw, iops, mean, max, scale = 1e-3; /* clat_ns to us */
 	int r;
 
 	snprintf(path, sizeof(path), "jobs[0].%s", dir);
 	if (!json_object_object_get_ex(job, dir, &d))
-		return 0;	/* fio leaves out what the job never did */
+		return 0; /* fio leaves out what the job never did */
 	if (!json_object_is_type(d, json_type_object))
 		return bench__fail(why, whylen, "%s: expected an object", path);
 	r = fio_num(d, path, "total_ios", &ios, why, whylen);
@@ -62,7 +63,7 @@ static int fio_dir(struct json_object *job, const char *dir, struct bench_metric
 		return r;
 	*done = true;
 	if (!json_object_object_get_ex(d, "clat_ns", &clat)) {
-		scale = 1;	/* fio 2.x: "clat" in us */
+		scale = 1; /* fio 2.x: "clat" in us */
 		if (!json_object_object_get_ex(d, "clat", &clat))
 			return bench__fail(why, whylen, "%s: no \"clat_ns\"", path);
 	}
@@ -90,8 +91,7 @@ static int fio_dir(struct json_object *job, const char *dir, struct bench_metric
 	return r;
 }
 
-static int fio_report(struct json_object *root, struct bench_metrics *m, char *why,
-		      size_t whylen)
+static int fio_report(struct json_object *root, struct bench_metrics *m, char *why, size_t whylen)
 {
 	static const char *const dirs[] = { "read", "write", "trim" };
 	struct json_object *jobs, *job, *name;
@@ -115,8 +115,9 @@ static int fio_report(struct json_object *root, struct bench_metrics *m, char *w
 	if (r < 0)
 		return r;
 	if (err != 0) {
-		const char *jn = json_object_object_get_ex(job, "jobname", &name) ?
-			json_object_get_string(name) : "?";
+		const char *jn = json_object_object_get_ex(job, "jobname", &name)
+					 ? json_object_get_string(name)
+					 : "?";
 		char q[BENCH_QUOTE_MAX];
 
 		return bench__fail(why, whylen, "job '%s' failed with error %g",
@@ -132,10 +133,10 @@ static int fio_report(struct json_object *root, struct bench_metrics *m, char *w
 	return 0;
 }
 
-int bench__parse_fio_json(const char *out, size_t len, const char *arg,
-			  struct bench_metrics *m, char *why, size_t whylen)
+int bench__parse_fio_json(const char *out, size_t len, const char *arg, struct bench_metrics *m,
+			  char *why, size_t whylen)
 {
 	(void)arg;
-	return bench__parse_json(out, len, "run fio with --output-format=json", fio_report, m,
-				 why, whylen);
+	return bench__parse_json(out, len, "run fio with --output-format=json", fio_report, m, why,
+				 whylen);
 }

@@ -20,8 +20,7 @@
 int bench__parse_fsmark(const char *out, size_t len, const char *arg, struct bench_metrics *m,
 			char *why, size_t whylen)
 {
-	static const char expected[] =
-		"a row '<FSUse%> <Count> <Size> <Files/sec> <App Overhead>'";
+	static const char expected[] = "a row '<FSUse%> <Count> <Size> <Files/sec> <App Overhead>'";
 	struct bench__lines it;
 	struct bench__line l;
 	unsigned long header = 0;
@@ -56,9 +55,10 @@ int bench__parse_fsmark(const char *out, size_t len, const char *arg, struct ben
 					   expected, bench__found(&l, c.p, q, sizeof(q)));
 		}
 		if (v[1] <= last_count)
-			return bench__fail(why, whylen, "line %lu: Count %.0f does not grow from the "
-					   "row before (%.0f): rows repeated or out of order?", l.no,
-					   v[1], last_count);
+			return bench__fail(why, whylen,
+					   "line %lu: Count %.0f does not grow from the "
+					   "row before (%.0f): rows repeated or out of order?",
+					   l.no, v[1], last_count);
 		last_count = v[1];
 		sum += v[3];
 		overhead += v[4];
@@ -67,11 +67,12 @@ int bench__parse_fsmark(const char *out, size_t len, const char *arg, struct ben
 		rows++;
 	}
 	if (!header)
-		return bench__fail(why, whylen, "no 'FSUse%% Count Size Files/sec App Overhead' "
+		return bench__fail(why, whylen,
+				   "no 'FSUse%% Count Size Files/sec App Overhead' "
 				   "table: output truncated?");
 	if (!rows)
-		return bench__fail(why, whylen, "line %lu: the table has no rows: output truncated?",
-				   header);
+		return bench__fail(why, whylen,
+				   "line %lu: the table has no rows: output truncated?", header);
 	r = bench__metric_add(m, why, whylen, sum / (double)rows, "files/s", true, "files_sec");
 	if (r == 0)
 		r = bench__metric_add(m, why, whylen, min, "files/s", true, "files_sec_min");

@@ -8,8 +8,8 @@
  * Only the Time line carries a result; the others describe the run. */
 #include "bench_parse_impl.h"
 
-int bench__parse_hackbench(const char *out, size_t len, const char *arg,
-			   struct bench_metrics *m, char *why, size_t whylen)
+int bench__parse_hackbench(const char *out, size_t len, const char *arg, struct bench_metrics *m,
+			   char *why, size_t whylen)
 {
 	static const char expected[] = "'Time: <seconds>'";
 	struct bench__lines it;

@@ -12,8 +12,7 @@
 
 #include "bench_parse_impl.h"
 
-static int iperf3_report(struct json_object *root, struct bench_metrics *m, char *why,
-			 size_t whylen)
+static int iperf3_report(struct json_object *root, struct bench_metrics *m, char *why, size_t whylen)
 {
 	struct json_object *err, *end, *start, *test, *proto, *sum;
 	double send, recv, jitter, lost;
@@ -42,7 +41,8 @@ static int iperf3_report(struct json_object *root, struct bench_metrics *m, char
 	struct json_object *sent, *received;
 	if (!json_object_object_get_ex(end, "sum_sent", &sent) ||
 	    !json_object_object_get_ex(end, "sum_received", &received))
-		return bench__fail(why, whylen, "end: no sum_sent and sum_received (iperf3 before "
+		return bench__fail(why, whylen,
+				   "end: no sum_sent and sum_received (iperf3 before "
 				   "3.10 for UDP?)");
 	int r = bench__json_num(sent, "end.sum_sent", "bits_per_second", &send, why, whylen);
 	if (r == 0)
@@ -66,8 +66,8 @@ static int iperf3_report(struct json_object *root, struct bench_metrics *m, char
 	return r;
 }
 
-int bench__parse_iperf3_json(const char *out, size_t len, const char *arg,
-			     struct bench_metrics *m, char *why, size_t whylen)
+int bench__parse_iperf3_json(const char *out, size_t len, const char *arg, struct bench_metrics *m,
+			     char *why, size_t whylen)
 {
 	(void)arg;
 	return bench__parse_json(out, len, "run iperf3 with -J", iperf3_report, m, why, whylen);

@@ -40,7 +40,8 @@ int bench__check_pattern_arg(const char *arg, char *why, size_t whylen)
 			return -EINVAL;
 		}
 	if (strlen(arg) > PATTERN_MAX) {
-		snprintf(why, whylen, "pattern '%.40s...': longer than %d characters", arg, PATTERN_MAX);
+		snprintf(why, whylen, "pattern '%.40s...': longer than %d characters", arg,
+			 PATTERN_MAX);
 		return -EINVAL;
 	}
 	if (!hole || strstr(hole + 2, "{}")) {
@@ -110,7 +111,7 @@ static int pat_line(const struct pat *p, const struct bench__line *l, double *v,
 		int r = bench__number(&c, v);
 		if (r == -EINVAL)
 			continue;
-		if (r == -ERANGE)	/* is it the number of the pattern? */
+		if (r == -ERANGE) /* is it the number of the pattern? */
 			c.p += bench__number_len(c.p, c.end);
 		bench__skip_blanks(&c);
 		if (!lit_match(&c, p->post, p->post_end))
@@ -120,8 +121,8 @@ static int pat_line(const struct pat *p, const struct bench__line *l, double *v,
 	return 0;
 }
 
-int bench__parse_pattern(const char *out, size_t len, const char *arg,
-			 struct bench_metrics *m, char *why, size_t whylen)
+int bench__parse_pattern(const char *out, size_t len, const char *arg, struct bench_metrics *m,
+			 char *why, size_t whylen)
 {
 	char q[BENCH_QUOTE_MAX], qa[BENCH_QUOTE_MAX];
 	struct bench__lines it;

@@ -51,8 +51,10 @@ int bench__check_perf_futex_arg(const char *arg, char *why, size_t whylen)
 {
 	if (workload_of(arg))
 		return 0;
-	snprintf(why, whylen, "perf-futex parser: '%s' is not one of hash, lock-pi, wake, "
-		 "wake-parallel, requeue, requeue-pi", arg ? arg : "");
+	snprintf(why, whylen,
+		 "perf-futex parser: '%s' is not one of hash, lock-pi, wake, "
+		 "wake-parallel, requeue, requeue-pi",
+		 arg ? arg : "");
 	return -EINVAL;
 }
 
@@ -70,9 +72,10 @@ static int check_running(const struct futex_workload *w, const struct bench__lin
 
 	bench__eat(&c, "# Running '");
 	if ((size_t)(c.end - c.p) <= n || memcmp(c.p, w->running, n) != 0 || c.p[n] != '\'')
-		return bench__fail(why, whylen, "line %lu: expected \"# Running '%s' benchmark:\", "
-				   "found '%s'", l->no, w->running,
-				   bench__quote(l->s, l->len, q, sizeof(q)));
+		return bench__fail(why, whylen,
+				   "line %lu: expected \"# Running '%s' benchmark:\", "
+				   "found '%s'",
+				   l->no, w->running, bench__quote(l->s, l->len, q, sizeof(q)));
 	return bench__once(&o->running_at, l, "'# Running' line", why, whylen);
 }
 
@@ -92,8 +95,8 @@ static int check_summary(const struct futex_workload *w, const struct bench__lin
 
 /* "<done> of <all> threads in <ms> ms" (wake, requeue) or "(waking
  * <done>/<all> threads) in <ms> ms" (wake-parallel), after the label */
-static int threads_in(struct bench__cur *c, const struct bench__line *l, char sep,
-		      double *ms, char *why, size_t whylen)
+static int threads_in(struct bench__cur *c, const struct bench__line *l, char sep, double *ms,
+		      char *why, size_t whylen)
 {
 	static const char expected[] = "'<n> of <n> threads in <ms> ms'";
 	char q[BENCH_QUOTE_MAX];
@@ -102,7 +105,8 @@ static int threads_in(struct bench__cur *c, const struct bench__line *l, char se
 
 	if (r == 0) {
 		bench__skip_blanks(c);
-		r = sep == '/' ? (bench__eat(c, "/") ? 0 : -EINVAL) : (bench__eat(c, "of") ? 0 : -EINVAL);
+		r = sep == '/' ? (bench__eat(c, "/") ? 0 : -EINVAL)
+			       : (bench__eat(c, "of") ? 0 : -EINVAL);
 	}
 	if (r == 0) {
 		bench__skip_blanks(c);
@@ -113,8 +117,8 @@ static int threads_in(struct bench__cur *c, const struct bench__line *l, char se
 		r = bench__eat(c, sep == '/' ? "threads) in" : "threads in") ? 0 : -EINVAL;
 	}
 	if (r < 0)
-		return bench__fail(why, whylen, "line %lu: expected %s, found '%s'", l->no, expected,
-				   bench__found(l, c->p, q, sizeof(q)));
+		return bench__fail(why, whylen, "line %lu: expected %s, found '%s'", l->no,
+				   expected, bench__found(l, c->p, q, sizeof(q)));
 	r = bench__number_at(c, l, "'<ms> ms'", ms, why, whylen);
 	if (r < 0)
 		return r;
@@ -124,8 +128,10 @@ static int threads_in(struct bench__cur *c, const struct bench__line *l, char se
 				   bench__found(l, c->p, q, sizeof(q)));
 	/* wake-parallel's "waking 1/2" is one waker's share of the threads */
 	if (sep != '/' && done != all)
-		return bench__fail(why, whylen, "line %lu: %.0f of %.0f threads done: perf could not "
-				   "wake or requeue them all", l->no, done, all);
+		return bench__fail(why, whylen,
+				   "line %lu: %.0f of %.0f threads done: perf could not "
+				   "wake or requeue them all",
+				   l->no, done, all);
 	return 0;
 }
 
@@ -142,13 +148,14 @@ static int result_line(const struct futex_workload *w, const struct bench__line 
 			return 0;
 		r = bench__once(&o->result_at, l, "'Averaged' line", why, whylen);
 		if (r == 0)
-			r = bench__number_at(&c, l, "'Averaged <ops> operations/sec'", &o->value, why,
-					     whylen);
+			r = bench__number_at(&c, l, "'Averaged <ops> operations/sec'", &o->value,
+					     why, whylen);
 		bench__skip_blanks(&c);
 		if (r == 0 && !bench__eat(&c, "operations/sec"))
-			r = bench__fail(why, whylen, "line %lu: expected 'Averaged <ops> "
-					"operations/sec', found '%s'", l->no,
-					bench__found(l, c.p, q, sizeof(q)));
+			r = bench__fail(why, whylen,
+					"line %lu: expected 'Averaged <ops> "
+					"operations/sec', found '%s'",
+					l->no, bench__found(l, c.p, q, sizeof(q)));
 		return r;
 	case FX_WAKE:
 		if (!bench__eat(&c, "Wokeup"))
@@ -163,8 +170,8 @@ static int result_line(const struct futex_workload *w, const struct bench__line 
 			return 0;
 		bench__skip_blanks(&c);
 		if (!bench__eat(&c, "(waking"))
-			return bench__fail(why, whylen, "line %lu: expected '(waking <n>/<n> threads)'",
-					   l->no);
+			return bench__fail(why, whylen,
+					   "line %lu: expected '(waking <n>/<n> threads)'", l->no);
 		break;
 	}
 	r = bench__once(&o->result_at, l, "summary of the runs", why, whylen);
@@ -175,8 +182,8 @@ static int result_line(const struct futex_workload *w, const struct bench__line 
 	return r;
 }
 
-int bench__parse_perf_futex(const char *out, size_t len, const char *arg,
-			    struct bench_metrics *m, char *why, size_t whylen)
+int bench__parse_perf_futex(const char *out, size_t len, const char *arg, struct bench_metrics *m,
+			    char *why, size_t whylen)
 {
 	const struct futex_workload *w = workload_of(arg);
 	struct futex_out o = { 0 };
@@ -197,8 +204,10 @@ int bench__parse_perf_futex(const char *out, size_t len, const char *arg,
 	if (r < 0)
 		return r;
 	if (!o.running_at)
-		return bench__fail(why, whylen, "no \"# Running '%s' benchmark:\" line: not perf "
-				   "bench futex's output?", w->running);
+		return bench__fail(why, whylen,
+				   "no \"# Running '%s' benchmark:\" line: not perf "
+				   "bench futex's output?",
+				   w->running);
 	if (!o.summary_at)
 		return bench__fail(why, whylen, "no 'Run summary' line: output cut?");
 	if (!o.result_at)

@@ -64,8 +64,8 @@ static int numa_line(const struct bench__line *l, unsigned long *seen, double *v
 		return 0;
 	struct bench__cur num = field(&c), unit = field(&c), name = field(&c);
 	if (!bench__cur_done(&c))
-		return bench__fail(why, whylen, "line %lu: expected %s, found '%s'", l->no, expected,
-				   bench__quote(l->s, l->len, q, sizeof(q)));
+		return bench__fail(why, whylen, "line %lu: expected %s, found '%s'", l->no,
+				   expected, bench__quote(l->s, l->len, q, sizeof(q)));
 	size_t k = 0;
 	while (k < NUMA_ROWS && !field_is(&name, rows[k].name))
 		k++;
@@ -101,8 +101,10 @@ int bench__parse_perf_numa(const char *out, size_t len, const char *arg, struct 
 	}
 	for (size_t k = 0; r == 0 && k < NUMA_ROWS; k++)
 		if (rows[k].required && !seen[k])
-			r = bench__fail(why, whylen, "no ' main, <value>, %s, %s' line: output "
-					"truncated?", rows[k].unit, rows[k].name);
+			r = bench__fail(why, whylen,
+					"no ' main, <value>, %s, %s' line: output "
+					"truncated?",
+					rows[k].unit, rows[k].name);
 	for (size_t k = 0; r == 0 && k < NUMA_ROWS; k++)
 		if (seen[k])
 			r = bench__metric_add(m, why, whylen, val[k], rows[k].metric_unit,

@@ -24,8 +24,7 @@ struct perf_out {
 
 /* "# Running 'sched/pipe' benchmark:" names the benchmark: output of
  * another one is an error, not a time */
-int bench__perf_check_running(const struct bench__line *l, const char *bench, char *why,
-			      size_t whylen)
+int bench__perf_check_running(const struct bench__line *l, const char *bench, char *why, size_t whylen)
 {
 	struct bench__cur c = bench__cur_of(l);
 	char q[BENCH_QUOTE_MAX];
@@ -39,41 +38,42 @@ int bench__perf_check_running(const struct bench__line *l, const char *bench, ch
 			   l->no, bench, bench__quote(l->s, l->len, q, sizeof(q)));
 }
 
-static int perf_line(struct perf_out *o, const struct bench__line *l,
-		     char *why, size_t whylen)
+static int perf_line(struct perf_out *o, const struct bench__line *l, char *why, size_t whylen)
 {
 	struct bench__cur c = bench__cur_of(l);
 	int r;
 
 	if (bench__eat_label(&c, "Total time:")) {
 		r = bench__once(&o->time_at, l, "'Total time:' line", why, whylen);
-		return r < 0 ? r : bench__value_line(&c, l, "'Total time: <seconds> [sec]'",
-						     "[sec]", &o->time, why, whylen);
+		return r < 0 ? r
+			     : bench__value_line(&c, l, "'Total time: <seconds> [sec]'", "[sec]",
+						 &o->time, why, whylen);
 	}
 	if (bench__line_has(l, "usecs/op")) {
 		r = bench__once(&o->usecs_at, l, "'usecs/op' line", why, whylen);
-		return r < 0 ? r : bench__value_line(&c, l, "'<usecs> usecs/op'", "usecs/op",
-						     &o->usecs, why, whylen);
+		return r < 0 ? r
+			     : bench__value_line(&c, l, "'<usecs> usecs/op'", "usecs/op", &o->usecs,
+						 why, whylen);
 	}
 	if (bench__line_has(l, "ops/sec")) {
 		r = bench__once(&o->ops_at, l, "'ops/sec' line", why, whylen);
-		return r < 0 ? r : bench__value_line(&c, l, "'<ops> ops/sec'", "ops/sec",
-						     &o->ops, why, whylen);
+		return r < 0 ? r
+			     : bench__value_line(&c, l, "'<ops> ops/sec'", "ops/sec", &o->ops, why,
+						 whylen);
 	}
 	/* -f simple: one line that is a number and nothing else */
 	double v;
 	bench__skip_blanks(&c);
-	if (l->len > 0 && l->s[0] != '#' && bench__number(&c, &v) == 0 &&
-	    bench__rest_blank(&c) && v >= 0) {
+	if (l->len > 0 && l->s[0] != '#' && bench__number(&c, &v) == 0 && bench__rest_blank(&c) &&
+	    v >= 0) {
 		o->simple_at = l->no;
 		o->time = v;
 	}
 	return 0;
 }
 
-static int perf_parse(const char *out, size_t len, const char *bench,
-		      bool pipe, struct bench_metrics *m, char *why,
-		      size_t whylen)
+static int perf_parse(const char *out, size_t len, const char *bench, bool pipe,
+		      struct bench_metrics *m, char *why, size_t whylen)
 {
 	struct perf_out o = { 0 };
 	struct bench__lines it;
@@ -123,8 +123,8 @@ int bench__parse_perf_sched_messaging(const char *out, size_t len, const char *a
 	return perf_parse(out, len, "sched/messaging", false, m, why, whylen);
 }
 
-int bench__parse_perf_syscall(const char *out, size_t len, const char *arg,
-			      struct bench_metrics *m, char *why, size_t whylen)
+int bench__parse_perf_syscall(const char *out, size_t len, const char *arg, struct bench_metrics *m,
+			      char *why, size_t whylen)
 {
 	(void)arg;
 	return perf_parse(out, len, "syscall/basic", true, m, why, whylen);

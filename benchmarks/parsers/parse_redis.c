@@ -36,8 +36,7 @@ static bool field(struct bench__cur *c, const char **s, const char **e)
 	return c->p == c->end || bench__eat(c, ",");
 }
 
-static int redis_row(const struct bench__line *l, struct bench_metrics *m, char *why,
-		     size_t whylen)
+static int redis_row(const struct bench__line *l, struct bench_metrics *m, char *why, size_t whylen)
 {
 	struct bench__cur c = bench__cur_of(l);
 	const char *s[REDIS_FIELDS], *e[REDIS_FIELDS];
@@ -46,8 +45,9 @@ static int redis_row(const struct bench__line *l, struct bench_metrics *m, char 
 
 	for (size_t i = 0; i < REDIS_FIELDS; i++)
 		if (!field(&c, &s[i], &e[i]))
-			return bench__fail(why, whylen, "line %lu: expected %d quoted fields, found '%s'",
-					   l->no, REDIS_FIELDS, bench__quote(l->s, l->len, q, sizeof(q)));
+			return bench__fail(why, whylen,
+					   "line %lu: expected %d quoted fields, found '%s'", l->no,
+					   REDIS_FIELDS, bench__quote(l->s, l->len, q, sizeof(q)));
 	if (!bench__cur_done(&c))
 		return bench__fail(why, whylen, "line %lu: more than %d fields", l->no, REDIS_FIELDS);
 	static const char filler[] = "(needed to benchmark";
@@ -67,17 +67,23 @@ static int redis_row(const struct bench__line *l, struct bench_metrics *m, char 
 	for (size_t i = 1; i < REDIS_FIELDS; i++) {
 		struct bench__cur f = { s[i], e[i] };
 		if (i == 1 && e[i] - s[i] == 3 && memcmp(s[i], "inf", 3) == 0)
-			return bench__fail(why, whylen, "line %lu: %s ended too soon to be timed ('inf' "
-					   "requests/s): give it more requests", l->no, name);
+			return bench__fail(why, whylen,
+					   "line %lu: %s ended too soon to be timed ('inf' "
+					   "requests/s): give it more requests",
+					   l->no, name);
 		if (bench__number(&f, &v[i]) < 0 || !bench__cur_done(&f) || v[i] < 0)
-			return bench__fail(why, whylen, "line %lu: field %zu of %s is '%s', not a number "
-					   ">= 0", l->no, i + 1, name,
+			return bench__fail(why, whylen,
+					   "line %lu: field %zu of %s is '%s', not a number "
+					   ">= 0",
+					   l->no, i + 1, name,
 					   bench__quote(s[i], (size_t)(e[i] - s[i]), q, sizeof(q)));
 	}
 	snprintf(q, sizeof(q), "%s.rps", name);
 	if (bench_metrics_get(m, q))
-		return bench__fail(why, whylen, "line %lu: a second row for %s: two runs in one "
-				   "output?", l->no, name);
+		return bench__fail(why, whylen,
+				   "line %lu: a second row for %s: two runs in one "
+				   "output?",
+				   l->no, name);
 	int r = bench__metric_add(m, why, whylen, v[1], "requests/s", true, "%s.rps", name);
 	if (r == 0)
 		r = bench__metric_add(m, why, whylen, v[2], "ms", false, "%s.lat_avg", name);
@@ -107,7 +113,8 @@ int bench__parse_redis_benchmark(const char *out, size_t len, const char *arg,
 	if (r < 0)
 		return r;
 	if (!header_at)
-		return bench__fail(why, whylen, "no '\"test\",\"rps\",...' header: not redis-benchmark "
+		return bench__fail(why, whylen,
+				   "no '\"test\",\"rps\",...' header: not redis-benchmark "
 				   "--csv output?");
 	if (m->n == 0)
 		return bench__fail(why, whylen, "no test rows after the header: output truncated?");

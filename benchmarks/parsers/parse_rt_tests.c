@@ -40,14 +40,14 @@ static int pmq_field(struct bench__cur *c, const struct bench__line *l, const ch
 	snprintf(expected, sizeof(expected), "'%s <us>'", label);
 	bench__skip_blanks(c);
 	if (!bench__eat(c, label))
-		return bench__fail(why, whylen, "line %lu: expected %s, found '%s'", l->no, expected,
-				   bench__found(l, c->p, q, sizeof(q)));
+		return bench__fail(why, whylen, "line %lu: expected %s, found '%s'", l->no,
+				   expected, bench__found(l, c->p, q, sizeof(q)));
 	bench__skip_blanks(c);
 	const char *at = c->p;
 	int r = bench__number(c, v);
 	if (r < 0 || *v < 0 || (c->p < c->end && *c->p != ',' && *c->p != ' ' && *c->p != '\t'))
-		return bench__fail(why, whylen, "line %lu: expected %s, found '%s'", l->no, expected,
-				   bench__found(l, at, q, sizeof(q)));
+		return bench__fail(why, whylen, "line %lu: expected %s, found '%s'", l->no,
+				   expected, bench__found(l, at, q, sizeof(q)));
 	bench__eat(c, ",");
 	return 0;
 }
@@ -86,8 +86,10 @@ int bench__parse_pmqtest(const char *out, size_t len, const char *arg, struct be
 		 * undefined (the fuzzer sent #3.3e25) */
 		if (!(tx >= 0 && tx / 2 < PMQ_PAIRS_MAX) || tx != floor(tx) || fmod(tx, 2) != 0 ||
 		    rx != tx + 1)
-			return bench__fail(why, whylen, "line %lu: thread #%.0f -> #%.0f is not a pair "
-					   "of pmqtest (at most %d pairs)", l.no, rx, tx, PMQ_PAIRS_MAX);
+			return bench__fail(why, whylen,
+					   "line %lu: thread #%.0f -> #%.0f is not a pair "
+					   "of pmqtest (at most %d pairs)",
+					   l.no, rx, tx, PMQ_PAIRS_MAX);
 		struct pmq_pair *p = &pairs[(size_t)tx / 2];
 		double cur;
 		r = bench__once(&p->at, &l, "line for this pair", why, whylen);
@@ -100,22 +102,27 @@ int bench__parse_pmqtest(const char *out, size_t len, const char *arg, struct be
 		if (r == 0)
 			r = pmq_field(&c, &l, "Max", &p->max, why, whylen);
 		if (r == 0 && !bench__rest_blank(&c))
-			r = bench__fail(why, whylen, "line %lu: unexpected text after 'Max <us>'", l.no);
+			r = bench__fail(why, whylen, "line %lu: unexpected text after 'Max <us>'",
+					l.no);
 		npairs++;
 	}
 	if (r < 0)
 		return r;
 	if (npairs == 0)
-		return bench__fail(why, whylen, "no '#1 -> #0, Min <us>, Cur <us>, Avg <us>, Max <us>' "
+		return bench__fail(why, whylen,
+				   "no '#1 -> #0, Min <us>, Cur <us>, Avg <us>, Max <us>' "
 				   "line: not pmqtest -q output, or cut?");
 	if (npairs != nids)
-		return bench__fail(why, whylen, "%zu pairs of threads started ('#N: ID' lines), %zu "
-				   "reported: output cut?", nids, npairs);
+		return bench__fail(why, whylen,
+				   "%zu pairs of threads started ('#N: ID' lines), %zu "
+				   "reported: output cut?",
+				   nids, npairs);
 	double min = 0, max = 0, sum = 0;
 	size_t k = 0;
 	for (size_t i = 0; i < PMQ_PAIRS_MAX && k < npairs; i++) {
 		if (!pairs[i].at)
-			return bench__fail(why, whylen, "no line for the pair #%zu -> #%zu: output cut?",
+			return bench__fail(why, whylen,
+					   "no line for the pair #%zu -> #%zu: output cut?",
 					   2 * i + 1, 2 * i);
 		min = k == 0 || pairs[i].min < min ? pairs[i].min : min;
 		max = pairs[i].max > max ? pairs[i].max : max;
@@ -132,9 +139,11 @@ int bench__parse_pmqtest(const char *out, size_t len, const char *arg, struct be
 	for (size_t i = 0; r == 0 && i < npairs; i++) {
 		r = bench__metric_add(m, why, whylen, pairs[i].min, "us", false, "p%zu.lat_min", i);
 		if (r == 0)
-			r = bench__metric_add(m, why, whylen, pairs[i].avg, "us", false, "p%zu.lat_avg", i);
+			r = bench__metric_add(m, why, whylen, pairs[i].avg, "us", false,
+					      "p%zu.lat_avg", i);
 		if (r == 0)
-			r = bench__metric_add(m, why, whylen, pairs[i].max, "us", false, "p%zu.lat_max", i);
+			r = bench__metric_add(m, why, whylen, pairs[i].max, "us", false,
+					      "p%zu.lat_max", i);
 	}
 	return r;
 }
@@ -150,14 +159,14 @@ static int pi_duration(struct bench__cur *c, const struct bench__line *l, double
 	*secs = 0;
 	for (size_t i = 0; i < 4; i++) {
 		double v;
-		int r = bench__number_at(c, l, "'<n> days, <n> hours, <n> minutes, <n> seconds'", &v,
-					 why, whylen);
+		int r = bench__number_at(c, l, "'<n> days, <n> hours, <n> minutes, <n> seconds'",
+					 &v, why, whylen);
 		if (r < 0)
 			return r;
 		bench__skip_blanks(c);
 		if (!bench__eat(c, units[i]))
-			return bench__fail(why, whylen, "line %lu: expected '%s', found '%s'", l->no,
-					   units[i], bench__found(l, c->p, q, sizeof(q)));
+			return bench__fail(why, whylen, "line %lu: expected '%s', found '%s'",
+					   l->no, units[i], bench__found(l, c->p, q, sizeof(q)));
 		bench__eat(c, ",");
 		*secs += v * scale[i];
 	}
@@ -181,10 +190,11 @@ int bench__parse_pi_stress(const char *out, size_t len, const char *arg, struct 
 		if (bench__eat(&c, "Starting PI Stress Test")) {
 			r = bench__once(&start_at, &l, "'Starting PI Stress Test' line", why, whylen);
 		} else if (bench__eat_label(&c, "Total inversion performed:")) {
-			r = bench__once(&total_at, &l, "'Total inversion performed:' line", why, whylen);
+			r = bench__once(&total_at, &l, "'Total inversion performed:' line", why,
+					whylen);
 			if (r == 0)
-				r = bench__value_line(&c, &l, "'Total inversion performed: <n>'", NULL,
-						      &total, why, whylen);
+				r = bench__value_line(&c, &l, "'Total inversion performed: <n>'",
+						      NULL, &total, why, whylen);
 		} else if (bench__eat_label(&c, "Test Duration:")) {
 			r = bench__once(&dur_at, &l, "'Test Duration:' line", why, whylen);
 			if (r == 0)
@@ -194,7 +204,8 @@ int bench__parse_pi_stress(const char *out, size_t len, const char *arg, struct 
 	if (r < 0)
 		return r;
 	if (!start_at)
-		return bench__fail(why, whylen, "no 'Starting PI Stress Test' line: not pi_stress's output?");
+		return bench__fail(why, whylen,
+				   "no 'Starting PI Stress Test' line: not pi_stress's output?");
 	if (!total_at || !dur_at)
 		return bench__fail(why, whylen, "no '%s' line: output truncated?",
 				   !total_at ? "Total inversion performed: <n>" : "Test Duration:");
@@ -236,17 +247,23 @@ int bench__parse_rt_migrate(const char *out, size_t len, const char *arg, struct
 			continue;
 		}
 		if (bench__eat(&c, "Failed!"))
-			return bench__fail(why, whylen, "line %lu: rt-migrate-test --check failed: a task "
-					   "of lower priority ran before one of higher", l.no);
+			return bench__fail(why, whylen,
+					   "line %lu: rt-migrate-test --check failed: a task "
+					   "of lower priority ran before one of higher",
+					   l.no);
 		if (!parent_at)
 			continue;
 		if (bench__eat(&c, "Task ") && bench__number(&c, &n) == 0 && bench__eat(&c, " (prio")) {
 			if (n != (double)ntasks || ntasks == RTM_TASKS_MAX)
-				return bench__fail(why, whylen, "line %lu: expected task %zu (at most %d), "
-						   "found task %.0f", l.no, ntasks, RTM_TASKS_MAX, n);
+				return bench__fail(why, whylen,
+						   "line %lu: expected task %zu (at most %d), "
+						   "found task %.0f",
+						   l.no, ntasks, RTM_TASKS_MAX, n);
 			if (cur && cur->seen != 0xf)
-				return bench__fail(why, whylen, "line %lu: task %zu lacks its Max, Min, Tot "
-						   "or Avg line", l.no, ntasks - 1);
+				return bench__fail(why, whylen,
+						   "line %lu: task %zu lacks its Max, Min, Tot "
+						   "or Avg line",
+						   l.no, ntasks - 1);
 			cur = &tasks[ntasks++];
 			continue;
 		}
@@ -254,7 +271,8 @@ int bench__parse_rt_migrate(const char *out, size_t len, const char *arg, struct
 			if (!bench__eat(&c, labels[i]))
 				continue;
 			if (cur->seen & (1u << i))
-				return bench__fail(why, whylen, "line %lu: a second '%s' line for task %zu",
+				return bench__fail(why, whylen,
+						   "line %lu: a second '%s' line for task %zu",
 						   l.no, labels[i], ntasks - 1);
 			r = bench__value_line(&c, &l, "'<label> <us> us'", "us", &cur->v[i], why,
 					      whylen);
@@ -265,10 +283,12 @@ int bench__parse_rt_migrate(const char *out, size_t len, const char *arg, struct
 	if (r < 0)
 		return r;
 	if (!parent_at)
-		return bench__fail(why, whylen, "no 'Parent pid:' line: not rt-migrate-test's output, "
+		return bench__fail(why, whylen,
+				   "no 'Parent pid:' line: not rt-migrate-test's output, "
 				   "or cut before its summary?");
 	if (ntasks == 0 || cur->seen != 0xf)
-		return bench__fail(why, whylen, "the summary of task %zu is incomplete: output truncated?",
+		return bench__fail(why, whylen,
+				   "the summary of task %zu is incomplete: output truncated?",
 				   ntasks ? ntasks - 1 : 0);
 	double max = 0, avg = 0;
 	for (size_t i = 0; i < ntasks; i++) {
@@ -282,7 +302,8 @@ int bench__parse_rt_migrate(const char *out, size_t len, const char *arg, struct
 	for (size_t i = 0; r == 0 && i < ntasks; i++) {
 		r = bench__metric_add(m, why, whylen, tasks[i].v[0], "us", false, "t%zu.lat_max", i);
 		if (r == 0)
-			r = bench__metric_add(m, why, whylen, tasks[i].v[3], "us", false, "t%zu.lat_avg", i);
+			r = bench__metric_add(m, why, whylen, tasks[i].v[3], "us", false,
+					      "t%zu.lat_avg", i);
 	}
 	return r;
 }

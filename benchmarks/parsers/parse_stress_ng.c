@@ -28,8 +28,10 @@ int bench__check_stress_ng_arg(const char *arg, char *why, size_t whylen)
 	if (!arg || strcmp(arg, "*") == 0)
 		return 0;
 	if (n == 0 || n > SN_NAME_MAX || strspn(arg, "abcdefghijklmnopqrstuvwxyz0123456789_-") != n) {
-		snprintf(why, whylen, "stress-ng parser: '%s' is not a stressor name "
-			 "(1 to %d characters of [a-z0-9_-])", arg, SN_NAME_MAX);
+		snprintf(why, whylen,
+			 "stress-ng parser: '%s' is not a stressor name "
+			 "(1 to %d characters of [a-z0-9_-])",
+			 arg, SN_NAME_MAX);
 		return -EINVAL;
 	}
 	return 0;
@@ -61,7 +63,7 @@ static void skip_prefix(struct bench__cur *c)
 struct sn_row {
 	char name[SN_NAME_MAX + 1];
 	unsigned long at;
-	double v[6];	/* bogo ops, real, usr, sys, ops/s real, ops/s usr+sys */
+	double v[6]; /* bogo ops, real, usr, sys, ops/s real, ops/s usr+sys */
 };
 
 struct sn_state {
@@ -70,12 +72,12 @@ struct sn_state {
 	size_t nhogs;
 	char hogs[SN_STRESSORS_MAX][SN_NAME_MAX + 1];
 	bool in_table;
-	struct sn_row rows[SN_STRESSORS_MAX];	/* by hog; .at 0 until seen */
+	struct sn_row rows[SN_STRESSORS_MAX]; /* by hog; .at 0 until seen */
 };
 
 /* a row of the table: the stressor's name, then six numbers at least */
-static int sn_row(struct sn_state *s, struct bench__cur *c, const struct bench__line *l,
-		  char *why, size_t whylen)
+static int sn_row(struct sn_state *s, struct bench__cur *c, const struct bench__line *l, char *why,
+		  size_t whylen)
 {
 	static const char expected[] = "'<stressor> <bogo ops> <real s> <usr s> <sys s> "
 				       "<bogo ops/s real> <bogo ops/s usr+sys>'";
@@ -98,7 +100,7 @@ static int sn_row(struct sn_state *s, struct bench__cur *c, const struct bench__
 		if (r < 0)
 			return r;
 	}
-	while (!bench__rest_blank(c)) {	/* --metrics columns */
+	while (!bench__rest_blank(c)) { /* --metrics columns */
 		double extra;
 
 		r = bench__number_at(c, l, expected, &extra, why, whylen);
@@ -126,8 +128,8 @@ static int sn_row(struct sn_state *s, struct bench__cur *c, const struct bench__
 }
 
 /* "dispatching hogs: 2 cpu, 1 switch" */
-static int sn_hogs(struct sn_state *s, struct bench__cur *c, const struct bench__line *l,
-		   char *why, size_t whylen)
+static int sn_hogs(struct sn_state *s, struct bench__cur *c, const struct bench__line *l, char *why,
+		   size_t whylen)
 {
 	static const char expected[] = "'dispatching hogs: <N> <stressor>, ...'";
 	char q[BENCH_QUOTE_MAX];
@@ -144,8 +146,8 @@ static int sn_hogs(struct sn_state *s, struct bench__cur *c, const struct bench_
 			c->p++;
 		size_t len = (size_t)(c->p - name);
 		if (s->nhogs >= SN_STRESSORS_MAX)
-			return bench__fail(why, whylen, "line %lu: more than %d stressors",
-					   l->no, SN_STRESSORS_MAX);
+			return bench__fail(why, whylen, "line %lu: more than %d stressors", l->no,
+					   SN_STRESSORS_MAX);
 		if (len == 0 || len > SN_NAME_MAX || memchr(name, '\0', len))
 			return bench__fail(why, whylen, "line %lu: expected %s, found '%s'", l->no,
 					   expected, bench__found(l, name, q, sizeof(q)));
@@ -160,8 +162,7 @@ static int sn_hogs(struct sn_state *s, struct bench__cur *c, const struct bench_
 	return r;
 }
 
-static int sn_line(struct sn_state *s, const struct bench__line *l, char *why,
-		   size_t whylen)
+static int sn_line(struct sn_state *s, const struct bench__line *l, char *why, size_t whylen)
 {
 	struct bench__cur c = bench__cur_of(l);
 	int r;
@@ -192,8 +193,8 @@ static int sn_line(struct sn_state *s, const struct bench__line *l, char *why,
 	return sn_row(s, &c, l, why, whylen);
 }
 
-int bench__parse_stress_ng(const char *out, size_t len, const char *arg,
-			   struct bench_metrics *m, char *why, size_t whylen)
+int bench__parse_stress_ng(const char *out, size_t len, const char *arg, struct bench_metrics *m,
+			   char *why, size_t whylen)
 {
 	static struct sn_state zero;
 	struct sn_state s = zero;
@@ -216,8 +217,10 @@ int bench__parse_stress_ng(const char *out, size_t len, const char *arg,
 	 * stressng picks it with STRESSNG_TESTNAME) */
 	if (arg && strcmp(arg, "*") == 0) {
 		if (s.nhogs != 1)
-			return bench__fail(why, whylen, "line %lu: %zu stressors dispatched; the "
-					   "argument '*' reads a run of one", s.hogs_at, s.nhogs);
+			return bench__fail(why, whylen,
+					   "line %lu: %zu stressors dispatched; the "
+					   "argument '*' reads a run of one",
+					   s.hogs_at, s.nhogs);
 		arg = s.hogs[0];
 	}
 	bool named = !arg;
@@ -235,8 +238,8 @@ int bench__parse_stress_ng(const char *out, size_t len, const char *arg,
 		if (arg && strcmp(arg, w->name) != 0)
 			continue;
 		named = true;
-		r = bench__metric_add(m, why, whylen, w->v[0], "bogo-ops", true,
-				      "%s%sbogo_ops", pre, dot);
+		r = bench__metric_add(m, why, whylen, w->v[0], "bogo-ops", true, "%s%sbogo_ops",
+				      pre, dot);
 		if (r == 0)
 			r = bench__metric_add(m, why, whylen, w->v[4], "bogo-ops/s", true,
 					      "%s%sbogo_ops_s", pre, dot);

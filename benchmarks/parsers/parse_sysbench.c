@@ -27,8 +27,7 @@ struct sb_out {
 	bool in_latency;
 };
 
-static int sb_latency_line(struct sb_out *o, const struct bench__line *l,
-			   char *why, size_t whylen)
+static int sb_latency_line(struct sb_out *o, const struct bench__line *l, char *why, size_t whylen)
 {
 	const struct {
 		const char *label, *what, *expected;
@@ -46,8 +45,8 @@ static int sb_latency_line(struct sb_out *o, const struct bench__line *l,
 		if (!bench__eat_label(&c, rows[i].label))
 			continue;
 		r = bench__once(rows[i].at, l, rows[i].what, why, whylen);
-		return r < 0 ? r : bench__value_line(&c, l, rows[i].expected, NULL,
-						     rows[i].v, why, whylen);
+		return r < 0 ? r
+			     : bench__value_line(&c, l, rows[i].expected, NULL, rows[i].v, why, whylen);
 	}
 	/* "95th percentile:  0.31"; the percentile is a whole number 1..100 */
 	double p;
@@ -61,14 +60,12 @@ static int sb_latency_line(struct sb_out *o, const struct bench__line *l,
 					   "line %lu: percentile %g is not a whole number from 1 to 100",
 					   l->no, p);
 		o->pct_of = p;
-		return bench__value_line(&c, l, "'<N>th percentile: <ms>'", NULL, &o->pct,
-					 why, whylen);
+		return bench__value_line(&c, l, "'<N>th percentile: <ms>'", NULL, &o->pct, why, whylen);
 	}
 	return 0;
 }
 
-static int sb_line(struct sb_out *o, const struct bench__line *l, char *why,
-		   size_t whylen)
+static int sb_line(struct sb_out *o, const struct bench__line *l, char *why, size_t whylen)
 {
 	struct bench__cur c = bench__cur_of(l);
 	int r;
@@ -85,24 +82,27 @@ static int sb_line(struct sb_out *o, const struct bench__line *l, char *why,
 		return sb_latency_line(o, l, why, whylen);
 	if (bench__eat_label(&c, "events per second:")) {
 		r = bench__once(&o->eps_at, l, "'events per second:' line", why, whylen);
-		return r < 0 ? r : bench__value_line(&c, l, "'events per second: <N>'", NULL,
-						     &o->eps, why, whylen);
+		return r < 0 ? r
+			     : bench__value_line(&c, l, "'events per second: <N>'", NULL, &o->eps,
+						 why, whylen);
 	}
 	if (bench__eat_label(&c, "total time:")) {
 		r = bench__once(&o->time_at, l, "'total time:' line", why, whylen);
-		return r < 0 ? r : bench__value_line(&c, l, "'total time: <seconds>s'", "s",
-						     &o->time, why, whylen);
+		return r < 0 ? r
+			     : bench__value_line(&c, l, "'total time: <seconds>s'", "s", &o->time,
+						 why, whylen);
 	}
 	if (bench__eat_label(&c, "total number of events:")) {
 		r = bench__once(&o->events_at, l, "'total number of events:' line", why, whylen);
-		return r < 0 ? r : bench__value_line(&c, l, "'total number of events: <N>'",
-						     NULL, &o->events, why, whylen);
+		return r < 0 ? r
+			     : bench__value_line(&c, l, "'total number of events: <N>'", NULL,
+						 &o->events, why, whylen);
 	}
 	return 0;
 }
 
-static int sb_parse(const char *out, size_t len, bool cpu,
-		    struct bench_metrics *m, char *why, size_t whylen)
+static int sb_parse(const char *out, size_t len, bool cpu, struct bench_metrics *m, char *why,
+		    size_t whylen)
 {
 	struct sb_out o = { 0 };
 	struct bench__lines it;
@@ -120,7 +120,8 @@ static int sb_parse(const char *out, size_t len, bool cpu,
 	if (!cpu && o.eps_at)
 		return bench__fail(why, whylen,
 				   "line %lu: 'events per second:' is in the output of sysbench cpu, "
-				   "not of threads or mutex", o.eps_at);
+				   "not of threads or mutex",
+				   o.eps_at);
 	if (!o.time_at)
 		return bench__fail(why, whylen, "no 'total time:' line: output truncated?");
 	if (!o.events_at)
@@ -147,8 +148,8 @@ static int sb_parse(const char *out, size_t len, bool cpu,
 	return r;
 }
 
-int bench__parse_sysbench_cpu(const char *out, size_t len, const char *arg,
-			      struct bench_metrics *m, char *why, size_t whylen)
+int bench__parse_sysbench_cpu(const char *out, size_t len, const char *arg, struct bench_metrics *m,
+			      char *why, size_t whylen)
 {
 	(void)arg;
 	return sb_parse(out, len, true, m, why, whylen);

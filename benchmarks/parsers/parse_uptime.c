@@ -17,8 +17,8 @@ static size_t words(const struct bench__line *l)
 {
 	size_t n = 0;
 	for (size_t k = 0; k < l->len; k++)
-		if (l->s[k] != ' ' && l->s[k] != '\t' && (k == 0 || l->s[k - 1] == ' ' ||
-							   l->s[k - 1] == '\t'))
+		if (l->s[k] != ' ' && l->s[k] != '\t' &&
+		    (k == 0 || l->s[k - 1] == ' ' || l->s[k - 1] == '\t'))
 			n++;
 	return n;
 }
@@ -44,26 +44,32 @@ int bench__parse_uptime(const char *out, size_t len, const char *arg, struct ben
 		bench__skip_blanks(&c);
 		if (bench__number(&c, &u) < 0 || bench__cur_done(&c) || (*c.p != ' ' && *c.p != '\t') ||
 		    (bench__skip_blanks(&c), bench__number(&c, &i) < 0) || !bench__rest_blank(&c))
-			return bench__fail(why, whylen, "line %lu: expected '<up> <idle>' from "
-					   "/proc/uptime, found '%s'", l.no,
-					   bench__quote(l.s, l.len, q, sizeof(q)));
+			return bench__fail(why, whylen,
+					   "line %lu: expected '<up> <idle>' from "
+					   "/proc/uptime, found '%s'",
+					   l.no, bench__quote(l.s, l.len, q, sizeof(q)));
 		if (n == 2)
-			return bench__fail(why, whylen, "line %lu: a third reading of /proc/uptime (the "
-					   "others are lines %lu and %lu)", l.no, at[0], at[1]);
+			return bench__fail(why, whylen,
+					   "line %lu: a third reading of /proc/uptime (the "
+					   "others are lines %lu and %lu)",
+					   l.no, at[0], at[1]);
 		if (u < 0 || i < 0)
-			return bench__fail(why, whylen, "line %lu: a negative reading of /proc/uptime",
-					   l.no);
+			return bench__fail(why, whylen,
+					   "line %lu: a negative reading of /proc/uptime", l.no);
 		at[n] = l.no, up[n] = u, idle[n] = i;
 		n++;
 	}
 	if (n < 2)
-		return bench__fail(why, whylen, "%s reading of /proc/uptime ('<up> <idle>'): "
-				   "output truncated?", n ? "only one" : "no");
+		return bench__fail(why, whylen,
+				   "%s reading of /proc/uptime ('<up> <idle>'): "
+				   "output truncated?",
+				   n ? "only one" : "no");
 	if (up[1] < up[0] || idle[1] < idle[0])
 		return bench__fail(why, whylen, "line %lu: /proc/uptime went backwards from line %lu",
 				   at[1], at[0]);
 	if (up[1] == up[0])
-		return bench__fail(why, whylen, "line %lu: no time passed since line %lu", at[1], at[0]);
+		return bench__fail(why, whylen, "line %lu: no time passed since line %lu", at[1],
+				   at[0]);
 	int r = bench__metric_add(m, why, whylen, up[1] - up[0], "s", false, "wall");
 	if (r == 0)
 		r = bench__metric_add(m, why, whylen, (idle[1] - idle[0]) / (up[1] - up[0]), "cpus",
@@ -80,8 +86,9 @@ static size_t label_len(const struct bench__line *l)
 	while (n < l->len && ((l->s[n] >= 'a' && l->s[n] <= 'z') || l->s[n] == '_' ||
 			      (n > 0 && l->s[n] >= '0' && l->s[n] <= '9')))
 		n++;
-	return n > 0 && n < BENCH_METRIC_NAME_MAX && n < l->len &&
-	       (l->s[n] == ' ' || l->s[n] == '\t') ? n : 0;
+	return n > 0 && n < BENCH_METRIC_NAME_MAX && n < l->len && (l->s[n] == ' ' || l->s[n] == '\t')
+		       ? n
+		       : 0;
 }
 
 /*
@@ -120,38 +127,45 @@ int bench__parse_uptime_phases(const char *out, size_t len, const char *arg,
 		if (bench__number(&c, &u) < 0 || bench__cur_done(&c) || (*c.p != ' ' && *c.p != '\t') ||
 		    (bench__skip_blanks(&c), bench__number(&c, &i) < 0) || !bench__rest_blank(&c) ||
 		    u < 0 || i < 0)
-			return bench__fail(why, whylen, "line %lu: expected 'LABEL <up> <idle>' from "
-					   "/proc/uptime, found '%s'", l.no,
-					   bench__quote(l.s, l.len, q, sizeof(q)));
+			return bench__fail(why, whylen,
+					   "line %lu: expected 'LABEL <up> <idle>' from "
+					   "/proc/uptime, found '%s'",
+					   l.no, bench__quote(l.s, l.len, q, sizeof(q)));
 		size_t p = 0;
 		while (p < nph && (strlen(ph[p].name) != k || memcmp(ph[p].name, l.s, k)))
 			p++;
 		if (p == nph) {
 			if (nph == PHASES_MAX)
-				return bench__fail(why, whylen, "line %lu: more than %d phases", l.no,
-						   PHASES_MAX);
+				return bench__fail(why, whylen, "line %lu: more than %d phases",
+						   l.no, PHASES_MAX);
 			memcpy(ph[p].name, l.s, k);
 			ph[p].name[k] = '\0';
 			ph[p].n = 0;
 			nph++;
 		}
 		if (ph[p].n == 2)
-			return bench__fail(why, whylen, "line %lu: a third reading of phase %s (the "
-					   "others are lines %lu and %lu)", l.no, ph[p].name,
-					   ph[p].at[0], ph[p].at[1]);
+			return bench__fail(why, whylen,
+					   "line %lu: a third reading of phase %s (the "
+					   "others are lines %lu and %lu)",
+					   l.no, ph[p].name, ph[p].at[0], ph[p].at[1]);
 		ph[p].at[ph[p].n] = l.no;
 		ph[p].up[ph[p].n++] = u;
 	}
 	if (nph == 0)
-		return bench__fail(why, whylen, "no 'LABEL <up> <idle>' reading of /proc/uptime: "
+		return bench__fail(why, whylen,
+				   "no 'LABEL <up> <idle>' reading of /proc/uptime: "
 				   "output truncated?");
 	for (size_t p = 0; p < nph; p++) {
 		if (ph[p].n < 2)
-			return bench__fail(why, whylen, "line %lu: phase %s has no second reading: "
-					   "output truncated?", ph[p].at[0], ph[p].name);
+			return bench__fail(why, whylen,
+					   "line %lu: phase %s has no second reading: "
+					   "output truncated?",
+					   ph[p].at[0], ph[p].name);
 		if (ph[p].up[1] < ph[p].up[0])
-			return bench__fail(why, whylen, "line %lu: /proc/uptime went backwards from "
-					   "line %lu", ph[p].at[1], ph[p].at[0]);
+			return bench__fail(why, whylen,
+					   "line %lu: /proc/uptime went backwards from "
+					   "line %lu",
+					   ph[p].at[1], ph[p].at[0]);
 		int r = bench__metric_add(m, why, whylen, ph[p].up[1] - ph[p].up[0], "s", false,
 					  "%s", ph[p].name);
 		if (r < 0)

@@ -77,8 +77,9 @@ static void deliver(struct cluster *c, enum cluster_outcome out, int64_t at, con
 				       json_object_new_string(out == CLUSTER_RELEASED ? "released"
 							      : out == CLUSTER_TIMED_OUT ? "timeout"
 							      : out == CLUSTER_ABORTED	 ? "abort"
-							      : out == CLUSTER_HEARTBEAT ? "heartbeat-timeout"
-											 : "redis-error"));
+							      : out == CLUSTER_HEARTBEAT
+								      ? "heartbeat-timeout"
+								      : "redis-error"));
 		json_object_object_add(st->record, "host_clock", cluster_host_clock(&res.clock_unsync));
 	}
 	res.record = st->record;
@@ -111,7 +112,10 @@ static bool reply_bad(struct cluster *c, redisAsyncContext *ac, redisReply *rep,
 	if (rep && rep->type != REDIS_REPLY_ERROR)
 		return false;
 	fail(c, CLUSTER_REDIS_ERROR, "cluster: Redis at %s:%d: %s: %s", c->s->redis_host,
-	     c->s->redis_port, what, rep ? rep->str : ac->errstr[0] ? ac->errstr : "connection lost");
+	     c->s->redis_port, what,
+	     rep	     ? rep->str
+	     : ac->errstr[0] ? ac->errstr
+			     : "connection lost");
 	return true;
 }
 
@@ -142,9 +146,9 @@ static void send_msg(struct cluster *c, const char *stream, enum rb_recipient to
 	struct rb_msg m;
 	char uuid[RB_UUID_MAX];
 	snprintf(uuid, sizeof(uuid), "%s-%" PRIu64, c->uuid_base, ++c->seq);
-	rb_msg_init(&m, uuid, c->st.id, clock_real_ns() / 1000000000, 
-		    c->s->role == CLUSTER_LEADER ? RB_ROLE_LEADER : RB_ROLE_FOLLOWER, c->s->member, to,
-		    to_id, cmd);
+	rb_msg_init(&m, uuid, c->st.id, clock_real_ns() / 1000000000,
+		    c->s->role == CLUSTER_LEADER ? RB_ROLE_LEADER : RB_ROLE_FOLLOWER, c->s->member,
+		    to, to_id, cmd);
 	m.user_object = user_object;
 	if (value)
 		snprintf(m.value, sizeof(m.value), "%s", value);
@@ -189,17 +193,20 @@ static void leader_advance(struct cluster *c)
 	to_followers(c, RB_ALL_READY, NULL);
 	if (st->abort_seen || c->aborting) {
 		to_followers(c, RB_ALL_ABORT, NULL);
-		fail(c, CLUSTER_ABORTED, "cluster step %u (roadblock %s): follower %s said "
-		     "follower-ready-abort (its run is ending); all-abort sent", st->k, st->id,
-		     st->abort_from[0] ? st->abort_from : c->s->member);
+		fail(c, CLUSTER_ABORTED,
+		     "cluster step %u (roadblock %s): follower %s said "
+		     "follower-ready-abort (its run is ending); all-abort sent",
+		     st->k, st->id, st->abort_from[0] ? st->abort_from : c->s->member);
 		return;
 	}
 	json_object *rtts = json_object_new_object();
 	json_object_object_add(rtts, c->s->member, json_object_new_int64(c->rtt_ns));
 	for (size_t i = 1; i < c->s->nmembers; i++)
 		if (!c->roster.dropped[i])
-			json_object_object_add(rtts, c->s->members[i], c->roster.rtt_ns[i] >= 0 ?
-					       json_object_new_int64(c->roster.rtt_ns[i]) : NULL);
+			json_object_object_add(rtts, c->s->members[i],
+					       c->roster.rtt_ns[i] >= 0
+						       ? json_object_new_int64(c->roster.rtt_ns[i])
+						       : NULL);
 	json_object_object_add(st->record, "rtt_ns", rtts);
 	int64_t lead = roster_lead(&c->roster, c->rtt_ns, st->k);
 	int64_t at = clock_real_ns() + lead;
@@ -250,17 +257,13 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 	int64_t rtt;
 	int r;
 	switch (m->command) {
-	case RB_FOLLOWER_ONLINE:
-		c->roster.mark[ROSTER_ONLINE][i] = true;
-		break;
+	case RB_FOLLOWER_ONLINE: c->roster.mark[ROSTER_ONLINE][i] = true; break;
 	case RB_FOLLOWER_READY_ABORT:
 		st->abort_seen = true;
 		snprintf(st->abort_from, sizeof(st->abort_from), "%s", m->sender_id);
 		/* fall through */
 	case RB_FOLLOWER_READY:
-	case RB_FOLLOWER_READY_WAITING:
-		c->roster.mark[ROSTER_READY][i] = true;
-		break;
+	case RB_FOLLOWER_READY_WAITING: c->roster.mark[ROSTER_READY][i] = true; break;
 	case RB_FOLLOWER_GONE:
 		c->roster.mark[ROSTER_GONE][i] = true;
 		if (st->st == ST_RELEASED && roster_all(&c->roster, ROSTER_GONE)) {
@@ -277,14 +280,14 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 		c->roster.rtt_ns[i] = rtt;
 		if (strcmp(plan, c->plan) != 0) {
 			to_followers(c, RB_ALL_ABORT, NULL);
-			fail(c, CLUSTER_ABORTED, "cluster step %u (roadblock %s): member %s runs a "
+			fail(c, CLUSTER_ABORTED,
+			     "cluster step %u (roadblock %s): member %s runs a "
 			     "different plan (sha256 %.12s..., this leader's %.12s...): every member "
-			     "must run the same g.conf; all-abort sent", st->k, st->id, m->sender_id,
-			     plan, c->plan);
+			     "must run the same g.conf; all-abort sent",
+			     st->k, st->id, m->sender_id, plan, c->plan);
 		}
 		return;
-	default:
-		return;
+	default: return;
 	}
 	leader_advance(c);
 }
@@ -323,9 +326,7 @@ static void follower_handle(struct cluster *c, const struct rb_msg *m)
 		}
 		return;
 	}
-	case RB_LEADER_HEARTBEAT:
-		to_leader(c, RB_FOLLOWER_HEARTBEAT, NULL);
-		return;
+	case RB_LEADER_HEARTBEAT: to_leader(c, RB_FOLLOWER_HEARTBEAT, NULL); return;
 	case RB_ALL_GO:
 		to_leader(c, RB_FOLLOWER_GONE, NULL);
 		st->st = ST_DONE;
@@ -337,11 +338,12 @@ static void follower_handle(struct cluster *c, const struct rb_msg *m)
 		     st->k, st->id, m->sender_id);
 		return;
 	case RB_HEARTBEAT_TIMEOUT:
-		fail(c, CLUSTER_HEARTBEAT, "cluster step %u (roadblock %s): the leader %s sent "
-		     "heartbeat-timeout", st->k, st->id, m->sender_id);
+		fail(c, CLUSTER_HEARTBEAT,
+		     "cluster step %u (roadblock %s): the leader %s sent "
+		     "heartbeat-timeout",
+		     st->k, st->id, m->sender_id);
 		return;
-	default:
-		return;
+	default: return;
 	}
 }
 
@@ -372,15 +374,16 @@ static void handle_entry(struct cluster *c, int which, redisReply *e)
 	snprintf(st->last[which], sizeof(st->last[which]), "%s", e->element[0]->str);
 	redisReply *f = e->element[1];
 	for (size_t j = 0; j + 1 < f->elements; j += 2) {
-		if (f->element[j]->type != REDIS_REPLY_STRING || strcmp(f->element[j]->str, "msg") != 0 ||
+		if (f->element[j]->type != REDIS_REPLY_STRING ||
+		    strcmp(f->element[j]->str, "msg") != 0 ||
 		    f->element[j + 1]->type != REDIS_REPLY_STRING)
 			continue;
 		struct rb_msg m;
 		char err[320];
 		if (rb_msg_decode(f->element[j + 1]->str, (size_t)f->element[j + 1]->len, &m, err,
 				  sizeof(err)) < 0) {
-			add_event(st, "%s__stream__%s entry %s: %s", st->id, stream_suffix(c, which),
-				  e->element[0]->str, err);
+			add_event(st, "%s__stream__%s entry %s: %s", st->id,
+				  stream_suffix(c, which), e->element[0]->str, err);
 			continue;
 		}
 		if (strcmp(m.roadblock, st->id) != 0 || !message_for_me(c, &m)) {
@@ -517,9 +520,11 @@ static void created_done(redisAsyncContext *ac, void *reply, void *priv)
 		read_next(c);
 		return;
 	}
-	fail(c, CLUSTER_ABORTED, "cluster step %u: the roadblock %s was made %lld s ago, before "
+	fail(c, CLUSTER_ABORTED,
+	     "cluster step %u: the roadblock %s was made %lld s ago, before "
 	     "this run (CLUSTER_TIMEOUT=%gs): CLUSTER_ID=%s was used by an earlier run; give every "
-	     "run a new CLUSTER_ID", c->st.k, c->st.id, now - created, c->s->timeout_s, c->s->id);
+	     "run a new CLUSTER_ID",
+	     c->st.k, c->st.id, now - created, c->s->timeout_s, c->s->id);
 }
 
 static void msetnx_done(redisAsyncContext *ac, void *reply, void *priv)
@@ -544,8 +549,10 @@ static void timedout_done(redisAsyncContext *ac, void *reply, void *priv)
 	struct cluster *c = ac->data;
 	long long v;
 	if (step_int(c, ac, reply, priv, "EXISTS", &v) && v == 1)
-		fail(c, CLUSTER_TIMED_OUT, "cluster step %u (roadblock %s): it timed out before this "
-		     "member (%s) reached it", c->st.k, c->st.id, c->s->member);
+		fail(c, CLUSTER_TIMED_OUT,
+		     "cluster step %u (roadblock %s): it timed out before this "
+		     "member (%s) reached it",
+		     c->st.k, c->st.id, c->s->member);
 }
 
 /* Step k's roadblock as this member starts it: its state and record. */
@@ -562,11 +569,11 @@ static void step_reset(struct cluster *c, uint32_t k)
 	st->st = ST_WAITING;
 	st->record = json_object_new_object();
 	json_object_object_add(st->record, "roadblock", json_object_new_string(st->id));
-	json_object_object_add(st->record, "role", json_object_new_string(
-		c->s->role == CLUSTER_LEADER ? "leader" : "follower"));
+	json_object_object_add(st->record, "role",
+			       json_object_new_string(c->s->role == CLUSTER_LEADER ? "leader"
+										   : "follower"));
 	json_object_object_add(st->record, "member", json_object_new_string(c->s->member));
-	json_object_object_add(st->record, "ready_realtime_ns",
-			       json_object_new_int64(clock_real_ns()));
+	json_object_object_add(st->record, "ready_realtime_ns", json_object_new_int64(clock_real_ns()));
 	if (c->s->role == CLUSTER_LEADER)
 		record_dropped(c);
 }
@@ -614,9 +621,11 @@ static void timeout_cb(uv_timer_t *t)
 		redisAsyncCommand(c->cmd, cmd_done, "SETNX", "SETNX %s 1", key);
 	}
 	if (c->s->role == CLUSTER_FOLLOWER) {
-		fail(c, CLUSTER_TIMED_OUT, "cluster step %u (roadblock %s): no %s from the leader %s "
-		     "within CLUSTER_TIMEOUT=%gs", st->k, st->id, st->sent_ready ? "all-go" :
-		     "all-online", c->s->members[0], c->s->timeout_s);
+		fail(c, CLUSTER_TIMED_OUT,
+		     "cluster step %u (roadblock %s): no %s from the leader %s "
+		     "within CLUSTER_TIMEOUT=%gs",
+		     st->k, st->id, st->sent_ready ? "all-go" : "all-online", c->s->members[0],
+		     c->s->timeout_s);
 		return;
 	}
 	enum roster_mark m = st->sent_online_all ? ROSTER_READY : ROSTER_ONLINE;
@@ -624,16 +633,19 @@ static void timeout_cb(uv_timer_t *t)
 	roster_missing(&c->roster, m, (const char *const *)c->s->members, missing, sizeof(missing));
 	if (c->s->on_failure == CLUSTER_ON_FAILURE_CONTINUE) {
 		roster_drop_missing(&c->roster, m);
-		add_event(st, "no %s from %s within CLUSTER_TIMEOUT=%gs: left out of the run "
-			  "(ON_HOST_FAILURE=continue)", what, missing, c->s->timeout_s);
+		add_event(st,
+			  "no %s from %s within CLUSTER_TIMEOUT=%gs: left out of the run "
+			  "(ON_HOST_FAILURE=continue)",
+			  what, missing, c->s->timeout_s);
 		record_dropped(c);
 		leader_advance(c);
 		return;
 	}
 	to_followers(c, RB_ALL_ABORT, NULL); /* the others need not wait for theirs */
-	fail(c, CLUSTER_TIMED_OUT, "cluster step %u (roadblock %s): no %s from %s within "
-	     "CLUSTER_TIMEOUT=%gs (ON_HOST_FAILURE=abort)", st->k, st->id, what, missing,
-	     c->s->timeout_s);
+	fail(c, CLUSTER_TIMED_OUT,
+	     "cluster step %u (roadblock %s): no %s from %s within "
+	     "CLUSTER_TIMEOUT=%gs (ON_HOST_FAILURE=abort)",
+	     st->k, st->id, what, missing, c->s->timeout_s);
 }
 
 /* ---- the handle ------------------------------------------------------------ */
@@ -740,7 +752,9 @@ static void close_cb(uv_timer_t *t)
 static void early_error_cb(uv_timer_t *t)
 {
 	struct cluster *c = t->data;
-	redisAsyncContext *bad = c->cmd && c->cmd->err ? c->cmd : c->rd && c->rd->err ? c->rd : NULL;
+	redisAsyncContext *bad = c->cmd && c->cmd->err ? c->cmd
+				 : c->rd && c->rd->err ? c->rd
+						       : NULL;
 	if (bad)
 		fail(c, CLUSTER_REDIS_ERROR, "cluster: cannot reach Redis at %s:%d (CLUSTER_REDIS): %s",
 		     c->s->redis_host, c->s->redis_port, bad->errstr);

@@ -53,7 +53,6 @@ typedef void (*cluster_cb)(void *data, const struct cluster_result *res);
 
 struct cluster;
 
-
 /* Connects (asynchronously: a refused connection comes back through cb as
  * CLUSTER_REDIS_ERROR of step 0).  s must outlive the cluster.  plan_sha256:
  * this host's plan; the leader aborts the run at the first step when a

@@ -25,9 +25,12 @@ int cluster_probe(const struct cluster_settings *s, char *err, size_t errlen)
 	}
 	int r = 0;
 	if (!rc || rc->err || !rep || rep->type == REDIS_REPLY_ERROR) {
-		snprintf(err, errlen, "cluster: Redis at %s:%d (CLUSTER_REDIS): %s: %s", s->redis_host,
-			 s->redis_port, what, !rc ? "out of memory" : rc->err ? rc->errstr
-				: rep ? rep->str : "no reply");
+		snprintf(err, errlen, "cluster: Redis at %s:%d (CLUSTER_REDIS): %s: %s",
+			 s->redis_host, s->redis_port, what,
+			 !rc	   ? "out of memory"
+			 : rc->err ? rc->errstr
+			 : rep	   ? rep->str
+				   : "no reply");
 		r = -1;
 	}
 	freeReplyObject(rep);

@@ -44,8 +44,8 @@ size_t roster_missing(const struct roster *r, enum roster_mark m, const char *co
 			continue;
 		count++;
 		if (len < size)
-			len += (size_t)snprintf(buf + len, size - len, "%s%s", count > 1 ? ", " : "",
-						names[i]);
+			len += (size_t)snprintf(buf + len, size - len, "%s%s",
+						count > 1 ? ", " : "", names[i]);
 	}
 	return count;
 }

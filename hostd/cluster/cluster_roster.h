@@ -25,10 +25,10 @@
 enum roster_mark { ROSTER_ONLINE, ROSTER_READY, ROSTER_GONE, ROSTER_MARKS };
 
 struct roster {
-	size_t n;				   /* members, the leader included */
+	size_t n; /* members, the leader included */
 	bool mark[ROSTER_MARKS][CLUSTER_MEMBERS_MAX];
-	bool dropped[CLUSTER_MEMBERS_MAX];	   /* for the rest of the run */
-	int64_t rtt_ns[CLUSTER_MEMBERS_MAX];	   /* -1: not told */
+	bool dropped[CLUSTER_MEMBERS_MAX];   /* for the rest of the run */
+	int64_t rtt_ns[CLUSTER_MEMBERS_MAX]; /* -1: not told */
 };
 
 void roster_init(struct roster *r, size_t n);

@@ -33,7 +33,8 @@ static int parse_redis(const struct config *c, const char *path, const char *v,
 	long port = colon ? strtol(colon + 1, &end, 10) : 0;
 	if (!colon || colon == v || !colon[1] || *end || port < 1 || port > 65535)
 		return config_diag_at(d, c, "CLUSTER_REDIS", path,
-				      "CLUSTER_REDIS=\"%s\" is not host:port (a port of 1 to 65535)", v);
+				      "CLUSTER_REDIS=\"%s\" is not host:port (a port of 1 to 65535)",
+				      v);
 	s->redis_host = xstrndup(v, (size_t)(colon - v));
 	s->redis_port = (int)port;
 	return 0;
@@ -69,14 +70,16 @@ static int parse_members(const struct config *c, const char *path, const char *v
 		if (!rb_name_valid(w, RB_NAME_MAX))
 			r = config_diag_at(d, c, "CLUSTER_MEMBERS", path,
 					   "CLUSTER_MEMBERS: \"%s\" is not a member id (1 to %d "
-					   "printable ASCII characters, no quotes)", w, RB_NAME_MAX - 1);
+					   "printable ASCII characters, no quotes)",
+					   w, RB_NAME_MAX - 1);
 		for (size_t i = 0; r == 0 && i < s->nmembers; i++)
 			if (strcmp(s->members[i], w) == 0)
 				r = config_diag_at(d, c, "CLUSTER_MEMBERS", path,
 						   "CLUSTER_MEMBERS: \"%s\" is listed twice", w);
 		if (r == 0 && s->nmembers == CLUSTER_MEMBERS_MAX)
 			r = config_diag_at(d, c, "CLUSTER_MEMBERS", path,
-					   "CLUSTER_MEMBERS: more than %d members", CLUSTER_MEMBERS_MAX);
+					   "CLUSTER_MEMBERS: more than %d members",
+					   CLUSTER_MEMBERS_MAX);
 		if (r == 0) {
 			me = me || strcmp(w, s->member) == 0;
 			s->members[s->nmembers++] = xstrdup(w);
@@ -88,7 +91,8 @@ static int parse_members(const struct config *c, const char *path, const char *v
 	if (s->nmembers < 2)
 		return config_diag_at(d, c, "CLUSTER_MEMBERS", path,
 				      "CLUSTER_MEMBERS=\"%s\" names fewer than two members (the leader "
-				      "first, then its followers)", v);
+				      "first, then its followers)",
+				      v);
 	if (!me)
 		return config_diag_at(d, c, "CLUSTER_MEMBERS", path,
 				      "CLUSTER_MEMBERS=\"%s\" does not name this host, CLUSTER_MEMBER=%s",
@@ -97,8 +101,9 @@ static int parse_members(const struct config *c, const char *path, const char *v
 	if ((s->role == CLUSTER_LEADER) != first)
 		return config_diag_at(d, c, "CLUSTER_ROLE", path,
 				      "CLUSTER_ROLE=%s but CLUSTER_MEMBERS=\"%s\" names %s as the "
-				      "leader (its first member)", s->role == CLUSTER_LEADER ?
-				      "leader" : "follower", v, s->members[0]);
+				      "leader (its first member)",
+				      s->role == CLUSTER_LEADER ? "leader" : "follower", v,
+				      s->members[0]);
 	return 0;
 }
 
@@ -131,11 +136,13 @@ int cluster_settings_load(const struct config *c, const char *path, struct clust
 	if (!rb_name_valid(id, CLUSTER_ID_MAX))
 		return config_diag_at(d, c, "CLUSTER_ID", path,
 				      "CLUSTER_ID=\"%s\" is not an id (1 to %d printable ASCII "
-				      "characters, no spaces or quotes)", id, CLUSTER_ID_MAX - 1);
+				      "characters, no spaces or quotes)",
+				      id, CLUSTER_ID_MAX - 1);
 	if (!rb_name_valid(member, RB_NAME_MAX))
 		return config_diag_at(d, c, "CLUSTER_MEMBER", path,
 				      "CLUSTER_MEMBER=\"%s\" is not a member id (1 to %d printable "
-				      "ASCII characters, no spaces or quotes)", member, RB_NAME_MAX - 1);
+				      "ASCII characters, no spaces or quotes)",
+				      member, RB_NAME_MAX - 1);
 	s->id = xstrdup(id);
 	s->member = xstrdup(member);
 	if (parse_members(c, path, members, s, d) < 0)
@@ -187,14 +194,17 @@ json_object *cluster_settings_json(const struct cluster_settings *s)
 	snprintf(redis, sizeof(redis), "%s:%d", s->redis_host, s->redis_port);
 	json_object_object_add(o, "redis", json_object_new_string(redis));
 	json_object_object_add(o, "id", json_object_new_string(s->id));
-	json_object_object_add(o, "role", json_object_new_string(s->role == CLUSTER_LEADER ? "leader"
-											 : "follower"));
+	json_object_object_add(o, "role",
+			       json_object_new_string(s->role == CLUSTER_LEADER ? "leader"
+										: "follower"));
 	json_object_object_add(o, "member", json_object_new_string(s->member));
 	for (size_t i = 0; i < s->nmembers; i++)
 		json_object_array_add(m, json_object_new_string(s->members[i]));
 	json_object_object_add(o, "members", m);
 	json_object_object_add(o, "timeout_s", json_object_new_double(s->timeout_s));
-	json_object_object_add(o, "on_host_failure", json_object_new_string(
-		s->on_failure == CLUSTER_ON_FAILURE_ABORT ? "abort" : "continue"));
+	json_object_object_add(o, "on_host_failure",
+			       json_object_new_string(s->on_failure == CLUSTER_ON_FAILURE_ABORT
+							      ? "abort"
+							      : "continue"));
 	return o;
 }

@@ -26,7 +26,7 @@
 #include "config.h"
 
 #define CLUSTER_MEMBERS_MAX 64
-#define CLUSTER_KEYS                                                                        \
+#define CLUSTER_KEYS                                                                              \
 	"CLUSTER_REDIS", "CLUSTER_PASSWORD_FILE", "CLUSTER_ID", "CLUSTER_ROLE", "CLUSTER_MEMBER", \
 		"CLUSTER_MEMBERS", "CLUSTER_TIMEOUT", "ON_HOST_FAILURE"
 
@@ -37,7 +37,7 @@ struct cluster_settings {
 	bool enabled;
 	char *redis_host;
 	int redis_port;
-	char *password;      /* NULL: none */
+	char *password;	     /* NULL: none */
 	char *password_file; /* where it came from, for messages */
 	char *id;
 	enum cluster_role role;

@@ -161,15 +161,9 @@ static int put_value(FILE *f, json_object *o, int depth)
 	if (depth > 64)
 		return -ELOOP;
 	switch (json_object_get_type(o)) {
-	case json_type_null:
-		fputs("null", f);
-		return 0;
-	case json_type_boolean:
-		fputs(json_object_get_boolean(o) ? "true" : "false", f);
-		return 0;
-	case json_type_int:
-		fprintf(f, "%" PRId64, json_object_get_int64(o));
-		return 0;
+	case json_type_null: fputs("null", f); return 0;
+	case json_type_boolean: fputs(json_object_get_boolean(o) ? "true" : "false", f); return 0;
+	case json_type_int: fprintf(f, "%" PRId64, json_object_get_int64(o)); return 0;
 	case json_type_double:
 		/* a parsed number keeps its text (json-c), which is what the
 		 * sender's repr() wrote */
@@ -326,17 +320,21 @@ static int get_str(json_object *o, const char *path, const char *key, char *dst,
 	const char *s = json_object_get_string(v);
 	size_t n = (size_t)json_object_get_string_len(v);
 	if (n == 0 || n >= size || strlen(s) != n)
-		return bad(err, errlen, -EBADMSG, "%s.%s: %s is empty, too long (at most %zu bytes) "
-			   "or holds a NUL", path, key, shown(v, b, sizeof(b)), size - 1);
+		return bad(err, errlen, -EBADMSG,
+			   "%s.%s: %s is empty, too long (at most %zu bytes) "
+			   "or holds a NUL",
+			   path, key, shown(v, b, sizeof(b)), size - 1);
 	if (names_only && !rb_name_valid(s, size))
-		return bad(err, errlen, -EBADMSG, "%s.%s: %s holds a space, quote or non-ASCII "
-			   "character", path, key, shown(v, b, sizeof(b)));
+		return bad(err, errlen, -EBADMSG,
+			   "%s.%s: %s holds a space, quote or non-ASCII "
+			   "character",
+			   path, key, shown(v, b, sizeof(b)));
 	memcpy(dst, s, n + 1);
 	return 0;
 }
 
-static int get_choice(json_object *o, const char *path, const char *key,
-		      const char *const *names, size_t count, int *out, char *err, size_t errlen)
+static int get_choice(json_object *o, const char *path, const char *key, const char *const *names,
+		      size_t count, int *out, char *err, size_t errlen)
 {
 	char b[64];
 	json_object *v = member(o, key);
@@ -352,14 +350,13 @@ static int get_choice(json_object *o, const char *path, const char *key,
 		   key, shown(v, b, sizeof(b)), names[0], names[1], count > 2 ? ", ..." : "");
 }
 
-static json_object *get_obj(json_object *o, const char *path, const char *key, char *err,
-			    size_t errlen)
+static json_object *get_obj(json_object *o, const char *path, const char *key, char *err, size_t errlen)
 {
 	char b[64];
 	json_object *v = member(o, key);
 	if (!json_object_is_type(v, json_type_object)) {
-		bad(err, errlen, -EBADMSG, "%s%s%s: %s is not an object", path, *path ? "." : "", key,
-		    shown(v, b, sizeof(b)));
+		bad(err, errlen, -EBADMSG, "%s%s%s: %s is not an object", path, *path ? "." : "",
+		    key, shown(v, b, sizeof(b)));
 		return NULL;
 	}
 	return v;
@@ -376,7 +373,8 @@ static int decode_message(json_object *c, struct rb_msg *m, char *err, size_t er
 	if (cmd == RB_USER_OBJECT) {
 		json_object *u = member(c, "user-object");
 		if (!u)
-			return bad(err, errlen, -EBADMSG, "payload.message.user-object: absent for "
+			return bad(err, errlen, -EBADMSG,
+				   "payload.message.user-object: absent for "
 				   "the command user-object");
 		m->user_object = json_object_get(u);
 	} else if (cmd == RB_USER_STRING) {
@@ -386,7 +384,8 @@ static int decode_message(json_object *c, struct rb_msg *m, char *err, size_t er
 		r = get_str(c, "payload.message", "value", m->value, sizeof(m->value), false, err,
 			    errlen);
 	} else if (cmd == RB_TIMEOUT_TS) {
-		return bad(err, errlen, -EBADMSG, "payload.message.value: absent for the command "
+		return bad(err, errlen, -EBADMSG,
+			   "payload.message.value: absent for the command "
 			   "timeout-ts");
 	}
 	if (r == 0 && cmd == RB_TIMEOUT_TS) {
@@ -394,8 +393,10 @@ static int decode_message(json_object *c, struct rb_msg *m, char *err, size_t er
 		errno = 0;
 		long long t = strtoll(m->value, &end, 10);
 		if (errno || *end || t < 0)
-			return bad(err, errlen, -EBADMSG, "payload.message.value: \"%s\" of timeout-ts "
-				   "is not whole seconds since 1970", m->value);
+			return bad(err, errlen, -EBADMSG,
+				   "payload.message.value: \"%s\" of timeout-ts "
+				   "is not whole seconds since 1970",
+				   m->value);
 	}
 	return r;
 }
@@ -416,8 +417,10 @@ static int decode_payload(json_object *p, struct rb_msg *m, char *err, size_t er
 	json_object *ts = member(s, "timestamp");
 	if (!json_object_is_type(ts, json_type_int) || json_object_get_int64(ts) < 0 ||
 	    json_object_get_int64(ts) == INT64_MAX)
-		return bad(err, errlen, -EBADMSG, "payload.sender.timestamp: %s is not whole seconds "
-			   "since 1970", shown(ts, b, sizeof(b)));
+		return bad(err, errlen, -EBADMSG,
+			   "payload.sender.timestamp: %s is not whole seconds "
+			   "since 1970",
+			   shown(ts, b, sizeof(b)));
 	m->timestamp = json_object_get_int64(ts);
 	if ((r = get_choice(s, "payload.sender", "type", role_names, 2, &t, err, errlen)) < 0)
 		return r;
@@ -428,9 +431,8 @@ static int decode_payload(json_object *p, struct rb_msg *m, char *err, size_t er
 	if ((r = get_choice(rc, "payload.recipient", "type", recipient_names, 3, &t, err, errlen)) < 0)
 		return r;
 	m->recipient_type = (enum rb_recipient)t;
-	if (t != RB_TO_ALL &&
-	    (r = get_str(rc, "payload.recipient", "id", m->recipient_id, sizeof(m->recipient_id), true,
-			 err, errlen)) < 0)
+	if (t != RB_TO_ALL && (r = get_str(rc, "payload.recipient", "id", m->recipient_id,
+					   sizeof(m->recipient_id), true, err, errlen)) < 0)
 		return r;
 	return decode_message(c, m, err, errlen);
 }
@@ -450,7 +452,8 @@ int rb_msg_decode(const char *text, size_t len, struct rb_msg *m, char *err, siz
 		json_object_put(o);
 		snprintf(b, sizeof(b), "%.*s", len > 60 ? 60 : (int)len, text);
 		return bad(err, errlen, -EBADMSG, "message: not one JSON object (%s): \"%s\"",
-			   je != json_tokener_success ? json_tokener_error_desc(je) : "text after it", b);
+			   je != json_tokener_success ? json_tokener_error_desc(je) : "text after it",
+			   b);
 	}
 	int r = -EBADMSG;
 	json_object *p = NULL, *sum;
@@ -507,8 +510,9 @@ static int get_int(json_object *o, const char *path, const char *key, int64_t mi
 	json_object *v = member(o, key);
 	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < min ||
 	    json_object_get_int64(v) > max)
-		return bad(err, errlen, -EBADMSG, "%s.%s: %s is not a whole number in %" PRId64
-			   "..%" PRId64, path, key, shown(v, b, sizeof(b)), min, max);
+		return bad(err, errlen, -EBADMSG,
+			   "%s.%s: %s is not a whole number in %" PRId64 "..%" PRId64, path, key,
+			   shown(v, b, sizeof(b)), min, max);
 	*out = json_object_get_int64(v);
 	return 0;
 }
@@ -520,7 +524,7 @@ int rb_release_parse(json_object *o, uint32_t *step, int64_t *at_realtime_ns, in
 		     char *err, size_t errlen)
 {
 	json_object *v = json_object_is_type(o, json_type_object) ? member(o, "lockstep-release")
-								   : NULL;
+								  : NULL;
 	int64_t k;
 	if (!v)
 		return 0;
@@ -548,18 +552,19 @@ json_object *rb_member_object(const char *member_id, int64_t rtt_ns, const char 
 
 int rb_member_parse(json_object *o, int64_t *rtt_ns, char *plan_sha256, char *err, size_t errlen)
 {
-	json_object *v = json_object_is_type(o, json_type_object) ? member(o, "lockstep-member")
-								   : NULL;
+	json_object *v = json_object_is_type(o, json_type_object) ? member(o, "lockstep-member") : NULL;
 	if (!v)
 		return 0;
 	if (!(v = get_obj(o, "payload.message.user-object", "lockstep-member", err, errlen)))
 		return -EBADMSG;
 	int r = get_int(v, PATH_MEMBER, "rtt_ns", 0, 60 * 1000000000LL, rtt_ns, err, errlen);
 	if (r == 0)
-		r = get_str(v, PATH_MEMBER, "plan_sha256", plan_sha256, RB_SHA256_HEX + 1, true, err,
-			    errlen);
+		r = get_str(v, PATH_MEMBER, "plan_sha256", plan_sha256, RB_SHA256_HEX + 1, true,
+			    err, errlen);
 	if (r == 0 && strspn(plan_sha256, "0123456789abcdef") != RB_SHA256_HEX)
-		r = bad(err, errlen, -EBADMSG, PATH_MEMBER ".plan_sha256: \"%s\" is not 64 lowercase "
-			"hex digits", plan_sha256);
+		r = bad(err, errlen, -EBADMSG,
+			PATH_MEMBER ".plan_sha256: \"%s\" is not 64 lowercase "
+				    "hex digits",
+			plan_sha256);
 	return r < 0 ? r : 1;
 }

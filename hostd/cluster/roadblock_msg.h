@@ -27,7 +27,7 @@
 #define RB_ID_MAX 256	       /* bytes of a roadblock id, with its NUL */
 #define RB_NAME_MAX 128	       /* a member's id, with its NUL */
 #define RB_UUID_MAX 64
-#define RB_VALUE_MAX 1024      /* a value or user-string */
+#define RB_VALUE_MAX 1024 /* a value or user-string */
 #define RB_SHA256_HEX 64
 
 enum rb_command {
@@ -77,8 +77,8 @@ struct rb_msg {
 	enum rb_recipient recipient_type;
 	char recipient_id[RB_NAME_MAX]; /* "" for RB_TO_ALL */
 	enum rb_command command;
-	char value[RB_VALUE_MAX];	/* value or user-string; "" when absent */
-	json_object *user_object;	/* owned; NULL when absent */
+	char value[RB_VALUE_MAX]; /* value or user-string; "" when absent */
+	json_object *user_object; /* owned; NULL when absent */
 };
 
 /* "all-go" for RB_ALL_GO; NULL out of range. */

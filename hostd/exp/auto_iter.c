@@ -60,14 +60,10 @@ enum auto_iter_verdict auto_iter_decide(const struct auto_iter_rule *rule, uint3
 const char *auto_iter_verdict_name(enum auto_iter_verdict v)
 {
 	switch (v) {
-	case AUTO_ITER_MORE:
-		return "more";
-	case AUTO_ITER_CONVERGED:
-		return "converged";
-	case AUTO_ITER_CAPPED:
-		return "cap";
-	case AUTO_ITER_NO_DATA:
-		return "no-data";
+	case AUTO_ITER_MORE: return "more";
+	case AUTO_ITER_CONVERGED: return "converged";
+	case AUTO_ITER_CAPPED: return "cap";
+	case AUTO_ITER_NO_DATA: return "no-data";
 	}
 	return "unknown";
 }

@@ -35,12 +35,12 @@ struct auto_iter_ci {
 	double median;
 	double lo, hi, level; /* the interval and its coverage (>= 0.95) */
 	double half_width;    /* its larger side from the median, in the metric's unit */
-	double pct;           /* half_width as % of |median|: 0 when the interval is
+	double pct;	      /* half_width as % of |median|: 0 when the interval is
 			       * one value, INFINITY when the median is 0 and it is not */
 };
 
 enum auto_iter_verdict {
-	AUTO_ITER_MORE,      /* run another round */
+	AUTO_ITER_MORE,	     /* run another round */
 	AUTO_ITER_CONVERGED, /* every series is within the target */
 	AUTO_ITER_CAPPED,    /* max rounds ran, some series is not within */
 	AUTO_ITER_NO_DATA,   /* min rounds ran and no series has a number */

@@ -26,16 +26,15 @@ struct expand_ctx {
 /* The values of one BENCH_SWEEP_LISTS parameter: its value split at blanks
  * and commas (MMTests writes both). */
 struct list_values {
-	char *copy;                          /* owns the values */
+	char *copy; /* owns the values */
 	const char *v[BENCH_SWEEP_POINTS_MAX];
 	size_t n;
 };
 
-static void fail(struct expand_ctx *x, const struct config *c, const char *name, const char *fmt,
-		 ...) __attribute__((format(printf, 4, 5)));
+static void fail(struct expand_ctx *x, const struct config *c, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
-static void fail(struct expand_ctx *x, const struct config *c, const char *name, const char *fmt,
-		 ...)
+static void fail(struct expand_ctx *x, const struct config *c, const char *name, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -58,8 +57,8 @@ static bool value_is_plain(const char *v)
 	if (!*v)
 		return false;
 	for (; *v; v++)
-		if (!((*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z') || (*v >= '0' && *v <= '9') ||
-		      strchr("._,:=/+-%@", *v)))
+		if (!((*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z') ||
+		      (*v >= '0' && *v <= '9') || strchr("._,:=/+-%@", *v)))
 			return false;
 	return true;
 }
@@ -211,8 +210,9 @@ static int fill_int(struct expand_ctx *x, const char *what, const char *tmpl, in
 		const struct config *from = x->s->cfg;
 		char pname[CONFIG_NAME_MAX];
 		const char *name = template_param(x, tmpl, pname, sizeof(pname), &from);
-		fail(x, from, name ? name : what, "%s of %s is \"%.48s\", not an integer between %" PRId64
-		     " and %" PRId64, name ? name : what, x->s->name, v, min, max);
+		fail(x, from, name ? name : what,
+		     "%s of %s is \"%.48s\", not an integer between %" PRId64 " and %" PRId64,
+		     name ? name : what, x->s->name, v, min, max);
 		free(v);
 		return -EINVAL;
 	}
@@ -266,41 +266,44 @@ static char *with_server(const struct bench_spec *s, const char *server, const c
 		ready = xasprintf("grep -q '%s' $lockstep_log", s->server_ready);
 		waiting_for = xasprintf("print \\\"%s\\\"", s->server_ready);
 	}
-	char *out = xasprintf(
-		"lockstep_listening() { grep -q \" [0-9A-F]*:$(printf %%04X $LOCKSTEP_PORT) "
-		"[0-9A-F]*:0000 0A \" /proc/net/tcp /proc/net/tcp6 2>/dev/null; }; "
-		/* the log exists before the first grep, however late the
+	char *out =
+		xasprintf("lockstep_listening() { grep -q \" [0-9A-F]*:$(printf %%04X $LOCKSTEP_PORT) "
+			  "[0-9A-F]*:0000 0A \" /proc/net/tcp /proc/net/tcp6 2>/dev/null; }; "
+			  /* the log exists before the first grep, however late the
 		 * background shell opens it */
-		"lockstep_log=lockstep-server-$$.log; lockstep_try=0; "
-		"while :; do %sexport LOCKSTEP_PORT; "
-		"%s"
-		": >$lockstep_log; "
-		"%s >>$lockstep_log 2>&1 </dev/null & lockstep_srv=$!; lockstep_n=0; "
-		"until %s; do "
-		"kill -0 $lockstep_srv 2>/dev/null || break; "
-		"lockstep_n=$((lockstep_n + 1)); if [ $lockstep_n -gt %d ]; then "
-		"echo \"lockstep: the server did not %s in %d s:\"; cat $lockstep_log; "
-		"kill $lockstep_srv; rm -f $lockstep_log; exit 124; fi; sleep 0.1; done; "
-		"kill -0 $lockstep_srv 2>/dev/null && break; "
-		"lockstep_try=$((lockstep_try + 1)); "
-		"if [ %d -eq 0 ] || [ $lockstep_try -ge %d ]; then "
-		"echo 'lockstep: the server exited before it was ready:'; cat $lockstep_log; "
-		"rm -f $lockstep_log; exit 125; fi; done; "
-		"(%s); lockstep_rc=$?; "
-		/* a failed command's reason may be the server's: say whether it
+			  "lockstep_log=lockstep-server-$$.log; lockstep_try=0; "
+			  "while :; do %sexport LOCKSTEP_PORT; "
+			  "%s"
+			  ": >$lockstep_log; "
+			  "%s >>$lockstep_log 2>&1 </dev/null & lockstep_srv=$!; lockstep_n=0; "
+			  "until %s; do "
+			  "kill -0 $lockstep_srv 2>/dev/null || break; "
+			  "lockstep_n=$((lockstep_n + 1)); if [ $lockstep_n -gt %d ]; then "
+			  "echo \"lockstep: the server did not %s in %d s:\"; cat $lockstep_log; "
+			  "kill $lockstep_srv; rm -f $lockstep_log; exit 124; fi; sleep 0.1; done; "
+			  "kill -0 $lockstep_srv 2>/dev/null && break; "
+			  "lockstep_try=$((lockstep_try + 1)); "
+			  "if [ %d -eq 0 ] || [ $lockstep_try -ge %d ]; then "
+			  "echo 'lockstep: the server exited before it was ready:'; cat $lockstep_log; "
+			  "rm -f $lockstep_log; exit 125; fi; done; "
+			  "(%s); lockstep_rc=$?; "
+			  /* a failed command's reason may be the server's: say whether it
 		 * is still there and what it printed */
-		"if [ $lockstep_rc -ne 0 ]; then if kill -0 $lockstep_srv 2>/dev/null; then "
-		"echo \"lockstep: the command failed (status $lockstep_rc); the server's output:\"; "
-		"else echo \"lockstep: the server exited during the command; its output:\"; fi; "
-		"tail -n 40 $lockstep_log; fi; "
-		"kill $lockstep_srv 2>/dev/null; wait $lockstep_srv 2>/dev/null; "
-		"rm -f $lockstep_log; exit $lockstep_rc",
-		port,
-		s->server_port_fixed ? "if lockstep_listening; then echo \"lockstep: port "
-		"$LOCKSTEP_PORT already listens on this node (another server, or another node "
-		"on this network), before the server started\"; exit 125; fi; " : "",
-		server, ready, BENCH_SERVER_READY_TENTHS, waiting_for, BENCH_SERVER_READY_TENTHS / 10,
-		s->server_port_fixed ? 0 : 1, BENCH_SERVER_PORT_TRIES, cmd);
+			  "if [ $lockstep_rc -ne 0 ]; then if kill -0 $lockstep_srv 2>/dev/null; then "
+			  "echo \"lockstep: the command failed (status $lockstep_rc); the server's output:\"; "
+			  "else echo \"lockstep: the server exited during the command; its output:\"; fi; "
+			  "tail -n 40 $lockstep_log; fi; "
+			  "kill $lockstep_srv 2>/dev/null; wait $lockstep_srv 2>/dev/null; "
+			  "rm -f $lockstep_log; exit $lockstep_rc",
+			  port,
+			  s->server_port_fixed
+				  ? "if lockstep_listening; then echo \"lockstep: port "
+				    "$LOCKSTEP_PORT already listens on this node (another server, or another node "
+				    "on this network), before the server started\"; exit 125; fi; "
+				  : "",
+			  server, ready, BENCH_SERVER_READY_TENTHS, waiting_for,
+			  BENCH_SERVER_READY_TENTHS / 10, s->server_port_fixed ? 0 : 1,
+			  BENCH_SERVER_PORT_TRIES, cmd);
 	free(ready);
 	free(waiting_for);
 	return out;
@@ -334,8 +337,8 @@ static char *step_command(struct expand_ctx *x)
 		cmd = wrapped;
 	}
 	if (cmd && strlen(cmd) >= PROTO_COMMAND_MAX) {
-		fail(x, s->cfg, "BENCH_COMMAND", "the command of %s is %zu bytes; at most %d", s->name,
-		     strlen(cmd), PROTO_COMMAND_MAX - 1);
+		fail(x, s->cfg, "BENCH_COMMAND", "the command of %s is %zu bytes; at most %d",
+		     s->name, strlen(cmd), PROTO_COMMAND_MAX - 1);
 		free(cmd);
 		cmd = NULL;
 	}
@@ -361,9 +364,11 @@ static int split_lists(struct expand_ctx *x, struct list_values *lv, size_t *com
 				lv[i].v[lv[i].n++] = w;
 		}
 		if (bad || lv[i].n == 0) {
-			fail(x, from, name, "%s=\"%.48s\" is not a list of at most %d values of "
+			fail(x, from, name,
+			     "%s=\"%.48s\" is not a list of at most %d values of "
 			     "letters, digits and . _ : = / + - %% @, separated by blanks or commas%s%.32s",
-			     name, v ? v : "", BENCH_SWEEP_POINTS_MAX, bad ? ": " : "", bad ? bad : "");
+			     name, v ? v : "", BENCH_SWEEP_POINTS_MAX, bad ? ": " : "",
+			     bad ? bad : "");
 			return -EINVAL;
 		}
 		*combos *= lv[i].n;
@@ -380,8 +385,8 @@ static int split_lists(struct expand_ctx *x, struct list_values *lv, size_t *com
  * in lower case; false when it does not fit. */
 static bool variant_add(char *variant, size_t *len, const char *name, const char *value)
 {
-	int n = snprintf(variant + *len, BENCH_VARIANT_MAX - *len, "%s%s=%s", *len ? "," : "",
-			 name, value);
+	int n = snprintf(variant + *len, BENCH_VARIANT_MAX - *len, "%s%s=%s", *len ? "," : "", name,
+			 value);
 	if (n < 0 || (size_t)n >= BENCH_VARIANT_MAX - *len)
 		return false;
 	for (char *v = variant + *len; *v && *v != '='; v++)
@@ -392,8 +397,7 @@ static bool variant_add(char *variant, size_t *len, const char *name, const char
 
 /* Picks combination c of the lists (the first outermost) into x, and
  * names the series: "size=200,bitrate=0" and the sweep point. */
-static int pick_series(struct expand_ctx *x, const struct list_values *lv, size_t c,
-		       char *variant)
+static int pick_series(struct expand_ctx *x, const struct list_values *lv, size_t c, char *variant)
 {
 	size_t len = 0;
 	bool fits = true;
@@ -417,8 +421,10 @@ static int pick_series(struct expand_ctx *x, const struct list_values *lv, size_
 		const char *name = x->s->sweep_lists[longest].param;
 		const struct config *from;
 		param_value(x, name, &from);
-		fail(x, from, name, "%s: the series name \"%.48s...\" is longer than %d: "
-		     "shorten the values of %s", x->s->name, variant, BENCH_VARIANT_MAX - 1, name);
+		fail(x, from, name,
+		     "%s: the series name \"%.48s...\" is longer than %d: "
+		     "shorten the values of %s",
+		     x->s->name, variant, BENCH_VARIANT_MAX - 1, name);
 		return -EINVAL;
 	}
 	return 0;
@@ -440,9 +446,10 @@ int bench_spec_expand(const struct bench_spec *s, const struct config *gconf,
 		const struct config *from;
 		const char *v = param_value(&x, s->one_value[i], &from);
 		if (v && strchr(v, ',')) {
-			fail(&x, from, s->one_value[i], "%s=\"%.48s\" lists several values; %s runs "
-			     "one (MMTests sweeps the list): set one, e.g. with --set", s->one_value[i],
-			     v, s->name);
+			fail(&x, from, s->one_value[i],
+			     "%s=\"%.48s\" lists several values; %s runs "
+			     "one (MMTests sweeps the list): set one, e.g. with --set",
+			     s->one_value[i], v, s->name);
 			return -EINVAL;
 		}
 	}
@@ -457,8 +464,10 @@ int bench_spec_expand(const struct bench_spec *s, const struct config *gconf,
 		if (max < min) {
 			const struct config *from = s->cfg;
 			char pname[CONFIG_NAME_MAX];
-			const char *name = template_param(&x, s->sweep_max, pname, sizeof(pname), &from);
-			fail(&x, from, name, "%s sweeps %s from %" PRId64 " to %" PRId64
+			const char *name =
+				template_param(&x, s->sweep_max, pname, sizeof(pname), &from);
+			fail(&x, from, name,
+			     "%s sweeps %s from %" PRId64 " to %" PRId64
 			     ", which is empty: the maximum%s%s is below the minimum",
 			     s->name, s->sweep_var, min, max, name ? " " : "", name ? name : "");
 			return -EINVAL;

@@ -15,10 +15,17 @@
 #include "xalloc.h"
 
 const char *const bench_spec_keys[] = {
-	"BENCH_NAME", "BENCH_SUMMARY", "BENCH_ALIASES", "BENCH_BINARIES", "BENCH_PARAMS",
-	"BENCH_COMMAND", "BENCH_SWEEP", "BENCH_SWEEP_MIN", "BENCH_SWEEP_MAX", "BENCH_SWEEP_SCALE",
-	"BENCH_ITERATIONS", "BENCH_WARMUP", "BENCH_PARSER", "BENCH_PARSER_ARG", "BENCH_METRICS",
-	"BENCH_SERVER", "BENCH_SERVER_READY", "BENCH_SERVER_PORT", "BENCH_ONE_VALUE", "BENCH_WORDS", "BENCH_SWEEP_LISTS", NULL,
+	"BENCH_NAME",	      "BENCH_SUMMARY",
+	"BENCH_ALIASES",      "BENCH_BINARIES",
+	"BENCH_PARAMS",	      "BENCH_COMMAND",
+	"BENCH_SWEEP",	      "BENCH_SWEEP_MIN",
+	"BENCH_SWEEP_MAX",    "BENCH_SWEEP_SCALE",
+	"BENCH_ITERATIONS",   "BENCH_WARMUP",
+	"BENCH_PARSER",	      "BENCH_PARSER_ARG",
+	"BENCH_METRICS",      "BENCH_SERVER",
+	"BENCH_SERVER_READY", "BENCH_SERVER_PORT",
+	"BENCH_ONE_VALUE",    "BENCH_WORDS",
+	"BENCH_SWEEP_LISTS",  NULL,
 };
 
 /* Splits a blank-separated value into at most max words. */
@@ -67,8 +74,8 @@ static bool param_name_valid(const char *s)
 static int parse_metric(const char *w, struct bench_metric_decl *m)
 {
 	const char *c1 = strchr(w, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-	if (!c2 || (size_t)(c1 - w) >= sizeof(m->name) || (size_t)(c2 - c1 - 1) >= sizeof(m->unit) ||
-	    c2 == c1 + 1)
+	if (!c2 || (size_t)(c1 - w) >= sizeof(m->name) ||
+	    (size_t)(c2 - c1 - 1) >= sizeof(m->unit) || c2 == c1 + 1)
 		return -EINVAL;
 	snprintf(m->name, sizeof(m->name), "%.*s", (int)(c1 - w), w);
 	snprintf(m->unit, sizeof(m->unit), "%.*s", (int)(c2 - c1 - 1), c1 + 1);
@@ -97,8 +104,8 @@ static int check_in_params(const struct bench_spec *s, const char *key, char **n
 		while (k < s->nparams && strcmp(s->params[k], names[i]) != 0)
 			k++;
 		if (k == s->nparams) {
-			config_diag_at(d, s->cfg, key, s->path, "%s names \"%s\", which is not in BENCH_PARAMS",
-				       key, names[i]);
+			config_diag_at(d, s->cfg, key, s->path,
+				       "%s names \"%s\", which is not in BENCH_PARAMS", key, names[i]);
 			return -EINVAL;
 		}
 	}
@@ -133,7 +140,8 @@ static int load_sweep_lists(struct bench_spec *s, struct config_diag *d)
 		if (!colon || !label_valid(words[i], (size_t)(colon - words[i]))) {
 			config_diag_at(d, s->cfg, "BENCH_SWEEP_LISTS", s->path,
 				       "BENCH_SWEEP_LISTS: \"%s\" is not label:PARAMETER (a label of "
-				       "1 to %d of a-z 0-9 _)", words[i], BENCH_LABEL_MAX - 1);
+				       "1 to %d of a-z 0-9 _)",
+				       words[i], BENCH_LABEL_MAX - 1);
 			r = -EINVAL;
 			break;
 		}
@@ -163,8 +171,8 @@ static int load_lists(struct bench_spec *s, struct config_diag *d)
 
 	for (size_t i = 0; i < 5; i++) {
 		if (split(config_get(s->cfg, lists[i].key), lists[i].max, &words[i], &counts[i]) < 0) {
-			config_diag_at(d, s->cfg, lists[i].key, s->path, "%s has more than %zu words",
-			     lists[i].key, lists[i].max);
+			config_diag_at(d, s->cfg, lists[i].key, s->path,
+				       "%s has more than %zu words", lists[i].key, lists[i].max);
 			for (size_t j = 0; j <= i; j++)
 				free_words(words[j], counts[j]);
 			return -EINVAL;
@@ -177,15 +185,15 @@ static int load_lists(struct bench_spec *s, struct config_diag *d)
 	s->words = words[4], s->nwords = counts[4];
 	for (size_t i = 0; i < s->naliases; i++)
 		if (!proto_name_valid(s->aliases[i])) {
-			config_diag_at(d, s->cfg, "BENCH_ALIASES", s->path, "BENCH_ALIASES: \"%s\" is not a benchmark name",
-			     s->aliases[i]);
+			config_diag_at(d, s->cfg, "BENCH_ALIASES", s->path,
+				       "BENCH_ALIASES: \"%s\" is not a benchmark name", s->aliases[i]);
 			return -EINVAL;
 		}
 	for (size_t i = 0; i < s->nparams; i++)
 		if (!param_name_valid(s->params[i]) || !config_get(s->cfg, s->params[i])) {
 			config_diag_at(d, s->cfg, "BENCH_PARAMS", s->path,
-			     "BENCH_PARAMS names \"%s\", which is not a name this spec gives a default",
-			     s->params[i]);
+				       "BENCH_PARAMS names \"%s\", which is not a name this spec gives a default",
+				       s->params[i]);
 			return -EINVAL;
 		}
 	if (check_in_params(s, "BENCH_ONE_VALUE", s->one_value, s->none_value, d) < 0 ||
@@ -209,7 +217,8 @@ static int load_server_port(struct bench_spec *s, struct config_diag *d)
 	long port = strtol(v, &end, 10);
 	if (errno || end == v || *end || port < 1 || port > 65535) {
 		config_diag_at(d, s->cfg, "BENCH_SERVER_PORT", s->path,
-			       "BENCH_SERVER_PORT=\"%s\" is neither \"pick\" nor a port 1 to 65535", v);
+			       "BENCH_SERVER_PORT=\"%s\" is neither \"pick\" nor a port 1 to 65535",
+			       v);
 		return -EINVAL;
 	}
 	s->server_port_fixed = (uint16_t)port;
@@ -221,8 +230,8 @@ static int load_fields(struct bench_spec *s, struct config_diag *d)
 	const char *name = config_get(s->cfg, "BENCH_NAME");
 	if (!name || !proto_name_valid(name)) {
 		config_diag_at(d, s->cfg, "BENCH_NAME", s->path,
-		     "BENCH_NAME=\"%s\" is not a benchmark name (1 to %d of A-Z a-z 0-9 . _ -)",
-		     name ? name : "", PROTO_NAME_MAX - 1);
+			       "BENCH_NAME=\"%s\" is not a benchmark name (1 to %d of A-Z a-z 0-9 . _ -)",
+			       name ? name : "", PROTO_NAME_MAX - 1);
 		return -EINVAL;
 	}
 	snprintf(s->name, sizeof(s->name), "%s", name);
@@ -266,14 +275,16 @@ static int load_fields(struct bench_spec *s, struct config_diag *d)
 	const struct bench_parser *parser = bench_parser_find(s->parser);
 	char why[256];
 	if (!parser) {
-		config_diag_at(d, s->cfg, "BENCH_PARSER", s->path, "BENCH_PARSER=\"%s\" is not a parser of "
-		     "benchmarks/parsers (see its README.md)", s->parser);
+		config_diag_at(d, s->cfg, "BENCH_PARSER", s->path,
+			       "BENCH_PARSER=\"%s\" is not a parser of "
+			       "benchmarks/parsers (see its README.md)",
+			       s->parser);
 		return -EINVAL;
 	}
 	if (bench_parser_check_arg(parser, s->parser_arg, why, sizeof(why)) < 0) {
-		config_diag_at(d, s->cfg, s->parser_arg ? "BENCH_PARSER_ARG" : "BENCH_PARSER", s->path,
-		     "BENCH_PARSER_ARG=\"%s\" does not suit the %s parser: %s",
-		     s->parser_arg ? s->parser_arg : "", s->parser, why);
+		config_diag_at(d, s->cfg, s->parser_arg ? "BENCH_PARSER_ARG" : "BENCH_PARSER",
+			       s->path, "BENCH_PARSER_ARG=\"%s\" does not suit the %s parser: %s",
+			       s->parser_arg ? s->parser_arg : "", s->parser, why);
 		return -EINVAL;
 	}
 	if (s->sweep_var) {
@@ -283,8 +294,8 @@ static int load_fields(struct bench_spec *s, struct config_diag *d)
 		s->sweep_max = get_dup(s->cfg, "BENCH_SWEEP_MAX", NULL);
 		if (!param_name_valid(s->sweep_var) || !s->sweep_min || !s->sweep_max) {
 			config_diag_at(d, s->cfg, "BENCH_SWEEP", s->path,
-			     "BENCH_SWEEP=\"%s\" needs a variable name and BENCH_SWEEP_MIN and BENCH_SWEEP_MAX",
-			     s->sweep_var);
+				       "BENCH_SWEEP=\"%s\" needs a variable name and BENCH_SWEEP_MIN and BENCH_SWEEP_MAX",
+				       s->sweep_var);
 			return -EINVAL;
 		}
 		if (config_get_choice(s->cfg, "BENCH_SWEEP_SCALE", scales, &scale, d) < 0)
@@ -297,14 +308,15 @@ static int load_fields(struct bench_spec *s, struct config_diag *d)
 	    n == 0) {
 		free_words(words, n);
 		config_diag_at(d, s->cfg, "BENCH_METRICS", s->path,
-		     "BENCH_METRICS must list 1 to %d metrics as name:unit:higher|lower",
-		     BENCH_SPEC_METRICS_MAX);
+			       "BENCH_METRICS must list 1 to %d metrics as name:unit:higher|lower",
+			       BENCH_SPEC_METRICS_MAX);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (parse_metric(words[i], &s->metrics[i]) < 0) {
 			config_diag_at(d, s->cfg, "BENCH_METRICS", s->path,
-			     "BENCH_METRICS: \"%s\" is not name:unit:higher|lower[:optional]", words[i]);
+				       "BENCH_METRICS: \"%s\" is not name:unit:higher|lower[:optional]",
+				       words[i]);
 			free_words(words, n);
 			return -EINVAL;
 		}
@@ -396,7 +408,8 @@ static int check_unique(struct bench_spec **v, size_t n, struct config_diag *d)
 					clash = v[i]->aliases[k];
 			if (clash) {
 				config_diag_at(d, NULL, NULL, v[j]->path,
-				     "the benchmark name \"%s\" is taken by %s too", clash, v[i]->path);
+					       "the benchmark name \"%s\" is taken by %s too",
+					       clash, v[i]->path);
 				return -EINVAL;
 			}
 		}
@@ -423,7 +436,8 @@ int bench_specs_load_dir(const char *dir, const struct sysfacts *facts, struct b
 		if (e->d_name[0] == '.' || !ends_with(e->d_name, ".bench"))
 			continue;
 		if (count == BENCH_SPECS_MAX) {
-			config_diag_at(d, NULL, NULL, dir, "more than %d benchmark specs", BENCH_SPECS_MAX);
+			config_diag_at(d, NULL, NULL, dir, "more than %d benchmark specs",
+				       BENCH_SPECS_MAX);
 			r = -E2BIG;
 			break;
 		}

@@ -23,14 +23,14 @@
 
 #define BENCH_SPEC_METRICS_MAX 32
 #define BENCH_SPEC_PARAMS_MAX 32
-#define BENCH_SPEC_LIST_MAX 16      /* aliases, binaries */
-#define BENCH_SPECS_MAX 256         /* spec files in one folder */
+#define BENCH_SPEC_LIST_MAX 16 /* aliases, binaries */
+#define BENCH_SPECS_MAX 256    /* spec files in one folder */
 #define BENCH_SWEEP_POINTS_MAX 64
 #define BENCH_ITERATIONS_MAX 1000
 #define BENCH_WARMUP_MAX 100
-#define BENCH_SWEEP_LISTS_MAX 4     /* list parameters swept in one spec */
-#define BENCH_LABEL_MAX 16          /* "size" of size:IPERF3_BUFFER_SIZES */
-#define BENCH_VARIANT_MAX 96        /* "size=200,bitrate=0,streams=1" */
+#define BENCH_SWEEP_LISTS_MAX 4 /* list parameters swept in one spec */
+#define BENCH_LABEL_MAX 16	/* "size" of size:IPERF3_BUFFER_SIZES */
+#define BENCH_VARIANT_MAX 96	/* "size=200,bitrate=0,streams=1" */
 
 struct bench_metric_decl {
 	char name[PROTO_NAME_MAX];
@@ -48,45 +48,45 @@ enum bench_sweep_scale {
  * BENCH_SWEEP_LISTS="size:IPERF3_BUFFER_SIZES ...". */
 struct bench_sweep_list {
 	char label[BENCH_LABEL_MAX]; /* the series' name for it: size=200 */
-	char *param;                 /* one of BENCH_PARAMS */
+	char *param;		     /* one of BENCH_PARAMS */
 };
 
 struct bench_spec {
 	char *path;
-	struct config *cfg;            /* the file as read, for parameter defaults */
-	char name[PROTO_NAME_MAX];     /* BENCH_NAME */
-	char *summary;                 /* BENCH_SUMMARY */
-	char **aliases;                /* BENCH_ALIASES: MMTests' names */
+	struct config *cfg;	   /* the file as read, for parameter defaults */
+	char name[PROTO_NAME_MAX]; /* BENCH_NAME */
+	char *summary;		   /* BENCH_SUMMARY */
+	char **aliases;		   /* BENCH_ALIASES: MMTests' names */
 	size_t naliases;
-	char **binaries;               /* BENCH_BINARIES: pushed to guests */
+	char **binaries; /* BENCH_BINARIES: pushed to guests */
 	size_t nbinaries;
-	char **params;                 /* BENCH_PARAMS: names g.conf may set */
+	char **params; /* BENCH_PARAMS: names g.conf may set */
 	size_t nparams;
-	char **one_value;              /* BENCH_ONE_VALUE: params that may not list values */
+	char **one_value; /* BENCH_ONE_VALUE: params that may not list values */
 	size_t none_value;
-	char **words;                  /* BENCH_WORDS: params whose value is blank-separated words */
+	char **words; /* BENCH_WORDS: params whose value is blank-separated words */
 	size_t nwords;
-	char *command;                 /* BENCH_COMMAND, with ${NAME} templates */
-	char *server;                  /* BENCH_SERVER: started before the command, stopped after; NULL */
-	char *server_ready;            /* BENCH_SERVER_READY: text the server prints when it serves; NULL */
+	char *command;	    /* BENCH_COMMAND, with ${NAME} templates */
+	char *server;	    /* BENCH_SERVER: started before the command, stopped after; NULL */
+	char *server_ready; /* BENCH_SERVER_READY: text the server prints when it serves; NULL */
 	/* BENCH_SERVER_PORT: ready when the port listens (/proc/net/tcp, tcp6):
 	 * "pick" (the step's $LOCKSTEP_PORT) or the server's fixed port */
 	bool server_port_wait;
-	uint16_t server_port_fixed;    /* 0: picked by the step */
-	char *sweep_var;               /* BENCH_SWEEP: NULL when there is none */
-	char *sweep_min, *sweep_max;   /* BENCH_SWEEP_MIN/MAX templates */
+	uint16_t server_port_fixed;  /* 0: picked by the step */
+	char *sweep_var;	     /* BENCH_SWEEP: NULL when there is none */
+	char *sweep_min, *sweep_max; /* BENCH_SWEEP_MIN/MAX templates */
 	enum bench_sweep_scale sweep_scale;
 	struct bench_sweep_list sweep_lists[BENCH_SWEEP_LISTS_MAX]; /* outermost first */
 	size_t nsweep_lists;
-	char *iterations, *warmup;     /* BENCH_ITERATIONS, BENCH_WARMUP templates */
-	char *parser, *parser_arg;     /* BENCH_PARSER, BENCH_PARSER_ARG */
+	char *iterations, *warmup; /* BENCH_ITERATIONS, BENCH_WARMUP templates */
+	char *parser, *parser_arg; /* BENCH_PARSER, BENCH_PARSER_ARG */
 	struct bench_metric_decl metrics[BENCH_SPEC_METRICS_MAX];
-	size_t nmetrics;               /* BENCH_METRICS="name:unit:higher|lower[:optional] ..." */
+	size_t nmetrics; /* BENCH_METRICS="name:unit:higher|lower[:optional] ..." */
 };
 
 /* What one step of a spec is, beside its proto_step. */
 struct bench_step {
-	uint32_t sweep_value;  /* 0 without a sweep */
+	uint32_t sweep_value; /* 0 without a sweep */
 	bool warmup;
 	/* its series beside the benchmark's name: "groups=4", or with
 	 * BENCH_SWEEP_LISTS "size=200,bitrate=0,streams=1"; "" for none */
@@ -118,9 +118,8 @@ bool bench_spec_answers_to(const struct bench_spec *s, const char *word);
  * proto_steps_free()); the caller numbers the steps.
  * Errors name the parameter, its value and where it was set.
  */
-int bench_spec_expand(const struct bench_spec *s, const struct config *gconf,
-		      struct proto_step **steps, struct bench_step **info, size_t *n,
-		      struct config_diag *d);
+int bench_spec_expand(const struct bench_spec *s, const struct config *gconf, struct proto_step **steps,
+		      struct bench_step **info, size_t *n, struct config_diag *d);
 
 /* All *.bench files of a folder, read with the facts; names and aliases
  * must be unique.  *n specs in *out (sorted by name). */

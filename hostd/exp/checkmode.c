@@ -37,14 +37,14 @@ static void print_warning(void *out, const char *line)
 
 static void print_plan(FILE *out, const struct node_plan *p, const char *nodes)
 {
-	fprintf(out, "plan of %s (%s; %d CPUs, %d nodes, %" PRIu64 " MiB):\n", nodes,
-		p->gconf_path, p->facts.num_logical_cpus, p->facts.num_nodes,
-		p->facts.memtotal_bytes >> 20);
+	fprintf(out, "plan of %s (%s; %d CPUs, %d nodes, %" PRIu64 " MiB):\n", nodes, p->gconf_path,
+		p->facts.num_logical_cpus, p->facts.num_nodes, p->facts.memtotal_bytes >> 20);
 	if (p->auto_iter)
-		fprintf(out, "  at most %" PRIu32 " steps, MMTEST_ITERATIONS=auto: %" PRIu32 " to %"
-			PRIu32 " rounds, until every series' 95%% interval of the median is within "
-			"%g%%\n", p->nsteps, p->auto_rule.min, p->auto_rule.max,
-			p->auto_rule.target_ci_pct);
+		fprintf(out,
+			"  at most %" PRIu32 " steps, MMTEST_ITERATIONS=auto: %" PRIu32 " to %" PRIu32
+			" rounds, until every series' 95%% interval of the median is within "
+			"%g%%\n",
+			p->nsteps, p->auto_rule.min, p->auto_rule.max, p->auto_rule.target_ci_pct);
 	else
 		fprintf(out, "  %" PRIu32 " steps, MMTEST_ITERATIONS=%" PRIu32 "\n", p->nsteps,
 			p->iterations);
@@ -56,8 +56,8 @@ static void print_plan(FILE *out, const struct node_plan *p, const char *nodes)
 		/* a spec's command line is long and shown by the spec; a
 		 * COMMAND_<NAME> of the config's own is worth seeing here */
 		bool own = st->kind != PROTO_STEP_CPU_PROBE && !p->info[k].spec;
-		fprintf(out, "  step %" PRIu32 ": %s%s%s iteration %" PRIu32 "%s%s%s%s%s\n", st->index,
-			st->benchmark, variant[0] ? " " : "", variant, st->iteration,
+		fprintf(out, "  step %" PRIu32 ": %s%s%s iteration %" PRIu32 "%s%s%s%s%s\n",
+			st->index, st->benchmark, variant[0] ? " " : "", variant, st->iteration,
 			p->info[k].warmup ? " (warm-up)" : "",
 			st->kind == PROTO_STEP_CPU_PROBE ? " (built in)" : "",
 			own ? " (the config's command: " : "", own ? st->command : "", own ? ")" : "");
@@ -65,8 +65,10 @@ static void print_plan(FILE *out, const struct node_plan *p, const char *nodes)
 	const struct config_shipped *f;
 	size_t n = config_shipped(p->gconf, &f);
 	for (size_t i = 0; i < n; i++)
-		fprintf(out, "  shipped file %s (%zu bytes, %s:%d), pushed to the work folder as "
-			"./%s\n", f[i].path, f[i].len, f[i].file, f[i].line, f[i].name);
+		fprintf(out,
+			"  shipped file %s (%zu bytes, %s:%d), pushed to the work folder as "
+			"./%s\n",
+			f[i].path, f[i].len, f[i].file, f[i].line, f[i].name);
 }
 
 /* The smallest two-sided p of Mann-Whitney's U with n samples on each
@@ -94,8 +96,10 @@ static void print_samples(FILE *out, const struct node_plan *p)
 
 	while (mwu_min_p(need) >= alpha)
 		need++;
-	fprintf(out, "  samples per series in one run (hostctl compare's U test reaches p < "
-		"%.2f with %u per run or more):\n", alpha, need);
+	fprintf(out,
+		"  samples per series in one run (hostctl compare's U test reaches p < "
+		"%.2f with %u per run or more):\n",
+		alpha, need);
 	for (uint32_t k = 0; k < p->nsteps; k++) {
 		uint32_t n = 0;
 		bool first = true;
@@ -114,9 +118,14 @@ static void print_samples(FILE *out, const struct node_plan *p)
 		if (p->auto_iter)
 			snprintf(range, sizeof(range), "%u to ", least);
 		fprintf(out, "    %s%s%s: %s%u%s%s\n", p->steps[k].benchmark, variant[0] ? " " : "",
-			variant, range, n, least >= need ? "" : ": too few to tell a change from noise; "
-			"raise ", least >= need ? "" : p->auto_iter ? "AUTO_MIN or the benchmark's "
-			"iterations" : "MMTEST_ITERATIONS or the benchmark's iterations");
+			variant, range, n,
+			least >= need ? ""
+				      : ": too few to tell a change from noise; "
+					"raise ",
+			least >= need  ? ""
+			: p->auto_iter ? "AUTO_MIN or the benchmark's "
+					 "iterations"
+				       : "MMTEST_ITERATIONS or the benchmark's iterations");
 	}
 }
 
@@ -139,11 +148,12 @@ static void print_shared_ports(FILE *out, const struct experiment *e)
 				for (uint32_t j = 0; j < e->plans[q].nsteps && !before; j++)
 					before = !strcmp(e->plans[q].steps[j].benchmark, s->name);
 			if (used && !before && s->server_port_fixed)
-				fprintf(out, "  %s: its server listens on the fixed port %u, and %u "
+				fprintf(out,
+					"  %s: its server listens on the fixed port %u, and %u "
 					"nodes share this host's network (local guests, the host): "
 					"each step of it would fail on all but one; run it on one "
-					"local guest or on libvirt guests\n", s->name,
-					(unsigned)s->server_port_fixed, sharing);
+					"local guest or on libvirt guests\n",
+					s->name, (unsigned)s->server_port_fixed, sharing);
 		}
 }
 
@@ -155,8 +165,9 @@ static char *nodes_of(const struct experiment *e, const struct node_plan *p)
 
 	for (size_t i = 0; i < n; i++) {
 		char buf[PROTO_NAME_MAX];
-		const char *name = i < e->guest_count ?
-			experiment_guest_name(e, (unsigned)i, buf, sizeof(buf)) : "host";
+		const char *name = i < e->guest_count
+					   ? experiment_guest_name(e, (unsigned)i, buf, sizeof(buf))
+					   : "host";
 
 		if (e->node_plan[i] != p)
 			continue;
@@ -261,9 +272,11 @@ static int preflight(FILE *out, const struct experiment *e, const struct check_o
 
 		/* the run refuses it too: a guest may have no libc of ours */
 		fprintf(out, "  the agent for guests %s: %s\n", o->guest_agent ? o->guest_agent : "",
-			st == 1 ? "statically linked" : st == 0 ? "dynamically linked: use a "
-			"static one (--guest-agent, meson -Dstatic_agent=true)" : "not an ELF "
-			"executable");
+			st == 1	  ? "statically linked"
+			: st == 0 ? "dynamically linked: use a "
+				    "static one (--guest-agent, meson -Dstatic_agent=true)"
+				  : "not an ELF "
+				    "executable");
 		failed += st != 1;
 	}
 	if (e->guest_kind == GUEST_KIND_LIBVIRT) {
@@ -298,8 +311,9 @@ static int preflight(FILE *out, const struct experiment *e, const struct check_o
 
 		/* not a failure: the release then runs unboosted (rtprio.h) */
 		fprintf(out, "  real-time priority %d for the release: %s\n", e->release_rt_priority,
-			ok ? "available" : "not available (no CAP_SYS_NICE or RLIMIT_RTPRIO): the "
-			"release runs unboosted");
+			ok ? "available"
+			   : "not available (no CAP_SYS_NICE or RLIMIT_RTPRIO): the "
+			     "release runs unboosted");
 	}
 	return failed;
 }
@@ -309,8 +323,8 @@ int check_main(const struct check_options *o, FILE *out)
 	struct experiment exp;
 	struct config *h = NULL, *g = NULL;
 	struct config_diag d;
-	int r = experiment_load_set(o->host_config, o->guest_config, o->default_template,
-				    o->sets, o->load_flags, &exp, &h, &g, &d);
+	int r = experiment_load_set(o->host_config, o->guest_config, o->default_template, o->sets,
+				    o->load_flags, &exp, &h, &g, &d);
 
 	if (r < 0) {
 		char line[1024];

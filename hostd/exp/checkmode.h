@@ -17,8 +17,8 @@ struct check_options {
 	const char *default_template; /* GUEST_TEMPLATE's default, may be NULL */
 	const char *const *sets;      /* --set NAME=VALUE, NULL-terminated, may be NULL */
 	const char *state_dir, *results_dir;
-	const char *guest_agent;      /* its size is reported; may be NULL */
-	unsigned load_flags;          /* EXPERIMENT_LENIENT (hostd --lenient) */
+	const char *guest_agent; /* its size is reported; may be NULL */
+	unsigned load_flags;	 /* EXPERIMENT_LENIENT (hostd --lenient) */
 };
 
 /* 0 when everything reads and every pre-flight check passes, else 1. */

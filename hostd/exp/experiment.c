@@ -21,15 +21,31 @@
 		"MONITORS_TRACER", "MONITOR_PERF_EVENTS", "MONITOR_FTRACE_EVENTS"
 
 static const char *const host_keys[] = {
-	"GUEST_KIND", "GUEST_COUNT", "HOST_RUNS_BENCHMARKS", "BARRIER_TIMEOUT",
-	"STEP_TIMEOUT", "ON_GUEST_FAILURE", "RELEASE_RT_PRIORITY", "GUEST_SSH_USER",
-	"GUEST_SSH_KEY", "GUEST_HARNESS_DIR", "GUEST_SSH_TIMEOUT", "RELEASE", "RELEASE_LEAD", "LOCAL_GUEST_CLOCK_OFFSET_NS",
-	"LOCAL_GUEST_CLOCK_DRIFT_PPM", "LOCAL_GUEST_CLOCK_JITTER_NS", MONITOR_KEYS,
-	HOSTSTATE_KEYS, "RUN_TIMEOUT", CLUSTER_KEYS, NULL,
+	"GUEST_KIND",
+	"GUEST_COUNT",
+	"HOST_RUNS_BENCHMARKS",
+	"BARRIER_TIMEOUT",
+	"STEP_TIMEOUT",
+	"ON_GUEST_FAILURE",
+	"RELEASE_RT_PRIORITY",
+	"GUEST_SSH_USER",
+	"GUEST_SSH_KEY",
+	"GUEST_HARNESS_DIR",
+	"GUEST_SSH_TIMEOUT",
+	"RELEASE",
+	"RELEASE_LEAD",
+	"LOCAL_GUEST_CLOCK_OFFSET_NS",
+	"LOCAL_GUEST_CLOCK_DRIFT_PPM",
+	"LOCAL_GUEST_CLOCK_JITTER_NS",
+	MONITOR_KEYS,
+	HOSTSTATE_KEYS,
+	"RUN_TIMEOUT",
+	CLUSTER_KEYS,
+	NULL,
 };
 /* g.conf keys beside the plan's (plan_keys) and the specs' parameters */
 static const char *const guest_keys[] = { MONITOR_KEYS, "HARNESS_BINARIES",
-					   "GUEST_INSTALLED_BINARIES", HOSTSTATE_KEYS, NULL };
+					  "GUEST_INSTALLED_BINARIES", HOSTSTATE_KEYS, NULL };
 /* h.conf: GUEST_CONFIG_<NODE> gives one node a g.conf of its own */
 static const char *const host_prefixes[] = { "GUEST_CONFIG_", NULL };
 
@@ -63,8 +79,8 @@ static int load_host(const struct config *c, const char *path, const char *defau
 		return -EINVAL;
 	if (config_get_int(c, "LOCAL_GUEST_CLOCK_OFFSET_NS", -INT64_MAX / 4, INT64_MAX / 4,
 			   &e->local_clock_offset_ns, d) < 0 ||
-	    config_get_int(c, "LOCAL_GUEST_CLOCK_JITTER_NS", 0, 1000000000, &e->local_clock_jitter_ns,
-			   d) < 0 ||
+	    config_get_int(c, "LOCAL_GUEST_CLOCK_JITTER_NS", 0, 1000000000,
+			   &e->local_clock_jitter_ns, d) < 0 ||
 	    config_get_seconds(c, "LOCAL_GUEST_CLOCK_DRIFT_PPM", -100000, 100000,
 			       &e->local_clock_drift_ppm, d) < 0)
 		return -EINVAL;
@@ -79,11 +95,12 @@ static int load_host(const struct config *c, const char *path, const char *defau
 			return -EINVAL;
 		e->guest_count = (unsigned)e->virt.count; /* GUEST_DOMAINS may set it */
 		for (size_t i = 0; i < e->virt.count; i++) {
-			if (!proto_name_valid(e->virt.names[i]) || strcmp(e->virt.names[i], "host") == 0) {
+			if (!proto_name_valid(e->virt.names[i]) ||
+			    strcmp(e->virt.names[i], "host") == 0) {
 				config_diag_at(d, c, NULL, path,
-					"the guest \"%s\" cannot name a node: use a domain name of "
-					"A-Z a-z 0-9 . _ - other than \"host\"",
-					e->virt.names[i]);
+					       "the guest \"%s\" cannot name a node: use a domain name of "
+					       "A-Z a-z 0-9 . _ - other than \"host\"",
+					       e->virt.names[i]);
 				return -EINVAL;
 			}
 		}
@@ -96,7 +113,7 @@ static int load_host(const struct config *c, const char *path, const char *defau
 		e->ssh_timeout_s = 30;
 		if (dir && dir[0] != '/') {
 			config_diag_at(d, c, "GUEST_HARNESS_DIR", path,
-				"GUEST_HARNESS_DIR=\"%s\" is not an absolute path", dir);
+				       "GUEST_HARNESS_DIR=\"%s\" is not an absolute path", dir);
 			return -EINVAL;
 		}
 		if (config_get_seconds(c, "GUEST_SSH_TIMEOUT", 0.1, 3600, &e->ssh_timeout_s, d) < 0)
@@ -104,8 +121,8 @@ static int load_host(const struct config *c, const char *path, const char *defau
 	}
 	if (e->guest_count == 0 && !e->host_runs_benchmarks) {
 		config_diag_at(d, c, "GUEST_COUNT", path,
-			"GUEST_COUNT=0 and HOST_RUNS_BENCHMARKS is not yes: nobody would run anything; "
-			"set GUEST_COUNT to 1 or more");
+			       "GUEST_COUNT=0 and HOST_RUNS_BENCHMARKS is not yes: nobody would run anything; "
+			       "set GUEST_COUNT to 1 or more");
 		return -EINVAL;
 	}
 	return 0;
@@ -158,8 +175,7 @@ static struct sysfacts node_facts(const struct experiment *e, size_t i, const st
 
 /* GUEST_CONFIG_<NODE> (the node name upper-cased, '-' and '.' as '_'),
  * relative to h.conf's folder; else the g.conf of the command line. */
-static char *node_gconf(const struct config *h, const char *hpath, const char *gpath,
-			const char *node)
+static char *node_gconf(const struct config *h, const char *hpath, const char *gpath, const char *node)
 {
 	char *key = xasprintf("GUEST_CONFIG_%s", node);
 	for (char *p = key + 13; *p; p++)
@@ -180,7 +196,7 @@ static char *node_gconf(const struct config *h, const char *hpath, const char *g
 static int load_shipped(struct experiment *e, struct config_diag *d)
 {
 	static const char *const harness[] = { "guestagent", "agent.log", "agent.pid", "bin",
-					       "lib", "libexec", NULL };
+					       "lib",	     "libexec",	  NULL };
 	e->shipped = xcalloc(e->nplans, sizeof(*e->shipped));
 	e->nshipped = xcalloc(e->nplans, sizeof(*e->nshipped));
 	for (size_t k = 0; k < e->nplans; k++) {
@@ -192,9 +208,11 @@ static int load_shipped(struct experiment *e, struct config_diag *d)
 			for (size_t h = 0; harness[h]; h++) {
 				if (strcmp(f[j].name, harness[h]) != 0)
 					continue;
-				config_diag_at(d, NULL, NULL, f[j].file, "cat >%s: %s is a name the "
+				config_diag_at(d, NULL, NULL, f[j].file,
+					       "cat >%s: %s is a name the "
 					       "harness takes in the work folder; name the file "
-					       "otherwise", f[j].path, f[j].name);
+					       "otherwise",
+					       f[j].path, f[j].name);
 				d->line = f[j].line;
 				return -EINVAL;
 			}
@@ -216,8 +234,9 @@ static int load_plans(struct experiment *e, const struct config *h, const char *
 	e->node_plan = xcalloc(n, sizeof(*e->node_plan));
 	for (size_t i = 0; i < n; i++) {
 		char buf[PROTO_NAME_MAX];
-		const char *name = i < e->guest_count ? experiment_guest_name(e, (unsigned)i, buf,
-									    sizeof(buf)) : "host";
+		const char *name = i < e->guest_count
+					   ? experiment_guest_name(e, (unsigned)i, buf, sizeof(buf))
+					   : "host";
 		struct sysfacts f = node_facts(e, i, host);
 		char *path = node_gconf(h, hpath, gpath, name);
 		for (size_t k = 0; k < e->nplans && !e->node_plan[i]; k++)
@@ -238,22 +257,25 @@ static int load_plans(struct experiment *e, const struct config *h, const char *
 		if (mine->nsteps != first->nsteps) {
 			char b0[PROTO_NAME_MAX];
 			config_diag_at(d, h, NULL, mine->gconf_path,
-				"the plan of %s has %" PRIu32 " steps, that of %s (%s) %" PRIu32
-				": every node must run as many steps, since all wait at each barrier",
-				name, mine->nsteps,
-				e->guest_count ? experiment_guest_name(e, 0, b0, sizeof(b0)) : "host",
-				first->gconf_path, first->nsteps);
+				       "the plan of %s has %" PRIu32 " steps, that of %s (%s) %" PRIu32
+				       ": every node must run as many steps, since all wait at each barrier",
+				       name, mine->nsteps,
+				       e->guest_count ? experiment_guest_name(e, 0, b0, sizeof(b0))
+						      : "host",
+				       first->gconf_path, first->nsteps);
 			return -EINVAL;
 		}
 		/* the rounds of adaptive iterations end on every node together */
 		if (mine->auto_iter != first->auto_iter ||
-		    (mine->auto_iter && (mine->iterations != first->iterations ||
-					 mine->auto_rule.min != first->auto_rule.min ||
-					 mine->auto_rule.target_ci_pct != first->auto_rule.target_ci_pct))) {
+		    (mine->auto_iter &&
+		     (mine->iterations != first->iterations ||
+		      mine->auto_rule.min != first->auto_rule.min ||
+		      mine->auto_rule.target_ci_pct != first->auto_rule.target_ci_pct))) {
 			config_diag_at(d, mine->gconf, "MMTEST_ITERATIONS", mine->gconf_path,
-				"the plan of %s differs from that of the first node (%s) in "
-				"MMTEST_ITERATIONS=auto or its AUTO_* keys: adaptive iterations stop "
-				"every node at once, by one rule", name, first->gconf_path);
+				       "the plan of %s differs from that of the first node (%s) in "
+				       "MMTEST_ITERATIONS=auto or its AUTO_* keys: adaptive iterations stop "
+				       "every node at once, by one rule",
+				       name, first->gconf_path);
 			return -EINVAL;
 		}
 	}
@@ -265,8 +287,7 @@ static int load_plans(struct experiment *e, const struct config *h, const char *
 	return load_shipped(e, d);
 }
 
-size_t experiment_shipped(const struct experiment *e, size_t i,
-			  const struct ssh_push_file **out)
+size_t experiment_shipped(const struct experiment *e, size_t i, const struct ssh_push_file **out)
 {
 	size_t k = (size_t)(e->node_plan[i] - e->plans);
 	*out = e->shipped ? e->shipped[k] : NULL;
@@ -293,9 +314,9 @@ static int add_spec_binaries(struct experiment *e, const struct config *g, const
 	return added ? bundle_settings_resolve(&e->bundles, e->harness_dir, g, path, d) : 0;
 }
 
-int experiment_load(const char *host_config, const char *guest_config,
-		    const char *default_template, struct experiment *exp, struct config **hconf_out,
-		    struct config **gconf_out, struct config_diag *diag)
+int experiment_load(const char *host_config, const char *guest_config, const char *default_template,
+		    struct experiment *exp, struct config **hconf_out, struct config **gconf_out,
+		    struct config_diag *diag)
 {
 	return experiment_load_set(host_config, guest_config, default_template, NULL, 0, exp,
 				   hconf_out, gconf_out, diag);
@@ -332,8 +353,8 @@ static int load_hoststate(const struct config *h, const struct config *g,
  * is a typo that would silently leave a default in force.  The first is the
  * error (config_check_known_ex warns of each unknown name in order, before
  * the ignored ones); --lenient leaves them warnings. */
-static int check_host_names(const struct experiment *exp, const struct config *h,
-			    const char *path, unsigned flags, struct config_diag *d)
+static int check_host_names(const struct experiment *exp, const struct config *h, const char *path,
+			    unsigned flags, struct config_diag *d)
 {
 	const struct config_diag *w;
 	size_t before = config_warnings(h, &w), unknown;
@@ -357,16 +378,20 @@ static int check_host_names(const struct experiment *exp, const struct config *h
 	if (!unknown || (flags & EXPERIMENT_LENIENT))
 		return 0;
 	if (config_warnings(h, &w) <= before) /* the warnings were full */
-		return config_diag_at(d, NULL, NULL, path, "%zu unknown name%s (hostd --lenient "
-				      "to run anyway)", unknown, unknown == 1 ? "" : "s");
+		return config_diag_at(d, NULL, NULL, path,
+				      "%zu unknown name%s (hostd --lenient "
+				      "to run anyway)",
+				      unknown, unknown == 1 ? "" : "s");
 	*d = w[before];
 	size_t len = strlen(d->text);
 	char more[64] = "";
 	if (unknown > 1)
 		snprintf(more, sizeof(more), "; %zu more unknown name%s in the file", unknown - 1,
 			 unknown == 2 ? "" : "s");
-	snprintf(d->text + len, sizeof(d->text) - len, "%s (h.conf takes lockstep's keys only, "
-		 "docs/config.md; hostd --lenient makes unknown names warnings)", more);
+	snprintf(d->text + len, sizeof(d->text) - len,
+		 "%s (h.conf takes lockstep's keys only, "
+		 "docs/config.md; hostd --lenient makes unknown names warnings)",
+		 more);
 	return -EINVAL;
 }
 
@@ -413,8 +438,8 @@ int experiment_load_set(const char *host_config, const char *guest_config,
 		if (r == 0)
 			r = add_spec_binaries(exp, g, guest_config, diag);
 		if (r == 0)
-			r = monitor_settings_push(&exp->guest_mon, exp->harness_dir,
-						  &exp->bundles, g, guest_config, diag);
+			r = monitor_settings_push(&exp->guest_mon, exp->harness_dir, &exp->bundles,
+						  g, guest_config, diag);
 	}
 	if (r == 0)
 		r = check_host_names(exp, h, host_config, flags, diag);
@@ -430,8 +455,7 @@ int experiment_load_set(const char *host_config, const char *guest_config,
 	return 0;
 }
 
-static void config_warnings_each(const struct config *c, void (*fn)(void *, const char *),
-				 void *ctx)
+static void config_warnings_each(const struct config *c, void (*fn)(void *, const char *), void *ctx)
 {
 	const struct config_diag *d;
 	size_t n = config_warnings(c, &d);

@@ -45,8 +45,8 @@ struct experiment {
 	enum failure_policy on_failure;
 	int release_rt_priority; /* SCHED_FIFO priority while writing go; 0: off */
 	enum release_mode release;
-	double release_lead_s;   /* how far ahead a scheduled go is sent; 0: auto */
-	double run_timeout_s;    /* RUN_TIMEOUT: the run's wall time, at most; 0: none */
+	double release_lead_s; /* how far ahead a scheduled go is sent; 0: auto */
+	double run_timeout_s;  /* RUN_TIMEOUT: the run's wall time, at most; 0: none */
 
 	/* GUEST_KIND=local: a synthetic clock for the local guests (the test
 	 * double of a guest's own clock); all zero: they share the host's */
@@ -56,10 +56,10 @@ struct experiment {
 	/* GUEST_KIND=libvirt */
 	struct virt_settings virt;
 	struct cluster_settings cluster; /* CLUSTER_*: other hosts in the run */
-	char *ssh_user;          /* GUEST_SSH_USER */
-	char *ssh_key;           /* GUEST_SSH_KEY: our private key; NULL: state dir's */
-	char *harness_dir;       /* GUEST_HARNESS_DIR: where the agent goes in a guest */
-	double ssh_timeout_s;    /* GUEST_SSH_TIMEOUT */
+	char *ssh_user;			 /* GUEST_SSH_USER */
+	char *ssh_key;			 /* GUEST_SSH_KEY: our private key; NULL: state dir's */
+	char *harness_dir;		 /* GUEST_HARNESS_DIR: where the agent goes in a guest */
+	double ssh_timeout_s;		 /* GUEST_SSH_TIMEOUT */
 
 	/* monitors (docs/monitors.md): the host's from h.conf, the guests'
 	 * from g.conf; host state to set for the run */
@@ -98,16 +98,15 @@ struct experiment {
 
 /* Node names of the guests: guest-N for local guests, the domain name for
  * libvirt guests. */
-const char *experiment_guest_name(const struct experiment *exp, unsigned i, char *buf,
-				  size_t len);
+const char *experiment_guest_name(const struct experiment *exp, unsigned i, char *buf, size_t len);
 
 /* Reads both files; default_template (may be NULL) is GUEST_TEMPLATE's
  * default.  On error returns -EINVAL (or -errno) with diag naming
  * file:line and the value; warnings (unknown names) are left in the configs,
  * which the caller gets back to print. */
-int experiment_load(const char *host_config, const char *guest_config,
-		    const char *default_template, struct experiment *exp, struct config **hconf_out,
-		    struct config **gconf_out, struct config_diag *diag);
+int experiment_load(const char *host_config, const char *guest_config, const char *default_template,
+		    struct experiment *exp, struct config **hconf_out, struct config **gconf_out,
+		    struct config_diag *diag);
 /* Unknown names in h.conf are warnings, not errors (hostd --lenient). */
 #define EXPERIMENT_LENIENT 1u
 
@@ -130,7 +129,6 @@ void experiment_warnings(const struct experiment *exp, void (*fn)(void *ctx, con
 
 /* The files participant i's g.conf ships into its work folder, where its
  * steps run; *out points into exp. */
-size_t experiment_shipped(const struct experiment *exp, size_t i,
-			  const struct ssh_push_file **out);
+size_t experiment_shipped(const struct experiment *exp, size_t i, const struct ssh_push_file **out);
 
 #endif

@@ -18,7 +18,7 @@
 #define CPU_PROBE_UNITS_DEFAULT 2000000
 
 const char *const plan_keys[] = {
-	"MMTESTS", "BENCHMARKS", "MMTEST_ITERATIONS", "ITERATIONS", "CPU_PROBE_UNITS",
+	"MMTESTS",	    "BENCHMARKS", "MMTEST_ITERATIONS", "ITERATIONS", "CPU_PROBE_UNITS",
 	AUTO_SETTINGS_KEYS, NULL,
 };
 const char *const plan_prefixes[] = { "COMMAND_", NULL };
@@ -37,8 +37,8 @@ void plan_set_facts(struct config *c, const struct sysfacts *f)
 	snprintf(v, sizeof(v), "%" PRIu64, f->memtotal_bytes);
 	config_set_fact(c, "MEMTOTAL_BYTES", v);
 	config_set_include_sizes(c, f->memtotal_bytes, f->huge_pagesize, f->node_mem_bytes,
-				 f->num_nodes < SYSFACTS_NODES_MAX ? (size_t)f->num_nodes :
-				 SYSFACTS_NODES_MAX);
+				 f->num_nodes < SYSFACTS_NODES_MAX ? (size_t)f->num_nodes
+								   : SYSFACTS_NODES_MAX);
 	config_set_node_elsewhere(c, f->elsewhere);
 }
 
@@ -54,14 +54,14 @@ static char *command_key(const char *benchmark)
 /* Appends n steps to the plan, or fails when it would exceed the limit.  On
  * success the plan takes the steps' commands over (the caller frees only
  * its array); on failure the caller still owns them. */
-static int append(struct node_plan *p, const struct proto_step *steps,
-		  const struct plan_step *info, size_t n, const char *list_name,
-		  struct config_diag *d)
+static int append(struct node_plan *p, const struct proto_step *steps, const struct plan_step *info,
+		  size_t n, const char *list_name, struct config_diag *d)
 {
 	if (p->nsteps + n > PROTO_STEPS_MAX) {
 		config_diag_at(d, p->gconf, list_name, p->gconf_path,
-			"the plan would have more than %d steps: use fewer benchmarks, iterations "
-			"or sweep points", PROTO_STEPS_MAX);
+			       "the plan would have more than %d steps: use fewer benchmarks, iterations "
+			       "or sweep points",
+			       PROTO_STEPS_MAX);
 		return -EINVAL;
 	}
 	p->steps = xrealloc(p->steps, (p->nsteps + n) * sizeof(*p->steps));
@@ -153,15 +153,18 @@ static void unknown_word(const struct node_plan *p, const char *list_name, const
 	else if (mmtests && mmtests_benchmark_why(word))
 		config_diag_at(d, p->gconf, list_name, p->gconf_path,
 			       "%s names \"%s\", an MMTests benchmark that is not in lockstep's "
-			       "library: %s (%s)", list_name, word, mmtests_benchmark_why(word), doc);
-	else if (mmtests)	/* one lockstep has, but the spec folder lacks */
+			       "library: %s (%s)",
+			       list_name, word, mmtests_benchmark_why(word), doc);
+	else if (mmtests) /* one lockstep has, but the spec folder lacks */
 		config_diag_at(d, p->gconf, list_name, p->gconf_path,
 			       "%s names \"%s\", an MMTests benchmark whose spec is not in the "
-			       "benchmark spec folder (%s)", list_name, word, doc);
+			       "benchmark spec folder (%s)",
+			       list_name, word, doc);
 	else
 		config_diag_at(d, p->gconf, list_name, p->gconf_path,
 			       "%s names \"%s\", which is neither a benchmark of lockstep's library "
-			       "nor of MMTests (%s)", list_name, word, doc);
+			       "nor of MMTests (%s)",
+			       list_name, word, doc);
 }
 
 /* One word of the benchmark list: cpu-probe, COMMAND_<NAME> (which wins over
@@ -175,8 +178,9 @@ static int add_word(struct node_plan *p, const char *list_name, const char *word
 
 	if (!proto_name_valid(word)) {
 		config_diag_at(d, c, list_name, p->gconf_path,
-			"%s names \"%s\": a benchmark name is 1 to %d of A-Z a-z 0-9 . _ - "
-			"and does not start with '.'", list_name, word, PROTO_NAME_MAX - 1);
+			       "%s names \"%s\": a benchmark name is 1 to %d of A-Z a-z 0-9 . _ - "
+			       "and does not start with '.'",
+			       list_name, word, PROTO_NAME_MAX - 1);
 		return -EINVAL;
 	}
 	snprintf(s.benchmark, sizeof(s.benchmark), "%s", word);
@@ -190,8 +194,9 @@ static int add_word(struct node_plan *p, const char *list_name, const char *word
 	if (cmd && *cmd) {
 		int r = 0;
 		if (proto_step_set_command(&s, cmd) < 0) {
-			config_diag_at(d, c, key, p->gconf_path, "%s is %zu bytes long; the limit is %d", key,
-				strlen(cmd), PROTO_COMMAND_MAX - 1);
+			config_diag_at(d, c, key, p->gconf_path,
+				       "%s is %zu bytes long; the limit is %d", key, strlen(cmd),
+				       PROTO_COMMAND_MAX - 1);
 			r = -EINVAL;
 		} else {
 			s.kind = PROTO_STEP_COMMAND;
@@ -216,9 +221,9 @@ static int add_word(struct node_plan *p, const char *list_name, const char *word
 	if (bench_spec_expand(spec, c, &steps, &binfo, &n, d) < 0)
 		return -EINVAL;
 	struct plan_step *pinfo = xcalloc(n, sizeof(*pinfo));
-	for (size_t i = 0; i < n; i++)
-	{
-		pinfo[i] = (struct plan_step){ .spec = spec, .sweep_value = binfo[i].sweep_value,
+	for (size_t i = 0; i < n; i++) {
+		pinfo[i] = (struct plan_step){ .spec = spec,
+					       .sweep_value = binfo[i].sweep_value,
 					       .warmup = binfo[i].warmup };
 		memcpy(pinfo[i].variant, binfo[i].variant, sizeof(pinfo[i].variant));
 	}
@@ -259,8 +264,7 @@ static int build(struct node_plan *p, struct config_diag *d)
 			return -EINVAL;
 		p->auto_iter = true;
 		iterations = p->auto_rule.max;
-	} else if (iter_name &&
-		   config_get_int(c, iter_name, 1, ITERATIONS_MAX, &iterations, d) < 0) {
+	} else if (iter_name && config_get_int(c, iter_name, 1, ITERATIONS_MAX, &iterations, d) < 0) {
 		return -EINVAL;
 	}
 	if (config_get_int(c, "CPU_PROBE_UNITS", 1, INT64_MAX / 2, &units, d) < 0)
@@ -285,7 +289,7 @@ static int build(struct node_plan *p, struct config_diag *d)
 	free(copy);
 	if (r == 0 && nwords == 0) {
 		config_diag_at(d, c, list_name, p->gconf_path,
-			"no benchmarks: set MMTESTS=\"cpu-probe\" (or BENCHMARKS) to the steps to run");
+			       "no benchmarks: set MMTESTS=\"cpu-probe\" (or BENCHMARKS) to the steps to run");
 		r = -EINVAL;
 	}
 	if (r == 0)

@@ -19,24 +19,24 @@
 
 /* What hostd knows of a step beside what goes on the wire. */
 struct plan_step {
-	const struct bench_spec *spec; /* NULL: cpu-probe or COMMAND_<NAME> */
-	uint32_t sweep_value;          /* 0: no sweep */
-	bool warmup;                   /* its samples are kept but marked */
+	const struct bench_spec *spec;	 /* NULL: cpu-probe or COMMAND_<NAME> */
+	uint32_t sweep_value;		 /* 0: no sweep */
+	bool warmup;			 /* its samples are kept but marked */
 	char variant[BENCH_VARIANT_MAX]; /* its series: "groups=4"; "" for none */
 };
 
 struct node_plan {
 	char *gconf_path;
-	struct sysfacts facts;   /* the node's, as the plan was read with them */
-	struct config *gconf;    /* the g.conf read with those facts */
-	uint32_t iterations;     /* MMTEST_ITERATIONS: how often the list runs */
+	struct sysfacts facts; /* the node's, as the plan was read with them */
+	struct config *gconf;  /* the g.conf read with those facts */
+	uint32_t iterations;   /* MMTEST_ITERATIONS: how often the list runs */
 	/* MMTEST_ITERATIONS=auto: iterations is auto_rule.max, and the run
 	 * stops after a round once the rule says (run_auto.c) */
 	bool auto_iter;
 	struct auto_iter_rule auto_rule;
 	uint32_t nsteps;
-	struct proto_step *steps; /* owns their commands; plan_fini frees */
-	struct plan_step *info;  /* nsteps entries */
+	struct proto_step *steps;  /* owns their commands; plan_fini frees */
+	struct plan_step *info;	   /* nsteps entries */
 	struct bench_spec **specs; /* every spec, read with these facts */
 	size_t nspecs;
 };

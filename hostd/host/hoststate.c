@@ -49,14 +49,14 @@ enum hs_kind { HS_GOVERNOR, HS_NO_TURBO, HS_EPP, HS_THP, HS_THP_DEFRAG, HS_NKIND
 static const char *const hs_kind_name[HS_NKINDS] = { "governor", "no_turbo", "epp", "thp",
 						     "thp_defrag" };
 /* The file each kind lives in (the last path component). */
-static const char *const hs_kind_file[HS_NKINDS] = {
-	"scaling_governor", "no_turbo", "energy_performance_preference", "enabled", "defrag"
-};
+static const char *const hs_kind_file[HS_NKINDS] = { "scaling_governor", "no_turbo",
+						     "energy_performance_preference", "enabled",
+						     "defrag" };
 
 struct hs_knob {
 	enum hs_kind kind;
-	char *rel;                      /* under the sysfs root */
-	char old[HOSTSTATE_VALUE_MAX];  /* saved */
+	char *rel;			/* under the sysfs root */
+	char old[HOSTSTATE_VALUE_MAX];	/* saved */
 	char want[HOSTSTATE_VALUE_MAX]; /* "" when not set by us */
 };
 
@@ -169,8 +169,7 @@ static void hs_free(struct hoststate *h)
 
 /* ---- settings ---------------------------------------------------------- */
 
-static int hs_word_setting(const struct config *c, const char *name, char *out,
-			   struct config_diag *err)
+static int hs_word_setting(const struct config *c, const char *name, char *out, struct config_diag *err)
 {
 	const char *v = config_get(c, name), *file = "";
 	int line = 0;
@@ -186,8 +185,7 @@ static int hs_word_setting(const struct config *c, const char *name, char *out,
 	snprintf(err->file, sizeof(err->file), "%s", file);
 	err->line = line;
 	snprintf(err->text, sizeof(err->text),
-		 "%s is \"%.48s\": expected one word of A-Z a-z 0-9 _ - (e.g. performance)", name,
-		 v);
+		 "%s is \"%.48s\": expected one word of A-Z a-z 0-9 _ - (e.g. performance)", name, v);
 	return -EINVAL;
 }
 
@@ -209,8 +207,8 @@ int hoststate_settings_load(const struct config *c, struct hoststate_settings *s
 		return r;
 	if (r == 0)
 		snprintf(s->thp, sizeof(s->thp), "%s", thp[choice]);
-	static const char *const defrag[] = { "always", "defer", "defer+madvise", "madvise",
-					      "never", NULL };
+	static const char *const defrag[] = { "always",	 "defer", "defer+madvise",
+					      "madvise", "never", NULL };
 	r = config_get_choice(c, "TRANSPARENT_HUGEPAGES_DEFRAG", defrag, &choice, err);
 	if (r < 0)
 		return r;
@@ -226,8 +224,7 @@ int hoststate_settings_load(const struct config *c, struct hoststate_settings *s
 
 bool hoststate_settings_empty(const struct hoststate_settings *s)
 {
-	return !s->governor[0] && !s->epp[0] && s->no_turbo < 0 && !s->thp[0] &&
-	       !s->thp_defrag[0];
+	return !s->governor[0] && !s->epp[0] && s->no_turbo < 0 && !s->thp[0] && !s->thp_defrag[0];
 }
 
 /* ---- the state file ---------------------------------------------------- */
@@ -307,7 +304,8 @@ static int hs_parse_line(struct hoststate *h, char *line, unsigned lineno)
 	if (k == HS_NKINDS || !rel || !val || strtok_r(NULL, " ", &save) ||
 	    !hs_rel_valid(rel, (enum hs_kind)k) || !hs_word_valid(val) || h->n >= 4 * HS_CPUS_MAX) {
 		log_error("%s:%u: not a line this hostd wrote; the state file is kept, restore by "
-			  "hand and remove it", h->state_path, lineno);
+			  "hand and remove it",
+			  h->state_path, lineno);
 		return -EINVAL;
 	}
 	snprintf(hs_add(h, (enum hs_kind)k, xstrdup(rel))->old, HOSTSTATE_VALUE_MAX, "%s", val);
@@ -353,7 +351,8 @@ static int hs_load_file(struct hoststate *h, const char *text)
 			r = -EINVAL;
 		} else if (lineno == 2 && hs_owner_alive(line)) {
 			log_error("%s: written by a hostd that is still running (%s); not touching "
-				  "host state", h->state_path, line);
+				  "host state",
+				  h->state_path, line);
 			r = -EBUSY;
 		} else if (lineno > 2) {
 			r = hs_parse_line(h, line, lineno);
@@ -429,8 +428,8 @@ int hoststate_recover(const char *state_dir, const char *sysfs_root)
 	if (r < 0) {
 		log_error("cannot read %s: %s", h->state_path, strerror(-r));
 	} else if ((r = hs_load_file(h, text)) == 0) {
-		log_warn("%s: a hostd died holding host state; putting back %u values", h->state_path,
-			 h->n);
+		log_warn("%s: a hostd died holding host state; putting back %u values",
+			 h->state_path, h->n);
 		free(text);
 		r = hoststate_restore(h);
 		return r < 0 ? r : 1;
@@ -631,8 +630,8 @@ int hoststate_set(struct hoststate *h)
 				continue;
 			r = hs_write(h, k->rel, k->want);
 			if (r < 0) {
-				log_error("cannot set %s/%s to \"%s\": %s", h->root, k->rel, k->want,
-					  strerror(-r));
+				log_error("cannot set %s/%s to \"%s\": %s", h->root, k->rel,
+					  k->want, strerror(-r));
 				return r;
 			}
 		}

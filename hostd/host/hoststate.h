@@ -29,16 +29,17 @@ struct config_diag;
 #define HOSTSTATE_VALUE_MAX 64 /* bytes of one sysfs value, NUL included */
 
 struct hoststate_settings {
-	char governor[HOSTSTATE_VALUE_MAX]; /* CPUFREQ_GOVERNOR; "" leaves it */
-	char epp[HOSTSTATE_VALUE_MAX];      /* CPUFREQ_EPP; "" leaves it */
-	int no_turbo;                       /* CPUFREQ_NO_TURBO: -1 leaves it, 0, 1 */
-	char thp[HOSTSTATE_VALUE_MAX];      /* TRANSPARENT_HUGEPAGES; "" leaves it */
+	char governor[HOSTSTATE_VALUE_MAX];   /* CPUFREQ_GOVERNOR; "" leaves it */
+	char epp[HOSTSTATE_VALUE_MAX];	      /* CPUFREQ_EPP; "" leaves it */
+	int no_turbo;			      /* CPUFREQ_NO_TURBO: -1 leaves it, 0, 1 */
+	char thp[HOSTSTATE_VALUE_MAX];	      /* TRANSPARENT_HUGEPAGES; "" leaves it */
 	char thp_defrag[HOSTSTATE_VALUE_MAX]; /* TRANSPARENT_HUGEPAGES_DEFRAG; "" leaves it */
 };
 
 /* The config keys hoststate_settings_load reads. */
-#define HOSTSTATE_KEYS "CPUFREQ_GOVERNOR", "CPUFREQ_EPP", "CPUFREQ_NO_TURBO", \
-	"TRANSPARENT_HUGEPAGES", "TRANSPARENT_HUGEPAGES_DEFRAG"
+#define HOSTSTATE_KEYS                                                                  \
+	"CPUFREQ_GOVERNOR", "CPUFREQ_EPP", "CPUFREQ_NO_TURBO", "TRANSPARENT_HUGEPAGES", \
+		"TRANSPARENT_HUGEPAGES_DEFRAG"
 
 /* h.conf's keys into s: 0, or -EINVAL with err naming file:line and value.
  * Keys: CPUFREQ_GOVERNOR, CPUFREQ_EPP, CPUFREQ_NO_TURBO (yes/no),

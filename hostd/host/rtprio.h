@@ -12,8 +12,8 @@
 #include <stdbool.h>
 
 struct rtprio {
-	int priority;   /* SCHED_FIFO priority, 0: never boost */
-	bool denied;    /* the kernel said no once: do not ask again */
+	int priority; /* SCHED_FIFO priority, 0: never boost */
+	bool denied;  /* the kernel said no once: do not ask again */
 };
 
 /* true when the boost is in effect */

@@ -55,8 +55,8 @@ int runas_init(struct runas *ra, const char *spec, char *why, size_t size)
 	snprintf(ra->home, sizeof(ra->home), "%s", pw->pw_dir);
 	int ng = RUNAS_GROUPS_MAX;
 	if (getgrouplist(ra->user, ra->gid, ra->groups, &ng) < 0) {
-		snprintf(why, size, "user %s is in %d groups; at most %d are passed on", ra->user, ng,
-			 RUNAS_GROUPS_MAX);
+		snprintf(why, size, "user %s is in %d groups; at most %d are passed on", ra->user,
+			 ng, RUNAS_GROUPS_MAX);
 		return -E2BIG;
 	}
 	ra->ngroups = (size_t)ng;
@@ -140,9 +140,8 @@ static int drop(uid_t uid, gid_t gid, const gid_t *groups, size_t ng)
 	/* and none of it comes back */
 	memset(d, 0xff, sizeof(d));
 	if (getuid() != uid || geteuid() != uid || getgid() != gid || getegid() != gid ||
-	    (uid != 0 && setresuid((uid_t)-1, 0, (uid_t)-1) == 0) ||
-	    syscall(SYS_capget, &h, d) < 0 || d[0].permitted || d[1].permitted ||
-	    d[0].effective || d[1].effective)
+	    (uid != 0 && setresuid((uid_t)-1, 0, (uid_t)-1) == 0) || syscall(SYS_capget, &h, d) < 0 ||
+	    d[0].permitted || d[1].permitted || d[0].effective || d[1].effective)
 		return fail("privileges still held after dropping them", EPERM);
 	return 0;
 }

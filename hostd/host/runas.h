@@ -42,8 +42,7 @@ int runas_init(struct runas *ra, const char *spec, char *why, size_t size);
 /* Rewrites o->file and o->args so that the program runs as ra's user with
  * its working folder cwd; *store holds the new argument vector (free it
  * with runas_free_args after uv_spawn).  ra NULL: o is left as it is. */
-void runas_wrap(const struct runas *ra, uv_process_options_t *o, const char *cwd,
-		char ***store);
+void runas_wrap(const struct runas *ra, uv_process_options_t *o, const char *cwd, char ***store);
 void runas_free_args(char **store);
 
 /* hostd --exec-as ...: never returns on success; 127 and a line on stderr

@@ -15,11 +15,11 @@
 struct hm_guest {
 	char node[PROTO_NAME_MAX];
 	virDomainPtr dom;
-	void *guest;        /* the caller's, for step_of */
+	void *guest;		       /* the caller's, for step_of */
 	struct host_vcpu_snap snap[2]; /* [cur] newest */
 	unsigned cur;
 	bool have_prev;
-	int err;            /* of the last read, set by the job */
+	int err; /* of the last read, set by the job */
 	char why[256];
 	bool warned;
 };

@@ -42,7 +42,7 @@ struct host_proc {
 	uv_work_t work;
 	bool busy;
 	struct closer closer; /* the timer, the job in flight */
-	struct hp_edge job; /* of the job in flight */
+	struct hp_edge job;   /* of the job in flight */
 	struct hp_edge edges[HP_EDGES_MAX];
 	unsigned nedges;
 	host_proc_step_done_fn step_done;
@@ -121,7 +121,8 @@ static void hp_warn_bad(struct host_proc *hp)
 	for (int i = 0; i < MON_NSRC; i++)
 		if (bad & (1u << i))
 			log_warn("host monitors: %s/%s does not read as expected; left out while it "
-				 "does not", hp->rd.root, mon_source_path[i]);
+				 "does not",
+				 hp->rd.root, mon_source_path[i]);
 	hp->warned_bad |= bad;
 }
 

@@ -88,8 +88,9 @@ int host_sampler_read(virDomainPtr dom, struct host_vcpu_snap *s, char *why, siz
 	}
 	r = n >= 1 ? host_sampler_parse(recs[0]->params, recs[0]->nparams, s) : -ENOENT;
 	if (r < 0)
-		snprintf(why, why_size, "%s", r == -ENOENT ? "no stats record for the domain" :
-			 "vcpu stats out of the expected shape");
+		snprintf(why, why_size, "%s",
+			 r == -ENOENT ? "no stats record for the domain"
+				      : "vcpu stats out of the expected shape");
 	virDomainStatsRecordListFree(recs);
 	return r;
 }
@@ -121,8 +122,12 @@ unsigned host_sampler_emit(const struct host_vcpu_snap *a, const struct host_vcp
 		if (j < 0)
 			continue;
 		for (int f = 0; f < 3; f++) {
-			const uint64_t *fa = f == 0 ? a->time_ns : f == 1 ? a->wait_ns : a->delay_ns;
-			const uint64_t *fb = f == 0 ? b->time_ns : f == 1 ? b->wait_ns : b->delay_ns;
+			const uint64_t *fa = f == 0   ? a->time_ns
+					     : f == 1 ? a->wait_ns
+						      : a->delay_ns;
+			const uint64_t *fb = f == 0   ? b->time_ns
+					     : f == 1 ? b->wait_ns
+						      : b->delay_ns;
 			double pct;
 
 			if (!(a->have[j] & b->have[i] & (1u << f)) || fb[i] < fa[j])

@@ -21,8 +21,8 @@
 enum { HOST_VCPU_TIME = 1, HOST_VCPU_WAIT = 2, HOST_VCPU_DELAY = 4 };
 
 struct host_vcpu_snap {
-	int64_t ns;   /* CLOCK_MONOTONIC when read */
-	unsigned n;   /* vCPUs in id order, as libvirt lists them (sparse ids allowed) */
+	int64_t ns; /* CLOCK_MONOTONIC when read */
+	unsigned n; /* vCPUs in id order, as libvirt lists them (sparse ids allowed) */
 	unsigned id[HOST_VCPUS_MAX];
 	unsigned have[HOST_VCPUS_MAX]; /* HOST_VCPU_* */
 	uint64_t time_ns[HOST_VCPUS_MAX], wait_ns[HOST_VCPUS_MAX], delay_ns[HOST_VCPUS_MAX];

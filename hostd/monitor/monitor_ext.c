@@ -41,11 +41,11 @@ struct monitor_ext {
 	monitor_ext_report_fn report;
 	void *ctx;
 	struct mx_run *cur[MONITOR_EXT_COUNT]; /* running for the current step */
-	struct closer closer;                  /* a hold per run not yet freed */
+	struct closer closer;		       /* a hold per run not yet freed */
 };
 
-__attribute__((format(printf, 4, 5)))
-static void mx_report(struct monitor_ext *m, int kind, uint32_t step, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static void mx_report(struct monitor_ext *m, int kind,
+							    uint32_t step, const char *fmt, ...)
 {
 	char what[256];
 	va_list ap;
@@ -94,12 +94,13 @@ static void mx_exit_cb(uv_process_t *p, int64_t status, int sig)
 	uv_timer_stop(&run->kill);
 	if (!run->stopping) {
 		if (sig)
-			mx_report(run->m, run->kind, run->step, "killed by signal %d during step %u",
-				  sig, run->step);
+			mx_report(run->m, run->kind, run->step,
+				  "killed by signal %d during step %u", sig, run->step);
 		else
 			mx_report(run->m, run->kind, run->step,
 				  "exited with status %lld during step %u; see %s-step-%u.log",
-				  (long long)status, run->step, monitor_ext_names[run->kind], run->step);
+				  (long long)status, run->step, monitor_ext_names[run->kind],
+				  run->step);
 	}
 	mx_release(run);
 }
@@ -155,18 +156,12 @@ static void mx_argv(const struct monitor_settings *s, const char *dir, int kind,
 	snprintf(interval, 32, "%u", secs);
 	snprintf(msecs, 32, "%u", ms);
 	snprintf(dat, 448, "%s/trace-cmd-step-%u.dat", dir, step);
-	snprintf(events, size - 512, "%s", s->ftrace_events[0] ? s->ftrace_events :
-		 MX_DEFAULT_FTRACE_EVENTS);
+	snprintf(events, size - 512, "%s",
+		 s->ftrace_events[0] ? s->ftrace_events : MX_DEFAULT_FTRACE_EVENTS);
 	switch (kind) {
-	case MONITOR_EXT_VMSTAT:
-		mx_push(argv, &n, "vmstat", "-n", "-t", interval, NULL);
-		break;
-	case MONITOR_EXT_MPSTAT:
-		mx_push(argv, &n, "mpstat", "-P", "ALL", interval, NULL);
-		break;
-	case MONITOR_EXT_IOSTAT:
-		mx_push(argv, &n, "iostat", "-x", "-t", interval, NULL);
-		break;
+	case MONITOR_EXT_VMSTAT: mx_push(argv, &n, "vmstat", "-n", "-t", interval, NULL); break;
+	case MONITOR_EXT_MPSTAT: mx_push(argv, &n, "mpstat", "-P", "ALL", interval, NULL); break;
+	case MONITOR_EXT_IOSTAT: mx_push(argv, &n, "iostat", "-x", "-t", interval, NULL); break;
 	case MONITOR_EXT_TOP:
 		snprintf(interval, 32, "%.2f", ms / 1000.0);
 		mx_push(argv, &n, "top", "-b", "-d", interval, NULL);
@@ -341,8 +336,7 @@ void monitor_ext_close(struct monitor_ext *m, void (*done)(void *ctx), void *ctx
 	closer_settle(&m->closer);
 }
 
-unsigned monitor_ext_guest_set(const struct monitor_settings *s, struct proto_msg *out,
-			       unsigned *skipped)
+unsigned monitor_ext_guest_set(const struct monitor_settings *s, struct proto_msg *out, unsigned *skipped)
 {
 	char *argv[MX_ARGS_MAX], buf[2048];
 	unsigned n = 0, count = 0;

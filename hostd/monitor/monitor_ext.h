@@ -26,8 +26,7 @@ struct monitor_ext;
 
 /* what: "cannot start: No such file or directory", "exited with status 1
  * during step 3", ... */
-typedef void (*monitor_ext_report_fn)(void *ctx, const char *monitor, uint32_t step,
-				      const char *what);
+typedef void (*monitor_ext_report_fn)(void *ctx, const char *monitor, uint32_t step, const char *what);
 
 /* NULL when s asks for no external monitor.  dir must exist. */
 struct monitor_ext *monitor_ext_new(uv_loop_t *loop, const struct monitor_settings *s,

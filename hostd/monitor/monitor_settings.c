@@ -52,9 +52,11 @@ static void monitor_ignore(const struct config *c, const char *key, const char *
 				       monitor_ignored[i][1]);
 			return;
 		}
-	config_warn_at(c, key, "%s: monitor \"%s\" ignored: not a monitor lockstep has (vmstat "
+	config_warn_at(c, key,
+		       "%s: monitor \"%s\" ignored: not a monitor lockstep has (vmstat "
 		       "mpstat iostat top perf-event-stat trace-cmd, or the built-in proc-vmstat "
-		       "proc-stat proc-schedstat proc-loadavg proc-pressure)", key, word);
+		       "proc-stat proc-schedstat proc-loadavg proc-pressure)",
+		       key, word);
 }
 
 static void monitor_names(const struct config *c, const char *key, struct monitor_settings *s)
@@ -90,8 +92,8 @@ static void monitor_names(const struct config *c, const char *key, struct monito
 
 /* Event names go on a command line as arguments (never through a shell);
  * still, only what such names are made of is taken. */
-static int monitor_events(const struct config *c, const char *key, const char *extra,
-			  char *out, size_t size, struct config_diag *err)
+static int monitor_events(const struct config *c, const char *key, const char *extra, char *out,
+			  size_t size, struct config_diag *err)
 {
 	const char *v = config_get(c, key);
 
@@ -109,8 +111,10 @@ static int monitor_events(const struct config *c, const char *key, const char *e
 			continue;
 		}
 		if (!isalnum((unsigned char)*p) && !strchr("_-:./", *p) && !strchr(extra, *p))
-			return config_diag_at(err, c, key, NULL, "%s holds \"%.64s\": only event names (A-Z a-z "
-					   "0-9 _ - : . /) and their separators", key, v);
+			return config_diag_at(err, c, key, NULL,
+					      "%s holds \"%.64s\": only event names (A-Z a-z "
+					      "0-9 _ - : . /) and their separators",
+					      key, v);
 		out[n++] = *p;
 	}
 	while (n > 0 && out[n - 1] == ' ')
@@ -119,11 +123,13 @@ static int monitor_events(const struct config *c, const char *key, const char *e
 	return 0;
 }
 
-int monitor_settings_load(const struct config *c, struct monitor_settings *s,
-			  struct config_diag *err)
+int monitor_settings_load(const struct config *c, struct monitor_settings *s, struct config_diag *err)
 {
 	static const char *const keys[] = {
-		"MONITORS", "MONITORS_GZIP", "MONITORS_WITH_LATENCY", "MONITORS_TRACER",
+		"MONITORS",
+		"MONITORS_GZIP",
+		"MONITORS_WITH_LATENCY",
+		"MONITORS_TRACER",
 	};
 	double secs;
 	bool any = false;
@@ -178,7 +184,8 @@ int monitor_settings_push(const struct monitor_settings *guest_mon, const char *
 		 * may have its own, and the run goes on without it */
 		if (bundle_build(&bin, 1, harness_dir, NULL, NULL, &b, err, sizeof(err)) < 0) {
 			log_warn("%s: MONITORS: %s cannot be pushed into the guests (%s); they run "
-				 "their own if they have one", path ? path : "g.conf", bin, err);
+				 "their own if they have one",
+				 path ? path : "g.conf", bin, err);
 			continue;
 		}
 		bundle_free(b);

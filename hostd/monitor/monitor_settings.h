@@ -42,17 +42,16 @@ extern const char *const monitor_ext_names[MONITOR_EXT_COUNT];
 #define MONITOR_DEFAULT_INTERVAL_MS 10000
 
 struct monitor_settings {
-	uint32_t interval_ms;      /* built-in monitors: 0 off */
-	unsigned external;         /* 1 << enum monitor_ext_kind */
-	char perf_events[512];     /* comma-separated, for perf stat -e */
-	char ftrace_events[1024];  /* space-separated, each for trace-cmd -e */
+	uint32_t interval_ms;	  /* built-in monitors: 0 off */
+	unsigned external;	  /* 1 << enum monitor_ext_kind */
+	char perf_events[512];	  /* comma-separated, for perf stat -e */
+	char ftrace_events[1024]; /* space-separated, each for trace-cmd -e */
 };
 
 /* 0, or -EINVAL with err naming file:line, the key and the value (an
  * unknown monitor name, an event name with characters perf or trace-cmd
  * would not take, a frequency outside 0.01 s .. 1 h). */
-int monitor_settings_load(const struct config *c, struct monitor_settings *s,
-			  struct config_diag *err);
+int monitor_settings_load(const struct config *c, struct monitor_settings *s, struct config_diag *err);
 
 /*
  * For libvirt guests (whose harness goes into harness_dir; NULL: nothing

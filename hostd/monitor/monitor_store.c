@@ -151,8 +151,8 @@ static int ms_append(struct monitor_store *ms, struct ms_node *nd, const char *f
 	return r;
 }
 
-static void ms_summary_add(struct ms_node *nd, uint32_t step, int64_t mono_ns,
-			   const char *metric, double value)
+static void ms_summary_add(struct ms_node *nd, uint32_t step, int64_t mono_ns, const char *metric,
+			   double value)
 {
 	for (size_t i = 0; i < MS_NSUMS; i++) {
 		struct ms_acc *a = &nd->acc[i];

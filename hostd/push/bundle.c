@@ -64,8 +64,7 @@ static bool is_executable_file(const char *path)
 }
 
 /* The binary a name stands for on this host: *found is a new string. */
-static int find_binary(const char *name, const char *path_env, char **found, char *err,
-		       size_t errlen)
+static int find_binary(const char *name, const char *path_env, char **found, char *err, size_t errlen)
 {
 	if (strchr(name, '/')) {
 		if (name[0] != '/')
@@ -130,8 +129,8 @@ static int add_member(struct builder *k, const char *tar_name, unsigned mode, co
 		struct stat a, b;
 
 		/* /bin/cat and /usr/bin/cat are one file on a merged /usr */
-		if (local && f->local_path && stat(local, &a) == 0 && stat(f->local_path, &b) == 0 &&
-		    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		if (local && f->local_path && stat(local, &a) == 0 &&
+		    stat(f->local_path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
 			return 0;
 		if (data && f->data && !strcmp(data, f->data))
 			return 0; /* the same wrapper */
@@ -245,9 +244,8 @@ static int add_binary(struct builder *k, const char *spec, const char *harness_d
 	return r;
 }
 
-int bundle_build(const char *const *binaries, size_t n, const char *harness_dir,
-		 const char *path_env, const char *ld_so_conf, struct bundle **out, char *err,
-		 size_t errlen)
+int bundle_build(const char *const *binaries, size_t n, const char *harness_dir, const char *path_env,
+		 const char *ld_so_conf, struct bundle **out, char *err, size_t errlen)
 {
 	struct builder k = { .b = xcalloc(1, sizeof(struct bundle)), .err = err, .errlen = errlen };
 	int r = 0;

@@ -24,7 +24,7 @@
 
 #include "ssh_push.h"
 
-#define BUNDLE_NAME_MAX 64		/* a binary's name in bin/ */
+#define BUNDLE_NAME_MAX 64 /* a binary's name in bin/ */
 #define BUNDLE_BINARIES_MAX 64
 #define BUNDLE_BYTES_MAX (UINT64_C(1) << 31) /* all files together */
 
@@ -32,9 +32,9 @@ struct bundle {
 	/* the members, ready for ssh_push_harness (strings owned here) */
 	struct ssh_push_file *files;
 	size_t nfiles;
-	uint64_t bytes;		/* their sizes, added */
-	size_t nbinaries;	/* in bin/, each once */
-	size_t nlibs;		/* in lib/, loaders included */
+	uint64_t bytes;	  /* their sizes, added */
+	size_t nbinaries; /* in bin/, each once */
+	size_t nlibs;	  /* in lib/, loaders included */
 };
 
 /*
@@ -45,9 +45,8 @@ struct bundle {
  * two different files would get one name; -EINVAL: a bad name; -EFBIG:
  * more than BUNDLE_BYTES_MAX; or elf_deps_resolve's errors.
  */
-int bundle_build(const char *const *binaries, size_t n, const char *harness_dir,
-		 const char *path_env, const char *ld_so_conf, struct bundle **out, char *err,
-		 size_t errlen);
+int bundle_build(const char *const *binaries, size_t n, const char *harness_dir, const char *path_env,
+		 const char *ld_so_conf, struct bundle **out, char *err, size_t errlen);
 void bundle_free(struct bundle *b); /* accepts NULL */
 
 /* A binary name bin/ can hold: 1 to BUNDLE_NAME_MAX-1 of A-Z a-z 0-9 . _ +

@@ -11,8 +11,7 @@
 #include "config.h"
 #include "xalloc.h"
 
-const char *const bundle_settings_keys[] = { "HARNESS_BINARIES", "GUEST_INSTALLED_BINARIES",
-					     NULL };
+const char *const bundle_settings_keys[] = { "HARNESS_BINARIES", "GUEST_INSTALLED_BINARIES", NULL };
 
 static bool listed(char *const *v, size_t n, const char *x)
 {
@@ -44,26 +43,27 @@ static int read_list(const struct config *g, const char *path, const char *key, 
 	char *copy = xstrdup(val ? val : ""), *save = NULL;
 	int r = 0;
 
-	for (char *w = strtok_r(copy, " \t\n", &save); w && r == 0;
-	     w = strtok_r(NULL, " \t\n", &save)) {
+	for (char *w = strtok_r(copy, " \t\n", &save); w && r == 0; w = strtok_r(NULL, " \t\n", &save)) {
 		const char *slash = strrchr(w, '/');
 
 		if (*n >= BUNDLE_BINARIES_MAX)
 			r = config_diag_at(d, g, key, path, "%s names more than %d binaries", key,
-				       BUNDLE_BINARIES_MAX);
+					   BUNDLE_BINARIES_MAX);
 		else if (slash && !paths_ok)
 			r = config_diag_at(d, g, key, path,
-				       "%s=\"%s\": \"%s\" is a path; name the binary as the guest's "
-				       "PATH finds it", key, val, w);
+					   "%s=\"%s\": \"%s\" is a path; name the binary as the guest's "
+					   "PATH finds it",
+					   key, val, w);
 		else if (slash && (w[0] != '/' || strlen(w) >= PATH_MAX))
 			r = config_diag_at(d, g, key, path,
-				       "%s: \"%s\" is neither a name looked up in PATH nor an "
-				       "absolute path", key, w);
+					   "%s: \"%s\" is neither a name looked up in PATH nor an "
+					   "absolute path",
+					   key, w);
 		else if (!bundle_name_valid(slash ? slash + 1 : w))
 			r = config_diag_at(d, g, key, path,
-				       "%s: \"%s\" cannot name a binary: use 1 to %d of A-Z a-z 0-9 "
-				       ". _ + - not starting with '.' or '-'", key, w,
-				       BUNDLE_NAME_MAX - 1);
+					   "%s: \"%s\" cannot name a binary: use 1 to %d of A-Z a-z 0-9 "
+					   ". _ + - not starting with '.' or '-'",
+					   key, w, BUNDLE_NAME_MAX - 1);
 		else
 			add_word(v, n, w);
 	}
@@ -74,8 +74,7 @@ static int read_list(const struct config *g, const char *path, const char *key, 
 int bundle_settings_load(const struct config *g, const char *path, struct bundle_list *l,
 			 struct config_diag *d)
 {
-	int r = read_list(g, path, "HARNESS_BINARIES", true, &l->push_binaries,
-			  &l->npush_binaries, d);
+	int r = read_list(g, path, "HARNESS_BINARIES", true, &l->push_binaries, &l->npush_binaries, d);
 
 	if (r == 0)
 		r = read_list(g, path, "GUEST_INSTALLED_BINARIES", false, &l->guest_binaries,
@@ -83,8 +82,8 @@ int bundle_settings_load(const struct config *g, const char *path, struct bundle
 	return r;
 }
 
-int bundle_settings_resolve(struct bundle_list *l, const char *harness_dir,
-			    const struct config *g, const char *path, struct config_diag *d)
+int bundle_settings_resolve(struct bundle_list *l, const char *harness_dir, const struct config *g,
+			    const char *path, struct config_diag *d)
 {
 	const char **push = xcalloc(l->npush_binaries + 1, sizeof(*push));
 	size_t n = 0;
@@ -103,11 +102,12 @@ int bundle_settings_resolve(struct bundle_list *l, const char *harness_dir,
 	if (n && harness_dir)
 		r = bundle_build(push, n, harness_dir, NULL, NULL, &l->bundle, err, sizeof(err));
 	if (r < 0)
-		r = config_diag_at(d, g, g && config_get(g, "HARNESS_BINARIES") ? "HARNESS_BINARIES"
-										  : NULL,
-				   path, "cannot push into the guests: %s; install it on this host, or "
-			       "list it in GUEST_INSTALLED_BINARIES when the guests have it",
-			       err);
+		r = config_diag_at(d, g,
+				   g && config_get(g, "HARNESS_BINARIES") ? "HARNESS_BINARIES" : NULL,
+				   path,
+				   "cannot push into the guests: %s; install it on this host, or "
+				   "list it in GUEST_INSTALLED_BINARIES when the guests have it",
+				   err);
 	free(push);
 	return r;
 }

@@ -55,8 +55,8 @@ int bundle_settings_load(const struct config *g, const char *path, struct bundle
  * Code that adds binaries to push_binaries later (benchmark specs,
  * monitors) calls it again.  g and path (may be NULL) place the message.
  */
-int bundle_settings_resolve(struct bundle_list *l, const char *harness_dir,
-			    const struct config *g, const char *path, struct config_diag *d);
+int bundle_settings_resolve(struct bundle_list *l, const char *harness_dir, const struct config *g,
+			    const char *path, struct config_diag *d);
 
 /* Adds one binary to l->push_binaries unless it is there already. */
 void bundle_settings_add(struct bundle_list *l, const char *binary);

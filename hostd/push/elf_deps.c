@@ -21,7 +21,7 @@
 
 #define CONF_MAX (1u << 20)
 #define CONF_DEPTH_MAX 8
-#define CONF_FILES_MAX 256	/* files read for one ld.so.conf, includes and all */
+#define CONF_FILES_MAX 256 /* files read for one ld.so.conf, includes and all */
 
 /* ---- ld.so.conf ------------------------------------------------------- */
 
@@ -143,20 +143,13 @@ static const char *multiarch(const struct elf_file *f)
 	bool is64 = f->elf_class == ELFCLASS64;
 
 	switch (f->machine) {
-	case EM_X86_64:
-		return is64 ? "x86_64-linux-gnu" : "x86_64-linux-gnux32";
-	case EM_386:
-		return "i386-linux-gnu";
-	case EM_AARCH64:
-		return "aarch64-linux-gnu";
-	case EM_ARM:
-		return "arm-linux-gnueabihf";
-	case EM_RISCV:
-		return "riscv64-linux-gnu";
-	case EM_PPC64:
-		return "powerpc64le-linux-gnu";
-	case EM_S390:
-		return "s390x-linux-gnu";
+	case EM_X86_64: return is64 ? "x86_64-linux-gnu" : "x86_64-linux-gnux32";
+	case EM_386: return "i386-linux-gnu";
+	case EM_AARCH64: return "aarch64-linux-gnu";
+	case EM_ARM: return "arm-linux-gnueabihf";
+	case EM_RISCV: return "riscv64-linux-gnu";
+	case EM_PPC64: return "powerpc64le-linux-gnu";
+	case EM_S390: return "s390x-linux-gnu";
 	}
 	return NULL;
 }
@@ -165,8 +158,12 @@ static void system_dirs(const char *ld_so_conf, const struct elf_file *prog, str
 {
 	const char *ma = multiarch(prog);
 	bool is64 = prog->elf_class == ELFCLASS64;
-	const char *const defaults[] = { "/lib/%s", "/usr/lib/%s", is64 ? "/lib64" : "/lib",
-					 is64 ? "/usr/lib64" : "/usr/lib", "/lib", "/usr/lib" };
+	const char *const defaults[] = { "/lib/%s",
+					 "/usr/lib/%s",
+					 is64 ? "/lib64" : "/lib",
+					 is64 ? "/usr/lib64" : "/usr/lib",
+					 "/lib",
+					 "/usr/lib" };
 	struct conf_ctx c = { 0 };
 	char buf[PATH_MAX];
 
@@ -182,16 +179,16 @@ static void system_dirs(const char *ld_so_conf, const struct elf_file *prog, str
 
 /* A file the loader has loaded, in breadth-first order; 0 is the program. */
 struct obj {
-	char *name;	/* the DT_NEEDED name it was found by */
+	char *name; /* the DT_NEEDED name it was found by */
 	char *path;
-	char *origin;	/* $ORIGIN: the folder of path */
+	char *origin; /* $ORIGIN: the folder of path */
 	struct elf_file f;
-	size_t parent;	/* the file that needed it first */
+	size_t parent; /* the file that needed it first */
 };
 
 struct resolver {
 	const struct elf_file *prog;
-	struct strv sys;	/* ld.so.conf and default folders */
+	struct strv sys; /* ld.so.conf and default folders */
 	struct obj *objs;
 	size_t nobjs;
 	struct elf_deps *out;
@@ -224,8 +221,8 @@ static char *expand_entry(const char *entry, size_t len, const char *origin)
 
 			if (left >= 6 && !strncmp(rest, "ORIGIN", 6) &&
 			    (left == 6 || !(rest[6] == '_' || (rest[6] >= 'A' && rest[6] <= 'Z') ||
-					   (rest[6] >= 'a' && rest[6] <= 'z') ||
-					   (rest[6] >= '0' && rest[6] <= '9'))))
+					    (rest[6] >= 'a' && rest[6] <= 'z') ||
+					    (rest[6] >= '0' && rest[6] <= '9'))))
 				tok = origin, skip = 7;
 			else if (left >= 8 && !strncmp(rest, "{ORIGIN}", 8))
 				tok = origin, skip = 9;
@@ -377,8 +374,8 @@ static int resolve_interp(struct resolver *rs, const char *prog_path)
 		d->interp_name = f.soname;
 		f.soname = NULL;
 	} else {
-		d->interp_name = xstrdup(strrchr(d->interp, '/') ? strrchr(d->interp, '/') + 1
-								 : d->interp);
+		d->interp_name =
+			xstrdup(strrchr(d->interp, '/') ? strrchr(d->interp, '/') + 1 : d->interp);
 	}
 	elf_file_fini(&f);
 	return 0;

@@ -23,7 +23,7 @@
 #define ELF_DEPS_FILE_MAX (UINT64_C(1) << 31) /* larger is not a program */
 #define ELF_DEPS_PHNUM_MAX 512
 #define ELF_DEPS_DYN_MAX 4096	/* entries of PT_DYNAMIC read */
-#define ELF_DEPS_NEEDED_MAX 256	/* DT_NEEDED of one file */
+#define ELF_DEPS_NEEDED_MAX 256 /* DT_NEEDED of one file */
 #define ELF_DEPS_STR_MAX 4096	/* one string: a name, a RUNPATH */
 #define ELF_DEPS_LIBS_MAX 1024	/* libraries of one program, all levels */
 #define ELF_DEPS_DIRS_MAX 256	/* folders of ld.so.conf */
@@ -54,17 +54,17 @@ void elf_file_fini(struct elf_file *f); /* accepts a zeroed one */
 
 /* One library of a program. */
 struct elf_dep {
-	char *name;	/* the DT_NEEDED name it was asked for (its soname) */
-	char *path;	/* where the loader would open it */
-	char *real;	/* that path with symlinks resolved: the file to copy */
+	char *name; /* the DT_NEEDED name it was asked for (its soname) */
+	char *path; /* where the loader would open it */
+	char *real; /* that path with symlinks resolved: the file to copy */
 };
 
 struct elf_deps {
-	struct elf_file prog;	/* the program's own headers */
-	char *interp;		/* the loader (PT_INTERP), NULL when static */
+	struct elf_file prog; /* the program's own headers */
+	char *interp;	      /* the loader (PT_INTERP), NULL when static */
 	char *interp_real;
-	char *interp_name;	/* its DT_SONAME, else the basename of PT_INTERP */
-	struct elf_dep *libs;	/* in the loader's (breadth-first) order, loader excluded */
+	char *interp_name;    /* its DT_SONAME, else the basename of PT_INTERP */
+	struct elf_dep *libs; /* in the loader's (breadth-first) order, loader excluded */
 	size_t nlibs;
 	/* After -ENOENT: the library (or loader) that was not found and the
 	 * file that needs it, for the caller's message. */

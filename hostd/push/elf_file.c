@@ -227,8 +227,7 @@ static int read_dyn_entries(struct parse *p, const struct phdr *h, struct dyn_re
 			val = e.d_un.d_val;
 		}
 		switch (tag) {
-		case DT_NULL:
-			return 0;
+		case DT_NULL: return 0;
 		case DT_NEEDED:
 			if (d->nneeded == ELF_DEPS_NEEDED_MAX)
 				return -ENOEXEC;
@@ -238,9 +237,7 @@ static int read_dyn_entries(struct parse *p, const struct phdr *h, struct dyn_re
 			d->strtab = val;
 			d->has_strtab = true;
 			break;
-		case DT_STRSZ:
-			d->strsz = val;
-			break;
+		case DT_STRSZ: d->strsz = val; break;
 		case DT_SONAME:
 			d->soname = val;
 			d->has_soname = true;
@@ -284,10 +281,10 @@ static int read_dynamic(struct parse *p, const struct phdr *h)
 		if (r == 0)
 			p->f->nneeded++;
 	}
-#define DYN_STR(has, idx, dst)                                                           \
-	if (r == 0 && d->has)                                                            \
-		r = d->idx < room ? read_str(p->src, off + d->idx, room - d->idx,        \
-					     ELF_DEPS_STR_MAX, &p->f->dst)               \
+#define DYN_STR(has, idx, dst)                                                    \
+	if (r == 0 && d->has)                                                     \
+		r = d->idx < room ? read_str(p->src, off + d->idx, room - d->idx, \
+					     ELF_DEPS_STR_MAX, &p->f->dst)        \
 				  : -ENOEXEC;
 	DYN_STR(has_soname, soname, soname)
 	DYN_STR(has_runpath, runpath, runpath)

@@ -56,12 +56,13 @@ static void work_cb(uv_work_t *w)
 	size_t nextra = j->extra_files ? j->nextra_files : 0;
 	size_t n = 1 + nextra + (j->shipped_files ? j->nshipped_files : 0);
 	struct ssh_push_file *files = xcalloc(n, sizeof(*files));
-	files[0] = (struct ssh_push_file){ .name_in_tar = "guestagent", .mode = 0755,
+	files[0] = (struct ssh_push_file){ .name_in_tar = "guestagent",
+					   .mode = 0755,
 					   .local_path = j->agent_path };
 	for (size_t i = 1; i < n; i++)
 		files[i] = i <= nextra ? j->extra_files[i - 1] : j->shipped_files[i - 1 - nextra];
-	j->result = ssh_push_harness(s, j->remote_dir, files, n, &j->stats, j->error,
-				     sizeof(j->error));
+	j->result =
+		ssh_push_harness(s, j->remote_dir, files, n, &j->stats, j->error, sizeof(j->error));
 	free(files);
 	char *dir = ssh_push_quote(j->remote_dir);
 	if (j->result == 0) {
@@ -79,8 +80,8 @@ static void work_cb(uv_work_t *w)
 		char *node = ssh_push_quote(j->node);
 		char *cmd = xasprintf("./guestagent --node %s --start-rt-priority %d", node,
 				      j->start_rt_priority);
-		j->result = ssh_push_start_detached(s, j->remote_dir, cmd, "agent.log", &j->agent_pid,
-						    j->error, sizeof(j->error));
+		j->result = ssh_push_start_detached(s, j->remote_dir, cmd, "agent.log",
+						    &j->agent_pid, j->error, sizeof(j->error));
 		free(cmd);
 		free(node);
 	}
@@ -114,8 +115,10 @@ static void fetch_cb(uv_work_t *w)
 		size_t len = strlen(out);
 		if (fd < 0 || write(fd, out, len) != (ssize_t)len) {
 			j->result = -errno;
-			snprintf(j->error, sizeof(j->error), "guest %s: cannot write its agent log to "
-				 "%s: %s", j->node, j->log_local_path, strerror(errno));
+			snprintf(j->error, sizeof(j->error),
+				 "guest %s: cannot write its agent log to "
+				 "%s: %s",
+				 j->node, j->log_local_path, strerror(errno));
 		} else {
 			j->log_bytes = len;
 		}

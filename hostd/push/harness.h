@@ -16,14 +16,14 @@
 
 struct harness_job {
 	/* inputs, owned by the caller until done() */
-	const char *node;            /* also the agent's --node */
+	const char *node; /* also the agent's --node */
 	const char *host;
 	int port;
 	const char *user;
 	const char *private_key_path;
 	const char *expected_hostkey; /* from the console, or NULL */
 	const char *known_hosts_path; /* when expected_hostkey is NULL */
-	const char *agent_path;       /* the static agent on this host */
+	const char *agent_path;	      /* the static agent on this host */
 	/* more members after the agent (bundle.h: the binaries and their
 	 * libraries, relative to remote_dir); may be NULL */
 	const struct ssh_push_file *extra_files;
@@ -32,23 +32,23 @@ struct harness_job {
 	 * remote_dir, the agent's work folder; may be NULL */
 	const struct ssh_push_file *shipped_files;
 	size_t nshipped_files;
-	const char *remote_dir;       /* where it goes in the guest */
-	int start_rt_priority;        /* the agent's --start-rt-priority */
-	int timeout_ms;               /* for each SSH operation */
-	int connect_timeout_ms;       /* for sshd to come up at all */
+	const char *remote_dir; /* where it goes in the guest */
+	int start_rt_priority;	/* the agent's --start-rt-priority */
+	int timeout_ms;		/* for each SSH operation */
+	int connect_timeout_ms; /* for sshd to come up at all */
 
 	/* outputs, valid in done() */
-	int result;                   /* 0 or -errno */
+	int result; /* 0 or -errno */
 	char error[1024];
 	struct ssh_push_hostkey hostkey;
 	struct ssh_push_stats stats;
 	long agent_pid;
-	double connect_s;             /* until the SSH session was up */
+	double connect_s; /* until the SSH session was up */
 
 	/* harness_fetch_log_start: where the agent's log goes on the host */
 	const char *log_local_path; /* for messages */
-	int log_local_fd;           /* opened by the caller (below the run folder), its to close */
-	uint64_t log_bytes;           /* what was written there */
+	int log_local_fd;	    /* opened by the caller (below the run folder), its to close */
+	uint64_t log_bytes;	    /* what was written there */
 
 	void (*done)(struct harness_job *j);
 	void *data;

@@ -137,8 +137,8 @@ static int write_public(const char *path, const char *line, char *err, size_t er
 	return r;
 }
 
-int ssh_key_ensure(const char *state_dir, char **private_path, char **public_line,
-		   char *err, size_t errlen)
+int ssh_key_ensure(const char *state_dir, char **private_path, char **public_line, char *err,
+		   size_t errlen)
 {
 	char *dir = xasprintf("%s/ssh", state_dir);
 	char *priv = xasprintf("%s/id_ed25519", dir);
@@ -224,7 +224,7 @@ int ssh_key_from_console(const char *text, size_t len, char **line)
 		const char *stop = nl ? nl : end;
 		const char *mark = memmem(p, (size_t)(stop - p), CONSOLE_MARK, strlen(CONSOLE_MARK));
 
-		if (mark && nl) {	/* a line still being written does not count */
+		if (mark && nl) { /* a line still being written does not count */
 			const char *k = mark + strlen(CONSOLE_MARK);
 			size_t n = (size_t)(stop - k);
 			char *copy;
@@ -270,8 +270,7 @@ const char *ssh_key_algorithms(const ssh_key key)
 	case SSH_KEYTYPE_RSA:
 		/* the key type is ssh-rsa; SHA-1 signatures are not offered */
 		return "rsa-sha2-512,rsa-sha2-256";
-	default:
-		return ssh_key_type_to_char(ssh_key_type(key));
+	default: return ssh_key_type_to_char(ssh_key_type(key));
 	}
 }
 
@@ -309,8 +308,8 @@ static int host_field_has(const char *field, size_t len, const char *node)
 
 struct kh_scan {
 	const char *node;
-	ssh_key key;		/* the key to find, or NULL */
-	int lines;		/* lines for node */
+	ssh_key key; /* the key to find, or NULL */
+	int lines;   /* lines for node */
 	int matched;
 	int first_line;
 	char first_fp[96];
@@ -326,8 +325,8 @@ static void kh_add_alg(struct kh_scan *sc, const char *alg)
 	snprintf(sc->algs + used, sizeof(sc->algs) - used, "%s%s", used ? "," : "", alg);
 }
 
-static int kh_line(struct kh_scan *sc, const char *path, int lineno, const char *line,
-		   char *err, size_t errlen)
+static int kh_line(struct kh_scan *sc, const char *path, int lineno, const char *line, char *err,
+		   size_t errlen)
 {
 	const char *p = line + strspn(line, " \t");
 	size_t hosts_len = strcspn(p, " \t");
@@ -377,8 +376,8 @@ static int kh_scan(const char *path, struct kh_scan *sc, char *err, size_t errle
 	return r;
 }
 
-int ssh_key_known_hosts_check(const char *path, const char *node, const ssh_key key,
-			      char *err, size_t errlen)
+int ssh_key_known_hosts_check(const char *path, const char *node, const ssh_key key, char *err,
+			      size_t errlen)
 {
 	struct kh_scan sc = { .node = node, .key = key };
 	char fp[96];
@@ -409,8 +408,8 @@ int ssh_key_known_hosts_algorithms(const char *path, const char *node, char *alg
 	return r;
 }
 
-int ssh_key_known_hosts_add(const char *path, const char *node, const ssh_key key,
-			    char *err, size_t errlen)
+int ssh_key_known_hosts_add(const char *path, const char *node, const ssh_key key, char *err,
+			    size_t errlen)
 {
 	char *dir = xstrdup(path), *slash = strrchr(dir, '/'), *b64 = NULL, *line = NULL;
 	int fd = -1, r = 0;

@@ -20,8 +20,8 @@
  * Returns 0, or a negative errno with err naming the file and the fault.
  * Not for concurrent use with the same state_dir from one process.
  */
-int ssh_key_ensure(const char *state_dir, char **private_path, char **public_line,
-		   char *err, size_t errlen);
+int ssh_key_ensure(const char *state_dir, char **private_path, char **public_line, char *err,
+		   size_t errlen);
 
 /*
  * Guests' host keys.  Messages in err name the file and line; the caller
@@ -54,12 +54,12 @@ const char *ssh_key_algorithms(const ssh_key key);
  * algorithms of node's recorded keys (empty when none), so that the caller
  * can ask the guest for a key of the recorded type.
  */
-int ssh_key_known_hosts_check(const char *path, const char *node, const ssh_key key,
-			      char *err, size_t errlen);
+int ssh_key_known_hosts_check(const char *path, const char *node, const ssh_key key, char *err,
+			      size_t errlen);
 int ssh_key_known_hosts_algorithms(const char *path, const char *node, char *algs, size_t n,
 				   char *err, size_t errlen);
 /* Appends node's line (made 0644 with its folder) and syncs it to disk. */
-int ssh_key_known_hosts_add(const char *path, const char *node, const ssh_key key,
-			    char *err, size_t errlen);
+int ssh_key_known_hosts_add(const char *path, const char *node, const ssh_key key, char *err,
+			    size_t errlen);
 
 #endif

@@ -27,21 +27,20 @@
 
 struct ssh_push_session {
 	ssh_session ssh;
-	char *who;		/* "guest NODE (user@host:port)" */
+	char *who; /* "guest NODE (user@host:port)" */
 	int timeout_ms;
 };
 
-static int vfail(const struct ssh_push_session *s, char *err, size_t errlen, int r,
-		 const char *fmt, va_list ap)
+static int vfail(const struct ssh_push_session *s, char *err, size_t errlen, int r, const char *fmt,
+		 va_list ap)
 {
 	return diag_vset(err, errlen, r, s->who, fmt, ap);
 }
 
-static int fail(const struct ssh_push_session *s, char *err, size_t errlen, int r,
-		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int fail(const struct ssh_push_session *s, char *err, size_t errlen, int r, const char *fmt,
+		...) __attribute__((format(printf, 5, 6)));
 
-static int fail(const struct ssh_push_session *s, char *err, size_t errlen, int r,
-		const char *fmt, ...)
+static int fail(const struct ssh_push_session *s, char *err, size_t errlen, int r, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -87,9 +86,8 @@ char *ssh_push_quote(const char *str)
 
 static int target_ok(const struct ssh_push_target *t)
 {
-	return t->node && t->host && t->user && t->private_key_path &&
-	       t->port > 0 && t->port < 65536 && t->timeout_ms > 0 &&
-	       (t->expected_hostkey || t->known_hosts_path);
+	return t->node && t->host && t->user && t->private_key_path && t->port > 0 &&
+	       t->port < 65536 && t->timeout_ms > 0 && (t->expected_hostkey || t->known_hosts_path);
 }
 
 /* libssh reports connect failures only as text */
@@ -126,8 +124,7 @@ static int set_options(struct ssh_push_session *s, const struct ssh_push_target 
 }
 
 static int verify_hostkey(struct ssh_push_session *s, const struct ssh_push_target *t,
-			  ssh_key expected, struct ssh_push_hostkey *hk,
-			  char *err, size_t errlen)
+			  ssh_key expected, struct ssh_push_hostkey *hk, char *err, size_t errlen)
 {
 	ssh_key offered = NULL;
 	char fp[96], want[96];
@@ -149,14 +146,12 @@ static int verify_hostkey(struct ssh_push_session *s, const struct ssh_push_targ
 				 want, fp);
 		}
 	} else {
-		r = ssh_key_known_hosts_check(t->known_hosts_path, t->node, offered,
-					      err, errlen);
+		r = ssh_key_known_hosts_check(t->known_hosts_path, t->node, offered, err, errlen);
 		if (r == 0) {
 			hk->trust = SSH_PUSH_TRUST_KNOWN;
 		} else if (r == 1) {
 			hk->trust = SSH_PUSH_TRUST_RECORDED;
-			r = ssh_key_known_hosts_add(t->known_hosts_path, t->node, offered,
-						    err, errlen);
+			r = ssh_key_known_hosts_add(t->known_hosts_path, t->node, offered, err, errlen);
 		}
 		if (r < 0)
 			prefix_err(s, err, errlen, r);
@@ -165,8 +160,8 @@ static int verify_hostkey(struct ssh_push_session *s, const struct ssh_push_targ
 	return r;
 }
 
-static int authenticate(struct ssh_push_session *s, const struct ssh_push_target *t,
-			char *err, size_t errlen)
+static int authenticate(struct ssh_push_session *s, const struct ssh_push_target *t, char *err,
+			size_t errlen)
 {
 	ssh_key key = NULL;
 	int rc;
@@ -214,8 +209,8 @@ int ssh_push_connect(const struct ssh_push_target *t, struct ssh_push_session **
 	int r;
 
 	*out = NULL;
-	s->who = xasprintf("guest %s (%s@%s:%d)", t->node ? t->node : "?",
-			   t->user ? t->user : "?", t->host ? t->host : "?", t->port);
+	s->who = xasprintf("guest %s (%s@%s:%d)", t->node ? t->node : "?", t->user ? t->user : "?",
+			   t->host ? t->host : "?", t->port);
 	s->timeout_ms = t->timeout_ms;
 	if (!hostkey)
 		hostkey = &hk_local;
@@ -231,7 +226,7 @@ int ssh_push_connect(const struct ssh_push_target *t, struct ssh_push_session **
 		goto out;
 	s->ssh = ssh_new();
 	if (!s->ssh)
-		abort();	/* libssh's allocation failed: as xmalloc does */
+		abort(); /* libssh's allocation failed: as xmalloc does */
 	r = set_options(s, t, algs);
 	if (r < 0) {
 		fail(s, err, errlen, r, "libssh rejected an option: %s", ssh_get_error(s->ssh));
@@ -240,8 +235,8 @@ int ssh_push_connect(const struct ssh_push_target *t, struct ssh_push_session **
 	if (ssh_connect(s->ssh) != SSH_OK) {
 		const char *msg = ssh_get_error(s->ssh);
 
-		r = fail(s, err, errlen, connect_errno(msg),
-			 "cannot connect within %d ms: %s", t->timeout_ms, msg);
+		r = fail(s, err, errlen, connect_errno(msg), "cannot connect within %d ms: %s",
+			 t->timeout_ms, msg);
 		goto out;
 	}
 	r = verify_hostkey(s, t, expected, hostkey, err, errlen);
@@ -271,10 +266,10 @@ void ssh_push_close(struct ssh_push_session *s)
 /* ---- channels ---- */
 
 struct capture {
-	char *out;		/* stdout, NUL-terminated, at most OUTPUT_MAX */
+	char *out; /* stdout, NUL-terminated, at most OUTPUT_MAX */
 	size_t len, cap;
 	bool overflow;
-	char tail[ERR_TAIL];	/* the end of stderr */
+	char tail[ERR_TAIL]; /* the end of stderr */
 	size_t tail_len;
 };
 
@@ -325,24 +320,21 @@ static const char *tail_line(struct capture *c)
 	return n ? c->tail : "(no output on stderr)";
 }
 
-static int open_exec(struct ssh_push_session *s, const char *command, ssh_channel *out,
-		     char *err, size_t errlen)
+static int open_exec(struct ssh_push_session *s, const char *command, ssh_channel *out, char *err,
+		     size_t errlen)
 {
 	ssh_channel ch = ssh_channel_new(s->ssh);
 
 	*out = NULL;
 	if (!ch)
-		return fail(s, err, errlen, -EIO, "cannot make a channel: %s",
-			    ssh_get_error(s->ssh));
+		return fail(s, err, errlen, -EIO, "cannot make a channel: %s", ssh_get_error(s->ssh));
 	if (ssh_channel_open_session(ch) != SSH_OK) {
-		fail(s, err, errlen, -EIO, "cannot open a session channel: %s",
-		     ssh_get_error(s->ssh));
+		fail(s, err, errlen, -EIO, "cannot open a session channel: %s", ssh_get_error(s->ssh));
 		ssh_channel_free(ch);
 		return -EIO;
 	}
 	if (ssh_channel_request_exec(ch, command) != SSH_OK) {
-		fail(s, err, errlen, -EIO, "cannot run `%.80s`: %s", command,
-		     ssh_get_error(s->ssh));
+		fail(s, err, errlen, -EIO, "cannot run `%.80s`: %s", command, ssh_get_error(s->ssh));
 		ssh_channel_free(ch);
 		return -EIO;
 	}
@@ -382,8 +374,8 @@ static int take_output(ssh_channel ch, struct capture *c, bool *progress)
  * either.  One event loop for both streams: waiting on stdout alone would
  * stall while the remote fills the window with stderr.
  */
-static int drain(struct ssh_push_session *s, ssh_channel ch, struct capture *c,
-		 const char *what, char *err, size_t errlen)
+static int drain(struct ssh_push_session *s, ssh_channel ch, struct capture *c, const char *what,
+		 char *err, size_t errlen)
 {
 	ssh_event ev = ssh_event_new();
 	int64_t last = clock_mono_ns();
@@ -411,8 +403,8 @@ static int drain(struct ssh_push_session *s, ssh_channel ch, struct capture *c,
 		left_ms = s->timeout_ms - (clock_mono_ns() - last) / 1000000;
 		if (left_ms <= 0) {
 			r = fail(s, err, errlen, -ETIMEDOUT,
-				 "`%.80s` neither printed anything nor ended within %d ms",
-				 what, s->timeout_ms);
+				 "`%.80s` neither printed anything nor ended within %d ms", what,
+				 s->timeout_ms);
 			break;
 		}
 		/* SSH_AGAIN is a quiet slice: the clock above decides */
@@ -427,8 +419,8 @@ static int drain(struct ssh_push_session *s, ssh_channel ch, struct capture *c,
 	return r;
 }
 
-int ssh_push_exec(struct ssh_push_session *s, const char *command, char **output,
-		  int *exit_status, char *err, size_t errlen)
+int ssh_push_exec(struct ssh_push_session *s, const char *command, char **output, int *exit_status,
+		  char *err, size_t errlen)
 {
 	struct capture c = { 0 };
 	ssh_channel ch;
@@ -442,7 +434,7 @@ int ssh_push_exec(struct ssh_push_session *s, const char *command, char **output
 	r = open_exec(s, command, &ch, err, errlen);
 	if (r < 0)
 		return r;
-	ssh_channel_send_eof(ch);	/* it gets no stdin */
+	ssh_channel_send_eof(ch); /* it gets no stdin */
 	r = drain(s, ch, &c, command, err, errlen);
 	if (r == 0) {
 		*exit_status = ssh_channel_get_exit_status(ch);
@@ -461,9 +453,8 @@ int ssh_push_exec(struct ssh_push_session *s, const char *command, char **output
 	return r;
 }
 
-int ssh_push_start_detached(struct ssh_push_session *s, const char *remote_dir,
-			    const char *command, const char *log_name, long *pid,
-			    char *err, size_t errlen)
+int ssh_push_start_detached(struct ssh_push_session *s, const char *remote_dir, const char *command,
+			    const char *log_name, long *pid, char *err, size_t errlen)
 {
 	char *dir = ssh_push_quote(remote_dir);
 	char *log = ssh_push_quote(log_name ? log_name : "/dev/null");
@@ -479,7 +470,7 @@ int ssh_push_start_detached(struct ssh_push_session *s, const char *remote_dir,
 
 	r = ssh_push_exec(s, cmd, &out, &status, err, errlen);
 	if (r == 0 && status != 0)
-		r = -EIO;	/* err already says how it exited */
+		r = -EIO; /* err already says how it exited */
 	if (r == 0) {
 		errno = 0;
 		p = strtol(out, &end, 10);
@@ -504,8 +495,8 @@ struct push_sink {
 	ssh_channel ch;
 	char *buf;
 	size_t used;
-	uint64_t sent;		/* bytes the channel took */
-	int werr;		/* the channel failed (not a local file) */
+	uint64_t sent; /* bytes the channel took */
+	int werr;      /* the channel failed (not a local file) */
 };
 
 static int channel_write_all(struct push_sink *k, const char *p, size_t len)
@@ -570,13 +561,13 @@ static int check_files(struct ssh_push_session *s, const char *remote_dir,
 		if (r < 0)
 			return fail(s, err, errlen, r,
 				    "harness member \"%s\" is not a relative path without "
-				    "\"..\" that fits ustar (255 bytes)", name);
-		if (f->mode & ~07777u)
-			return fail(s, err, errlen, -EINVAL, "harness member %s: mode %o",
-				    name, f->mode);
-		if (!f->local_path && !f->data && f->len)
-			return fail(s, err, errlen, -EINVAL, "harness member %s has no content",
+				    "\"..\" that fits ustar (255 bytes)",
 				    name);
+		if (f->mode & ~07777u)
+			return fail(s, err, errlen, -EINVAL, "harness member %s: mode %o", name,
+				    f->mode);
+		if (!f->local_path && !f->data && f->len)
+			return fail(s, err, errlen, -EINVAL, "harness member %s has no content", name);
 		if (f->local_path && stat(f->local_path, &st) < 0)
 			return fail(s, err, errlen, -errno, "cannot read %s for %s: %s",
 				    f->local_path, name, strerror(errno));
@@ -610,8 +601,7 @@ static int add_parents(struct tar_writer *tw, const char *name, char ***dirs, si
 	return 0;
 }
 
-static int write_tar(struct tar_writer *tw, const struct ssh_push_file *files, size_t n,
-		     size_t *failed)
+static int write_tar(struct tar_writer *tw, const struct ssh_push_file *files, size_t n, size_t *failed)
 {
 	char **dirs = NULL;
 	size_t ndirs = 0;
@@ -646,22 +636,22 @@ static int push_failed(struct push_sink *k, const char *cmd, int r, char *err, s
 	if (r == -ETIMEDOUT)
 		return fail(s, err, errlen, r,
 			    "the guest stopped reading the harness after %llu bytes "
-			    "(no window for %d ms)", sent, s->timeout_ms);
+			    "(no window for %d ms)",
+			    sent, s->timeout_ms);
 	if (drain(s, k->ch, &c, cmd, ignore, sizeof(ignore)) == 0 && c.tail_len) {
 		fail(s, err, errlen, -EIO, "`%.80s` stopped after %llu bytes, exit status %d: %s",
-		     cmd, sent, ssh_channel_get_exit_status(k->ch),
-		     tail_line(&c));
+		     cmd, sent, ssh_channel_get_exit_status(k->ch), tail_line(&c));
 	} else {
-		fail(s, err, errlen, -EIO, "sending the harness failed after %llu bytes: %s",
-		     sent, ssh_get_error(s->ssh));
+		fail(s, err, errlen, -EIO, "sending the harness failed after %llu bytes: %s", sent,
+		     ssh_get_error(s->ssh));
 	}
 	free(c.out);
 	return -EIO;
 }
 
 int ssh_push_harness(struct ssh_push_session *s, const char *remote_dir,
-		     const struct ssh_push_file *files, size_t n,
-		     struct ssh_push_stats *stats, char *err, size_t errlen)
+		     const struct ssh_push_file *files, size_t n, struct ssh_push_stats *stats,
+		     char *err, size_t errlen)
 {
 	struct push_sink k = { .s = s };
 	struct capture c = { 0 };
@@ -701,8 +691,7 @@ int ssh_push_harness(struct ssh_push_session *s, const char *remote_dir,
 		goto out;
 	status = ssh_channel_get_exit_status(k.ch);
 	if (status != 0) {
-		r = fail(s, err, errlen, -EIO, "`%.80s` exited %d: %s", cmd, status,
-			 tail_line(&c));
+		r = fail(s, err, errlen, -EIO, "`%.80s` exited %d: %s", cmd, status, tail_line(&c));
 		goto out;
 	}
 	if (stats) {

@@ -23,11 +23,11 @@
 #include <stdint.h>
 
 struct ssh_push_target {
-	const char *node;		/* guest name, for messages */
+	const char *node; /* guest name, for messages */
 	const char *host;
 	int port;
 	const char *user;
-	const char *private_key_path;	/* from ssh_key_ensure */
+	const char *private_key_path; /* from ssh_key_ensure */
 	/* "ssh-ed25519 AAAA... [comment]": the guest's key, known in advance
 	 * (the demo guest prints it on its console).  Pinned: any other key is
 	 * refused. */
@@ -37,18 +37,18 @@ struct ssh_push_target {
 	 * a guest behind a forwarded loopback port may get another port next
 	 * time (OpenSSH reads it with -o HostKeyAlias=NODE). */
 	const char *known_hosts_path;
-	int timeout_ms;			/* > 0 */
+	int timeout_ms; /* > 0 */
 };
 
 enum ssh_push_trust {
-	SSH_PUSH_TRUST_PINNED,		/* matched expected_hostkey */
-	SSH_PUSH_TRUST_KNOWN,		/* matched the known_hosts file */
-	SSH_PUSH_TRUST_RECORDED,	/* first use: added to known_hosts; warn */
+	SSH_PUSH_TRUST_PINNED,	 /* matched expected_hostkey */
+	SSH_PUSH_TRUST_KNOWN,	 /* matched the known_hosts file */
+	SSH_PUSH_TRUST_RECORDED, /* first use: added to known_hosts; warn */
 };
 
 struct ssh_push_hostkey {
 	enum ssh_push_trust trust;
-	char fingerprint[96];		/* "SHA256:..." of the guest's key */
+	char fingerprint[96]; /* "SHA256:..." of the guest's key */
 };
 
 struct ssh_push_session;
@@ -60,19 +60,19 @@ struct ssh_push_session;
  */
 int ssh_push_connect(const struct ssh_push_target *t, struct ssh_push_session **out,
 		     struct ssh_push_hostkey *hostkey, char *err, size_t errlen);
-void ssh_push_close(struct ssh_push_session *s);	/* accepts NULL */
+void ssh_push_close(struct ssh_push_session *s); /* accepts NULL */
 
 struct ssh_push_file {
-	const char *name_in_tar;	/* relative; parents are made 0755 */
-	unsigned mode;			/* 0755 for binaries, 0644 for data */
-	const char *local_path;		/* file to send, or NULL to send... */
-	const void *data;		/* ...these bytes (a generated config) */
+	const char *name_in_tar; /* relative; parents are made 0755 */
+	unsigned mode;		 /* 0755 for binaries, 0644 for data */
+	const char *local_path;	 /* file to send, or NULL to send... */
+	const void *data;	 /* ...these bytes (a generated config) */
 	size_t len;
 };
 
 struct ssh_push_stats {
-	uint64_t bytes;			/* tar stream bytes sent */
-	double seconds;			/* from exec request to tar's exit */
+	uint64_t bytes; /* tar stream bytes sent */
+	double seconds; /* from exec request to tar's exit */
 };
 
 /*
@@ -81,8 +81,8 @@ struct ssh_push_stats {
  * in err.  stats may be NULL.
  */
 int ssh_push_harness(struct ssh_push_session *s, const char *remote_dir,
-		     const struct ssh_push_file *files, size_t n,
-		     struct ssh_push_stats *stats, char *err, size_t errlen);
+		     const struct ssh_push_file *files, size_t n, struct ssh_push_stats *stats,
+		     char *err, size_t errlen);
 
 /*
  * Runs command with the guest user's shell and waits for it to exit.
@@ -90,8 +90,8 @@ int ssh_push_harness(struct ssh_push_session *s, const char *remote_dir,
  * may be NULL; -1 when killed by a signal); *output (may be NULL) gets its
  * stdout, at most 1 MiB (more is -EFBIG).  A non-zero exit puts the end of its stderr into err.
  */
-int ssh_push_exec(struct ssh_push_session *s, const char *command, char **output,
-		  int *exit_status, char *err, size_t errlen);
+int ssh_push_exec(struct ssh_push_session *s, const char *command, char **output, int *exit_status,
+		  char *err, size_t errlen);
 
 /*
  * Starts `cd DIR && setsid COMMAND </dev/null >DIR/LOG 2>&1 &` so that it
@@ -99,9 +99,8 @@ int ssh_push_exec(struct ssh_push_session *s, const char *command, char **output
  * channel open).  command is shell text; quote its arguments with
  * ssh_push_quote.  *pid (may be NULL) gets the guest pid of the process.
  */
-int ssh_push_start_detached(struct ssh_push_session *s, const char *remote_dir,
-			    const char *command, const char *log_name, long *pid,
-			    char *err, size_t errlen);
+int ssh_push_start_detached(struct ssh_push_session *s, const char *remote_dir, const char *command,
+			    const char *log_name, long *pid, char *err, size_t errlen);
 
 /* Single-quotes s for a POSIX shell; a new string. */
 char *ssh_push_quote(const char *s);

@@ -107,8 +107,7 @@ static int split_name(struct ustar_header *h, const char *full)
 	return -ENAMETOOLONG;
 }
 
-static int write_header(struct tar_writer *tw, const char *name, int is_dir, unsigned mode,
-			uint64_t size)
+static int write_header(struct tar_writer *tw, const char *name, int is_dir, unsigned mode, uint64_t size)
 {
 	struct ustar_header h;
 	char full[NAME_LEN + 1 + PREFIX_LEN + 2];
@@ -135,8 +134,7 @@ static int write_header(struct tar_writer *tw, const char *name, int is_dir, uns
 	snprintf(h.uid, sizeof(h.uid), "%07o", 0);
 	snprintf(h.gid, sizeof(h.gid), "%07o", 0);
 	snprintf(h.size, sizeof(h.size), "%011llo", (unsigned long long)size);
-	snprintf(h.mtime, sizeof(h.mtime), "%011llo",
-		 (unsigned long long)tw->mtime & 077777777777ull);
+	snprintf(h.mtime, sizeof(h.mtime), "%011llo", (unsigned long long)tw->mtime & 077777777777ull);
 	h.typeflag = is_dir ? '5' : '0';
 	memcpy(h.magic, "ustar", 6);
 	memcpy(h.version, "00", 2);
@@ -167,8 +165,8 @@ int tar_writer_add_dir(struct tar_writer *tw, const char *name, unsigned mode)
 	return write_header(tw, name, 1, mode, 0);
 }
 
-int tar_writer_add_data(struct tar_writer *tw, const char *name, unsigned mode,
-			const void *data, size_t len)
+int tar_writer_add_data(struct tar_writer *tw, const char *name, unsigned mode, const void *data,
+			size_t len)
 {
 	int r = write_header(tw, name, 0, mode, len);
 
@@ -192,7 +190,7 @@ static int stream_fd(struct tar_writer *tw, int fd, uint64_t size)
 		if (n < 0)
 			return -errno;
 		if (n == 0)
-			return -EIO;	/* shrank after the header went out */
+			return -EIO; /* shrank after the header went out */
 		r = emit(tw, buf, (size_t)n);
 		if (r < 0)
 			return r;

@@ -23,9 +23,9 @@ typedef int (*tar_writer_sink_fn)(void *opaque, const void *buf, size_t len);
 struct tar_writer {
 	tar_writer_sink_fn sink;
 	void *opaque;
-	time_t mtime;		/* stamped on every member */
-	uint64_t bytes;		/* archive bytes handed to the sink */
-	int error;		/* first error, sticky */
+	time_t mtime;	/* stamped on every member */
+	uint64_t bytes; /* archive bytes handed to the sink */
+	int error;	/* first error, sticky */
 };
 
 void tar_writer_init(struct tar_writer *tw, tar_writer_sink_fn sink, void *opaque, time_t mtime);
@@ -39,8 +39,8 @@ int tar_writer_check_name(const char *name);
 
 int tar_writer_add_dir(struct tar_writer *tw, const char *name, unsigned mode);
 /* A regular file whose content is in memory. */
-int tar_writer_add_data(struct tar_writer *tw, const char *name, unsigned mode,
-			const void *data, size_t len);
+int tar_writer_add_data(struct tar_writer *tw, const char *name, unsigned mode, const void *data,
+			size_t len);
 /*
  * A regular file read from path.  The size is taken when the file is
  * opened; a file that shrinks while it is read fails with -EIO rather

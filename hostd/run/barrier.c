@@ -8,14 +8,14 @@
 
 struct participant {
 	bool in_run;
-	bool ready;        /* has said ready for the open barrier */
+	bool ready; /* has said ready for the open barrier */
 	int64_t ready_ns;
 };
 
 struct barrier {
 	size_t n;
 	uint32_t nsteps;
-	uint32_t step;          /* open barrier */
+	uint32_t step; /* open barrier */
 	size_t in_run, nready;
 	int64_t barrier_timeout_ns, step_timeout_ns;
 	int64_t deadline_ns;

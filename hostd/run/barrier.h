@@ -21,13 +21,13 @@
 struct barrier;
 
 enum barrier_verdict {
-	BARRIER_WAIT,       /* nothing to do yet */
-	BARRIER_RELEASE,    /* every participant in the run is ready: send go */
-	BARRIER_RESEND_GO,  /* a ready for the step just released, from one not ready for
+	BARRIER_WAIT,	   /* nothing to do yet */
+	BARRIER_RELEASE,   /* every participant in the run is ready: send go */
+	BARRIER_RESEND_GO, /* a ready for the step just released, from one not ready for
 			       the next: its go was lost, send it again */
-	BARRIER_DUPLICATE,  /* a ready already counted (the end barrier's too, after it
+	BARRIER_DUPLICATE, /* a ready already counted (the end barrier's too, after it
 			       completed): ignore */
-	BARRIER_INVALID,    /* a ready for a step that cannot be next: protocol violation */
+	BARRIER_INVALID,   /* a ready for a step that cannot be next: protocol violation */
 };
 
 struct barrier *barrier_new(size_t participants, uint32_t nsteps, int64_t barrier_timeout_ns,

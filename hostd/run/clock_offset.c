@@ -87,8 +87,7 @@ static void store(struct clock_offset *c, int64_t at_ns, int64_t offset_ns, int6
 	estimate(c);
 }
 
-int clock_offset_exchange(int64_t t1, int64_t t2, int64_t t3, int64_t t4,
-			  struct clock_exchange *out)
+int clock_offset_exchange(int64_t t1, int64_t t2, int64_t t3, int64_t t4, struct clock_exchange *out)
 {
 	int64_t trip, held, out_way, back;
 	if (t4 < t1 || t3 < t2)
@@ -117,8 +116,7 @@ bool clock_offset_add(struct clock_offset *c, int64_t t1, int64_t t2, int64_t t3
 	return true;
 }
 
-bool clock_offset_add_sample(struct clock_offset *c, int64_t at_ns, int64_t offset_ns,
-			     int64_t bound_ns)
+bool clock_offset_add_sample(struct clock_offset *c, int64_t at_ns, int64_t offset_ns, int64_t bound_ns)
 {
 	/* the fit keeps delay/2 as a sample's bound */
 	if (bound_ns < 0 || bound_ns > INT64_MAX / 4 || offset_ns > CLOCK_OFFSET_MAX_NS ||
@@ -210,9 +208,9 @@ int clock_offset_from_ptp(const struct clock_ptp_reading *rd, const struct clock
 	 * known within half its window: take the middle of the whole span. */
 	int64_t wb = (before->window_ns + 1) / 2, wa = (after->window_ns + 1) / 2;
 	int64_t lo = before->diff_ns - wb < after->diff_ns - wa ? before->diff_ns - wb
-								 : after->diff_ns - wa;
+								: after->diff_ns - wa;
 	int64_t hi = before->diff_ns + wb > after->diff_ns + wa ? before->diff_ns + wb
-								 : after->diff_ns + wa;
+								: after->diff_ns + wa;
 	int64_t diff = lo + (hi - lo) / 2;
 	int64_t host_mono, offset;
 	memset(out, 0, sizeof(*out));

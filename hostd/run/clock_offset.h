@@ -44,23 +44,23 @@
 #define CLOCK_OFFSET_SLEW_PPM 500
 
 struct clock_exchange {
-	int64_t at_ns;     /* host time of the exchange: (t1 + t4) / 2 */
+	int64_t at_ns;	   /* host time of the exchange: (t1 + t4) / 2 */
 	int64_t offset_ns; /* guest - host */
 	int64_t delay_ns;
 };
 
 struct clock_offset {
-	unsigned samples;                /* exchanges added, ever */
-	unsigned count, next;            /* ring of the last ones */
+	unsigned samples;     /* exchanges added, ever */
+	unsigned count, next; /* ring of the last ones */
 	struct clock_exchange ring[CLOCK_OFFSET_WINDOW];
-	int64_t max_delay_ns;            /* the largest delay in the ring */
+	int64_t max_delay_ns; /* the largest delay in the ring */
 
 	/* the current estimate (clock_offset_add refreshes it) */
-	int64_t offset_ns;               /* guest - host at ref_ns */
-	int64_t ref_ns;                  /* host time the estimate is for */
-	double drift;                    /* d(offset)/d(host time), e.g. 1e-6 = 1 ppm */
-	int64_t bound_ns;                /* |true - estimate| <= bound near ref_ns */
-	int64_t fit_last_ns;             /* the newest exchange the line rests on */
+	int64_t offset_ns;   /* guest - host at ref_ns */
+	int64_t ref_ns;	     /* host time the estimate is for */
+	double drift;	     /* d(offset)/d(host time), e.g. 1e-6 = 1 ppm */
+	int64_t bound_ns;    /* |true - estimate| <= bound near ref_ns */
+	int64_t fit_last_ns; /* the newest exchange the line rests on */
 
 	/* samples whose delay is within this of 1.5x the smallest are fitted;
 	 * 0: the ping/pong default (20 us: a TCG channel's jitter) */
@@ -70,8 +70,7 @@ struct clock_offset {
 /* One exchange's offset and delay.  0; -EINVAL when its timestamps cannot
  * be right (t4 before t1, t3 before t2, a negative delay); -ERANGE when
  * they overflow or put the offset past CLOCK_OFFSET_MAX_NS. */
-int clock_offset_exchange(int64_t t1, int64_t t2, int64_t t3, int64_t t4,
-			  struct clock_exchange *out);
+int clock_offset_exchange(int64_t t1, int64_t t2, int64_t t3, int64_t t4, struct clock_exchange *out);
 /* Adds one exchange; false (and nothing kept) when clock_offset_exchange
  * refuses it. */
 bool clock_offset_add(struct clock_offset *c, int64_t t1, int64_t t2, int64_t t3, int64_t t4);
@@ -113,7 +112,7 @@ struct clock_ptp_reading {
 	int64_t window_ns;
 };
 struct clock_ptp_sample {
-	int64_t at_ns;     /* host CLOCK_MONOTONIC of the reading */
+	int64_t at_ns;	   /* host CLOCK_MONOTONIC of the reading */
 	int64_t offset_ns; /* guest - host */
 	int64_t bound_ns;
 };

@@ -8,9 +8,9 @@
 #include "xalloc.h"
 
 struct go_part {
-	bool watched;      /* released into the current step, still in the run */
+	bool watched; /* released into the current step, still in the run */
 	bool started;
-	bool again;        /* its agent said go-again for the current step */
+	bool again;	   /* its agent said go-again for the current step */
 	unsigned resends;  /* for the current step */
 	int64_t resent_ns; /* the last re-send */
 };
@@ -25,10 +25,10 @@ struct go_watch {
 	struct go_part *p;
 	uint32_t step;
 	int64_t from_ns;
-	int64_t base_ns;   /* the bound of the step's first look */
-	int64_t due_ns;    /* 0: nothing to look for */
-	unsigned round;    /* looks that re-sent something, this step */
-	bool resent_now;   /* the look under way re-sent something */
+	int64_t base_ns; /* the bound of the step's first look */
+	int64_t due_ns;	 /* 0: nothing to look for */
+	unsigned round;	 /* looks that re-sent something, this step */
+	bool resent_now; /* the look under way re-sent something */
 	/* the slowest start of each of the last steps, a ring */
 	int64_t slowest[GO_WATCH_WINDOW];
 	unsigned slot;
@@ -154,8 +154,7 @@ unsigned go_watch_round(const struct go_watch *w)
 	return w->round;
 }
 
-enum go_watch_start go_watch_started(struct go_watch *w, size_t p, int64_t started_ns,
-				     int64_t rx_ns)
+enum go_watch_start go_watch_started(struct go_watch *w, size_t p, int64_t started_ns, int64_t rx_ns)
 {
 	assert(p < w->n);
 	struct go_part *g = &w->p[p];

@@ -46,16 +46,16 @@
 struct go_watch;
 
 enum go_watch_start {
-	GO_WATCH_IN_TIME,      /* started without a re-send */
+	GO_WATCH_IN_TIME,	/* started without a re-send */
 	GO_WATCH_BEFORE_RESEND, /* a re-send went out, but its stamp is earlier: heard late */
-	GO_WATCH_AFTER_RESEND, /* started only after its go was sent again */
+	GO_WATCH_AFTER_RESEND,	/* started only after its go was sent again */
 };
 
 struct go_watch_counts {
-	uint64_t resent;        /* gos sent again */
-	uint64_t again;         /* re-sent gos the agent answered with go-again */
-	uint64_t after_resend;  /* starts stamped after a re-send of their go */
-	uint64_t lost;          /* of those, without a go-again: the first go was lost */
+	uint64_t resent;       /* gos sent again */
+	uint64_t again;	       /* re-sent gos the agent answered with go-again */
+	uint64_t after_resend; /* starts stamped after a re-send of their go */
+	uint64_t lost;	       /* of those, without a go-again: the first go was lost */
 };
 
 struct go_watch *go_watch_new(size_t participants);
@@ -85,8 +85,7 @@ unsigned go_watch_round(const struct go_watch *w);
 
 /* p said started for the current step, stamped started_ns (host clock),
  * received at rx_ns. */
-enum go_watch_start go_watch_started(struct go_watch *w, size_t p, int64_t started_ns,
-				     int64_t rx_ns);
+enum go_watch_start go_watch_started(struct go_watch *w, size_t p, int64_t started_ns, int64_t rx_ns);
 /* p's agent answered a re-sent go for step with go-again (before its
  * started, or after it). */
 void go_watch_again(struct go_watch *w, size_t p, uint32_t step);

@@ -20,15 +20,15 @@ static void exit_cb(uv_process_t *p, int64_t status, int term_signal)
 }
 
 int local_guest_spawn(uv_loop_t *loop, struct local_guest *g, const char *agent_path,
-		      const char *node, const char *work_dir, const char *const *extra,
-		      int log_fd, const struct runas *ra, int *host_fd)
+		      const char *node, const char *work_dir, const char *const *extra, int log_fd,
+		      const struct runas *ra, int *host_fd)
 {
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 
-	char *args[16] = { (char *)agent_path, "--channel-fd", "3", "--node", (char *)node,
-			   "--work-dir", (char *)work_dir };
+	char *args[16] = { (char *)agent_path, "--channel-fd",	"3", "--node", (char *)node,
+			   "--work-dir",       (char *)work_dir };
 	size_t nargs = 7;
 	for (size_t i = 0; extra && extra[i] && nargs < 15; i++)
 		args[nargs++] = (char *)extra[i];

@@ -16,7 +16,7 @@
 struct local_guest {
 	uv_process_t proc;
 	bool running;
-	int exit_status;  /* exit code, or 128+signal */
+	int exit_status; /* exit code, or 128+signal */
 	void (*exited)(struct local_guest *g);
 	void *data;
 };
@@ -26,8 +26,8 @@ struct local_guest {
  * log_fd (the caller's to close), as ra's user (NULL: as we are).
  * *host_fd is the host's end of the socketpair. */
 int local_guest_spawn(uv_loop_t *loop, struct local_guest *g, const char *agent_path,
-		      const char *node, const char *work_dir, const char *const *extra,
-		      int log_fd, const struct runas *ra, int *host_fd);
+		      const char *node, const char *work_dir, const char *const *extra, int log_fd,
+		      const struct runas *ra, int *host_fd);
 /* Sends sig if the process still runs. */
 void local_guest_kill(struct local_guest *g, int sig);
 

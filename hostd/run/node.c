@@ -26,8 +26,7 @@ static uint64_t node_nonce(const struct node *n)
 	return ((uint64_t)(uintptr_t)n << 16) ^ ++counter;
 }
 
-void node_init(struct node *n, const char *name, size_t index, void *owner,
-	       const struct node_ops *ops)
+void node_init(struct node *n, const char *name, size_t index, void *owner, const struct node_ops *ops)
 {
 	memset(n, 0, sizeof(*n));
 	snprintf(n->name, sizeof(n->name), "%s", name);
@@ -196,8 +195,7 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 	buf->len = sizeof(shared);
 }
 
-static void on_event(void *ctx, enum proto_event ev, struct proto_msg *msg, int err,
-		     const char *detail)
+static void on_event(void *ctx, enum proto_event ev, struct proto_msg *msg, int err, const char *detail)
 {
 	struct node *n = ctx;
 
@@ -209,8 +207,10 @@ static void on_event(void *ctx, enum proto_event ev, struct proto_msg *msg, int 
 	}
 	if (++n->window_msgs > NODE_MSGS_PER_SEC_MAX) {
 		char why[96];
-		snprintf(why, sizeof(why), "flooded its channel: %u lines within one second, the "
-			 "limit is %d", n->window_msgs, NODE_MSGS_PER_SEC_MAX);
+		snprintf(why, sizeof(why),
+			 "flooded its channel: %u lines within one second, the "
+			 "limit is %d",
+			 n->window_msgs, NODE_MSGS_PER_SEC_MAX);
 		n->flooded = true;
 		n->ops->flooding(n, why);
 		return;
@@ -239,8 +239,7 @@ static void on_event(void *ctx, enum proto_event ev, struct proto_msg *msg, int 
 			send_sync(n, node_nonce(n), true);
 		}
 		return;
-	case PROTO_EV_MSG:
-		break;
+	case PROTO_EV_MSG: break;
 	}
 
 	/* A sync is always acked, but not twice while the peer has not read

@@ -35,7 +35,7 @@
  * peer is not reading what it asks for and is failed as flooding. */
 enum node_reply {
 	NODE_REPLY_HELLO, /* monitors + plan, or a clock ping */
-	NODE_REPLY_ACK,   /* sync-ack */
+	NODE_REPLY_ACK,	  /* sync-ack */
 	NODE_REPLY_GO,
 	NODE_REPLY_COUNT,
 };
@@ -78,7 +78,7 @@ struct node {
 	int64_t window_ns;    /* start of the current one-second window */
 	unsigned window_msgs; /* lines in it */
 	bool flooded;
-	int64_t rx_ns;        /* CLOCK_MONOTONIC when the bytes being handled were read */
+	int64_t rx_ns;	      /* CLOCK_MONOTONIC when the bytes being handled were read */
 	struct proto_buf out; /* encoding scratch */
 	/* bytes ever handed to node_send_bytes / taken by the socket: a
 	 * reply is written once written_total reaches its mark */
@@ -93,8 +93,7 @@ struct node {
 	int report_err; /* a write failed: the channel is closed from the timer */
 };
 
-void node_init(struct node *n, const char *name, size_t index, void *owner,
-	       const struct node_ops *ops);
+void node_init(struct node *n, const char *name, size_t index, void *owner, const struct node_ops *ops);
 /* Starts reading fd (a connected stream socket, now owned by the node) and
  * sends 0xFF + sync. */
 int node_attach(struct node *n, uv_loop_t *loop, int fd);

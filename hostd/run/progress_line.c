@@ -45,8 +45,9 @@ void progress_line(char *buf, size_t len, const struct progress_in *in)
 	progress_duration(t, sizeof(t), in->now_ns - in->started_ns);
 	add(buf, len, &pos, "%s  ", t);
 	if (!in->launched || in->step == 0) {
-		add(buf, len, &pos, "%s", in->launched ? "starting: waiting at the first barrier for"
-						      : "starting the guests");
+		add(buf, len, &pos, "%s",
+		    in->launched ? "starting: waiting at the first barrier for"
+				 : "starting the guests");
 		if (in->launched)
 			for (size_t i = 0; i < in->nwaiting_shown; i++)
 				add(buf, len, &pos, "%s %s", i ? "," : "", in->waiting[i]);

@@ -13,14 +13,14 @@
 #include <stdint.h>
 
 struct progress_in {
-	int64_t now_ns, started_ns;  /* the run's start */
-	int64_t first_release_ns;    /* step 1's release; 0 before it */
-	bool launched;               /* every participant was started */
-	uint32_t step, nsteps;       /* the step released last (0: none yet) */
+	int64_t now_ns, started_ns;	 /* the run's start */
+	int64_t first_release_ns;	 /* step 1's release; 0 before it */
+	bool launched;			 /* every participant was started */
+	uint32_t step, nsteps;		 /* the step released last (0: none yet) */
 	const char *benchmark, *variant; /* of that step; variant may be "" */
 	uint32_t iteration;
-	size_t nready;               /* nodes done with it, at the next barrier */
-	const char *const *waiting;  /* nodes not there yet (the first few) */
+	size_t nready;		    /* nodes done with it, at the next barrier */
+	const char *const *waiting; /* nodes not there yet (the first few) */
 	size_t nwaiting_shown, nwaiting;
 };
 

@@ -63,7 +63,8 @@ static void progress(struct run *r)
 	if (in.step >= 1 && in.step <= in.nsteps) {
 		in.benchmark = r->exp->steps[in.step - 1].benchmark;
 		in.iteration = r->exp->steps[in.step - 1].iteration;
-		in.variant = plan_step_variant(r->exp->node_plan[0], in.step, variant, sizeof(variant));
+		in.variant =
+			plan_step_variant(r->exp->node_plan[0], in.step, variant, sizeof(variant));
 	}
 	progress_line(line, sizeof(line), &in);
 	log_status(line); /* cleared by the next message (log.h) */
@@ -103,20 +104,28 @@ static void deadline_cb(uv_timer_t *t)
 		struct participant *p = &r->p[late[i]];
 		char paused[200];
 		if (run_launch_paused_why(r, p, paused, sizeof(paused)))
-			run_fail(r, p, "%s: it did not reach the barrier of step %u within "
-				   "BARRIER_TIMEOUT=%gs", paused, k > n ? n : k, r->exp->barrier_timeout_s);
+			run_fail(r, p,
+				 "%s: it did not reach the barrier of step %u within "
+				 "BARRIER_TIMEOUT=%gs",
+				 paused, k > n ? n : k, r->exp->barrier_timeout_s);
 		else if (anyone_ready && k > n)
-			run_fail(r, p, "did not finish the last step within BARRIER_TIMEOUT=%gs of the "
-				   "first participant that did", r->exp->barrier_timeout_s);
+			run_fail(r, p,
+				 "did not finish the last step within BARRIER_TIMEOUT=%gs of the "
+				 "first participant that did",
+				 r->exp->barrier_timeout_s);
 		else if (anyone_ready)
-			run_fail(r, p, "did not reach the barrier of step %u within BARRIER_TIMEOUT=%gs of "
-				   "the first participant that did", k, r->exp->barrier_timeout_s);
+			run_fail(r, p,
+				 "did not reach the barrier of step %u within BARRIER_TIMEOUT=%gs of "
+				 "the first participant that did",
+				 k, r->exp->barrier_timeout_s);
 		else if (k == 1)
-			run_fail(r, p, "did not say ready for the first step within BARRIER_TIMEOUT=%gs of "
-				   "every agent being started", r->exp->barrier_timeout_s);
+			run_fail(r, p,
+				 "did not say ready for the first step within BARRIER_TIMEOUT=%gs of "
+				 "every agent being started",
+				 r->exp->barrier_timeout_s);
 		else
 			run_fail(r, p, "step %u did not finish within STEP_TIMEOUT=%gs", k - 1,
-			     r->exp->step_timeout_s);
+				 r->exp->step_timeout_s);
 	}
 	free(late);
 	arm_deadline(r);
@@ -179,8 +188,8 @@ void run_fail(struct run *r, struct participant *p, const char *fmt, ...)
  * host, or a few of the slowest recent round trips to a guest. */
 static int64_t lead_floor(const struct run *r)
 {
-	int64_t lead = RUN_LEAD_BASE_NS + (int64_t)barrier_in_run_count(r->barrier) *
-						  RUN_LEAD_PER_NODE_NS;
+	int64_t lead =
+		RUN_LEAD_BASE_NS + (int64_t)barrier_in_run_count(r->barrier) * RUN_LEAD_PER_NODE_NS;
 	for (size_t i = 0; i < r->n; i++) {
 		const struct participant *p = &r->p[i];
 		int64_t rtts = part_clock_max_delay_ns(p->clock) * RUN_LEAD_RTTS;
@@ -295,7 +304,8 @@ static void run_finish_status(struct run *r)
 		finish(r, RUN_COMPLETE, NULL);
 		return;
 	}
-	snprintf(why, sizeof(why), "%s%s%llu failed benchmark step%s (failure records in samples.ndjson)",
+	snprintf(why, sizeof(why),
+		 "%s%s%llu failed benchmark step%s (failure records in samples.ndjson)",
 		 lost ? "a participant failed" : "", lost ? "; " : "",
 		 (unsigned long long)r->step_failures, r->step_failures == 1 ? "" : "s");
 	finish(r, RUN_DEGRADED, why);
@@ -339,9 +349,10 @@ static void go_resend_cb(uv_timer_t *t)
 		    part_step_has_started(p->step) || node_reply_unwritten(&p->node, NODE_REPLY_GO))
 			continue; /* a go still queued cannot have been lost */
 		char what[160];
-		snprintf(what, sizeof(what), "no started %.1f ms after the go of step %u; "
-			 "go sent again (%u of %d)", (double)bound / 1e6, k, round + 1,
-			 GO_WATCH_RESENDS_MAX);
+		snprintf(what, sizeof(what),
+			 "no started %.1f ms after the go of step %u; "
+			 "go sent again (%u of %d)",
+			 (double)bound / 1e6, k, round + 1, GO_WATCH_RESENDS_MAX);
 		log_warn("%s: %s", p->node.name, what);
 		run_add_event(r, p, k, what);
 		go_watch_resent(r->go_watch, i, clock_mono_ns());
@@ -354,8 +365,7 @@ void run_on_started(struct run *r, struct participant *p, int64_t host_ns, int64
 {
 	run_record_started(r, p, host_ns, late_ns);
 	record_flush(r, false);
-	if (go_watch_started(r->go_watch, p->node.index, host_ns, p->node.rx_ns) !=
-	    GO_WATCH_AFTER_RESEND)
+	if (go_watch_started(r->go_watch, p->node.index, host_ns, p->node.rx_ns) != GO_WATCH_AFTER_RESEND)
 		return; /* in time, or started before the re-send and heard late */
 	char what[160];
 	/* the first go was lost, unless the agent says it got it twice (an
@@ -421,7 +431,8 @@ static void release(struct run *r)
 	record_flush(r, true);
 	run_record_reset(r, k);
 	for (size_t i = 0; i < r->n; i++)
-		r->rec.ready_ns[i] = barrier_in_run(r->barrier, i) ? barrier_ready_ns(r->barrier, i) : 0;
+		r->rec.ready_ns[i] = barrier_in_run(r->barrier, i) ? barrier_ready_ns(r->barrier, i)
+								   : 0;
 	r->rec.last_ready_ns = barrier_last_ready_ns(r->barrier);
 
 	for (size_t i = 0; i < r->n; i++) {
@@ -452,7 +463,8 @@ static void release(struct run *r)
 		r->warned_rtprio = true;
 		log_warn("RELEASE_RT_PRIORITY=%d: the kernel refused SCHED_FIFO (hostd needs "
 			 "CAP_SYS_NICE or root): barriers are released without it; the manifest "
-			 "says release_rt_priority_held %d", r->rtprio.priority, r->rtprio_held);
+			 "says release_rt_priority_held %d",
+			 r->rtprio.priority, r->rtprio_held);
 	}
 	monitor_ext_step_start(r->ext, k);
 	host_proc_step_start(r->hproc, k);
@@ -487,15 +499,15 @@ void run_cluster_decided(struct run *r, const char *why)
 void run_on_ready(struct run *r, struct participant *p, uint32_t step)
 {
 	switch (barrier_ready(r->barrier, p->node.index, step, p->node.rx_ns)) {
-	case BARRIER_RELEASE:
-		release(r);
-		return;
+	case BARRIER_RELEASE: release(r); return;
 	case BARRIER_RESEND_GO:
 		/* Its go was lost in a resync; the step is still its own.  Not
 		 * while the last go is unwritten: it cannot have lost that one. */
 		if (node_reply_unwritten(&p->node, NODE_REPLY_GO)) {
-			run_fail(r, p, "flooded its channel: ready for step %u again before it "
-				 "read its go", step);
+			run_fail(r, p,
+				 "flooded its channel: ready for step %u again before it "
+				 "read its go",
+				 step);
 			return;
 		}
 		send_go_again(r, p, step);
@@ -506,13 +518,13 @@ void run_on_ready(struct run *r, struct participant *p, uint32_t step)
 		 * the agent.  A ready ahead of the barrier is a lie. */
 		if (step && step < barrier_step(r->barrier) && !p->failed) {
 			char what[96];
-			snprintf(what, sizeof(what), "a ready for step %u, released already, ignored",
-				 step);
+			snprintf(what, sizeof(what),
+				 "a ready for step %u, released already, ignored", step);
 			run_add_event(r, p, run_part_step(r, p), what);
 			return;
 		}
 		run_fail(r, p, "said ready for step %u while the barrier of step %u is open", step,
-		     barrier_step(r->barrier));
+			 barrier_step(r->barrier));
 		return;
 	case BARRIER_WAIT:
 		/* waiting for the others: a good moment to refresh its clock,
@@ -522,8 +534,7 @@ void run_on_ready(struct run *r, struct participant *p, uint32_t step)
 		arm_deadline(r);
 		progress(r);
 		return;
-	case BARRIER_DUPLICATE:
-		return;
+	case BARRIER_DUPLICATE: return;
 	}
 }
 
@@ -567,8 +578,8 @@ static void host_proc_step_done(void *ctx, uint32_t step)
 {
 	struct run *r = ctx;
 	const struct proto_step *st = &r->exp->steps[step - 1];
-	r->samples_written += monitor_store_step_done(r->mon, "host", step, st->benchmark,
-						      st->iteration);
+	r->samples_written +=
+		monitor_store_step_done(r->mon, "host", step, st->benchmark, st->iteration);
 }
 
 /* The host's own /proc, sampled by hostd when no agent of its own does. */
@@ -781,9 +792,8 @@ static int setup(struct run *r)
 	err = results_open_as(r->opt->results_dir, r->name,
 			      r->opt->runas ? r->opt->runas->gid : (gid_t)-1, &r->results);
 	if (err < 0) {
-		log_error("cannot create the results folder %s/%s: %s%s", r->opt->results_dir,
-			  r->name, strerror(-err),
-			  err == -EEXIST ? " (choose another --run-name)" : "");
+		log_error("cannot create the results folder %s/%s: %s%s", r->opt->results_dir, r->name,
+			  strerror(-err), err == -EEXIST ? " (choose another --run-name)" : "");
 		return err;
 	}
 	if ((err = save_config(r, r->opt->host_config, "h.conf")) < 0 ||
@@ -847,7 +857,8 @@ static int teardown(struct run *r, bool discard)
 	e = hoststate_restore(r->hoststate);
 	if (e < 0)
 		log_error("cannot put the host state back: %s; it stays saved in %s for the next "
-			  "start", strerror(-e), r->opt->state_dir);
+			  "start",
+			  strerror(-e), r->opt->state_dir);
 	r->hoststate = NULL;
 	run_launch_fini(r);
 	for (size_t i = 0; i < r->n; i++) {
@@ -936,8 +947,8 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 	char took[32];
 	progress_duration(took, sizeof(took), clock_mono_ns() - r.started_mono_ns);
 	log_info("took %s; %" PRIu64 " failed step%s, %zu participant failure%s; next: "
-		 "hostctl compare --results %s BASELINE %s", took, r.step_failures,
-		 r.step_failures == 1 ? "" : "s",
+		 "hostctl compare --results %s BASELINE %s",
+		 took, r.step_failures, r.step_failures == 1 ? "" : "s",
 		 r.failures ? json_object_array_length(r.failures) : 0,
 		 r.failures && json_object_array_length(r.failures) == 1 ? "" : "s",
 		 r.opt->results_dir, r.name);

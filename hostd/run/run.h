@@ -18,10 +18,10 @@ struct run_options {
 	const char *run_name; /* NULL: a timestamp */
 	const char *agent_path;
 	const char *guest_agent_path; /* pushed into libvirt guests; must be static */
-	const char *state_dir; /* hostd's own key, known_hosts, saved host state */
-	const char *sysfs_root; /* "/" but in tests of host state */
-	bool progress; /* a progress line on a terminal */
-	const char *status_file; /* NULL, or rewritten at each barrier edge (run_status.c) */
+	const char *state_dir;	      /* hostd's own key, known_hosts, saved host state */
+	const char *sysfs_root;	      /* "/" but in tests of host state */
+	bool progress;		      /* a progress line on a terminal */
+	const char *status_file;      /* NULL, or rewritten at each barrier edge (run_status.c) */
 	/* under the service: the submitter, as whom the programs of the run
 	 * on the host run (runas.h); NULL: as hostd */
 	const struct runas *runas;

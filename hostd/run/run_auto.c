@@ -256,16 +256,17 @@ bool run_auto_stop_before(struct run_auto *a, uint32_t step, const bool *in_run)
 		break;
 	case AUTO_ITER_CAPPED:
 		snprintf(a->summary, sizeof(a->summary),
-			 "AUTO_MAX=%u rounds reached; %zu of %zu series not within %g%%",
-			 a->rounds, a->nj - a->within, a->nj, a->rule.target_ci_pct);
+			 "AUTO_MAX=%u rounds reached; %zu of %zu series not within %g%%", a->rounds,
+			 a->nj - a->within, a->nj, a->rule.target_ci_pct);
 		break;
 	case AUTO_ITER_NO_DATA:
 		snprintf(a->summary, sizeof(a->summary),
 			 "after %u rounds no series has a value (every step failed)", a->rounds);
 		break;
 	case AUTO_ITER_MORE:
-		snprintf(a->summary, sizeof(a->summary), "after %u rounds %zu of %zu series within %g%%",
-			 a->rounds, a->within, a->nj, a->rule.target_ci_pct);
+		snprintf(a->summary, sizeof(a->summary),
+			 "after %u rounds %zu of %zu series within %g%%", a->rounds, a->within,
+			 a->nj, a->rule.target_ci_pct);
 		break;
 	}
 	return a->verdict != AUTO_ITER_MORE;
@@ -297,7 +298,8 @@ json_object *run_auto_json(const struct run_auto *a)
 	json_object_object_add(o, "rule", rule);
 	json_object_object_add(o, "rounds", json_object_new_int64(a->rounds));
 	/* "more": the run ended otherwise (a failure, a signal) before the rule did */
-	json_object_object_add(o, "stopped", json_object_new_string(auto_iter_verdict_name(a->verdict)));
+	json_object_object_add(o, "stopped",
+			       json_object_new_string(auto_iter_verdict_name(a->verdict)));
 	json_object *arr = json_object_new_array();
 	for (size_t i = 0; i < a->nj; i++) {
 		const struct judged *j = &a->j[i];
@@ -309,8 +311,9 @@ json_object *run_auto_json(const struct run_auto *a)
 		json_object_object_add(e, "median", num_or_null(j->ci.median));
 		json_object_object_add(e, "ci_pct", num_or_null(j->ci.pct));
 		json_object_object_add(e, "within", json_object_new_boolean(j->within));
-		json_object_object_add(e, "hit_max", json_object_new_boolean(
-			!j->within && a->verdict == AUTO_ITER_CAPPED));
+		json_object_object_add(e, "hit_max",
+				       json_object_new_boolean(!j->within &&
+							       a->verdict == AUTO_ITER_CAPPED));
 		json_object_array_add(arr, e);
 	}
 	json_object_object_add(o, "series", arr);

@@ -26,8 +26,7 @@ static const struct plan_step *spec_step(struct run *r, struct participant *p, u
 	return &plan->info[step - 1];
 }
 
-void run_bench_output(struct run *r, struct participant *p, uint32_t step, const char *data,
-		      size_t len)
+void run_bench_output(struct run *r, struct participant *p, uint32_t step, const char *data, size_t len)
 {
 	if (spec_step(r, p, step))
 		part_step_buffer(p->step, data, len);
@@ -83,8 +82,7 @@ static void auto_value(struct run *r, struct participant *p, const struct proto_
 	plan_step_variant(plan, step, variant, sizeof(variant));
 	snprintf(series, sizeof(series), "%s%s%s", plan->steps[step - 1].benchmark,
 		 variant[0] ? " " : "", variant);
-	run_auto_value(r->autoit, p->node.index, step, series, m->u.result.metric,
-		       m->u.result.value);
+	run_auto_value(r->autoit, p->node.index, step, series, m->u.result.metric, m->u.result.value);
 }
 
 static void write_metric(struct run *r, struct participant *p, uint32_t step,
@@ -188,7 +186,8 @@ void run_write_sample(struct run *r, struct participant *p, const struct proto_m
 	json_object_object_add(o, "value", json_object_new_double(m->u.result.value));
 	json_object_object_add(o, "unit", json_object_new_string(m->u.result.unit));
 	json_object_object_add(o, "better",
-			       json_object_new_string(m->u.result.higher_is_better ? "higher" : "lower"));
+			       json_object_new_string(m->u.result.higher_is_better ? "higher"
+										   : "lower"));
 	results_append_sample(r->results, o);
 	json_object_put(o);
 	r->samples_written++;

@@ -11,20 +11,20 @@
 
 struct part_clock {
 	bool shared;
-	bool ready;              /* the first RUN_CLOCK_EXCHANGES are in */
-	unsigned attempts;       /* pongs that answered our ping, possible or not */
+	bool ready;	   /* the first RUN_CLOCK_EXCHANGES are in */
+	unsigned attempts; /* pongs that answered our ping, possible or not */
 	bool ping_inflight;
 	uint64_t ping_seq;
 	int64_t ping_t1;
 	struct clock_realmono ping_realmono; /* the host's realtime - mono as the ping left */
-	struct clock_offset ping; /* estimated by ping/pong */
+	struct clock_offset ping;	     /* estimated by ping/pong */
 	/* the guest's KVM PTP clock, read on each pong when it has one: the
 	 * offset in use (method "ptp-kvm") once use_ptp is set */
 	struct clock_offset ptp;
 	bool use_ptp;
-	unsigned ptp_refused;    /* readings outside the exchange they came with */
+	unsigned ptp_refused;	    /* readings outside the exchange they came with */
 	int64_t ptp_real_behind_ns; /* the guest's realtime behind the host's, last reading */
-	bool jumped;             /* since the last record: flag it in the next */
+	bool jumped;		    /* since the last record: flag it in the next */
 };
 
 struct part_clock *part_clock_new(bool shared)
@@ -124,7 +124,8 @@ static void check_jump(struct part_clock *c, const struct proto_msg *m, int64_t 
 		return;
 	news->jumped = !c->jumped;
 	c->jumped = true;
-	snprintf(news->jump, sizeof(news->jump), "its clock offset jumped by %lld ns between "
+	snprintf(news->jump, sizeof(news->jump),
+		 "its clock offset jumped by %lld ns between "
 		 "exchanges, beyond the %lld ns their bounds allow: flagged in barriers.ndjson",
 		 (long long)off_by, (long long)allowed);
 }
@@ -153,26 +154,26 @@ static void ptp_reading(struct part_clock *c, const struct proto_msg *m, int64_t
 		return;
 	news->ptp_refused = true;
 	if (e == -EDOM)
-		snprintf(news->ptp, sizeof(news->ptp), "its KVM PTP clock put the host's monotonic "
+		snprintf(news->ptp, sizeof(news->ptp),
+			 "its KVM PTP clock put the host's monotonic "
 			 "clock at %lld ns, outside the exchange it came with (%lld..%lld, bound %lld "
 			 "ns): it does not read this host's realtime; such readings are ignored",
 			 (long long)smp.at_ns, (long long)c->ping_t1, (long long)rx_ns,
 			 (long long)smp.bound_ns);
 	else
-		snprintf(news->ptp, sizeof(news->ptp), "its KVM PTP reading (host realtime %lld ns) "
+		snprintf(news->ptp, sizeof(news->ptp),
+			 "its KVM PTP reading (host realtime %lld ns) "
 			 "cannot be converted; such readings are ignored",
 			 (long long)rd.host_real_ns);
 }
 
-enum part_clock_pong part_clock_pong(struct part_clock *c, const struct proto_msg *m,
-				     int64_t rx_ns, const struct clock_realmono *rm,
-				     struct part_clock_news *news)
+enum part_clock_pong part_clock_pong(struct part_clock *c, const struct proto_msg *m, int64_t rx_ns,
+				     const struct clock_realmono *rm, struct part_clock_news *news)
 {
 	*news = (struct part_clock_news){ 0 };
 	/* Only the answer to the ping in flight counts: a late one would pair
 	 * the wrong t4 with it. */
-	if (c->shared || !c->ping_inflight || m->u.ping.seq != c->ping_seq ||
-	    m->u.ping.t1 != c->ping_t1)
+	if (c->shared || !c->ping_inflight || m->u.ping.seq != c->ping_seq || m->u.ping.t1 != c->ping_t1)
 		return PART_CLOCK_PONG_IGNORED;
 	c->ping_inflight = false;
 	c->attempts++;
@@ -199,17 +200,20 @@ enum part_clock_pong part_clock_pong(struct part_clock *c, const struct proto_ms
 bool part_clock_describe(const struct part_clock *c, char *buf, size_t len)
 {
 	if (c->use_ptp)
-		snprintf(buf, len, "clock offset %+.3f ms, bound %.3f us (KVM PTP clock, %u readings; "
-			 "ping/pong said %+.3f ms, bound %.1f us)", (double)c->ptp.offset_ns / 1e6,
-			 (double)c->ptp.bound_ns / 1e3, c->ptp.samples,
+		snprintf(buf, len,
+			 "clock offset %+.3f ms, bound %.3f us (KVM PTP clock, %u readings; "
+			 "ping/pong said %+.3f ms, bound %.1f us)",
+			 (double)c->ptp.offset_ns / 1e6, (double)c->ptp.bound_ns / 1e3, c->ptp.samples,
 			 (double)c->ping.offset_ns / 1e6, (double)c->ping.bound_ns / 1e3);
 	else if (c->ping.samples)
 		snprintf(buf, len, "clock offset %+.3f ms, bound %.1f us (%u exchanges)",
 			 (double)c->ping.offset_ns / 1e6, (double)c->ping.bound_ns / 1e3,
 			 c->ping.samples);
 	else
-		snprintf(buf, len, "none of %u clock exchanges was possible: its start instants "
-			 "cannot be put on the host's clock", c->attempts);
+		snprintf(buf, len,
+			 "none of %u clock exchanges was possible: its start instants "
+			 "cannot be put on the host's clock",
+			 c->attempts);
 	return c->use_ptp || c->ping.samples;
 }
 
@@ -239,8 +243,7 @@ const char *part_clock_source_warning(const char *cs, char *buf, size_t len)
 {
 	const char *why;
 	switch (clock_source_fitness(cs)) {
-	case CLOCK_SOURCE_FIT:
-		return NULL;
+	case CLOCK_SOURCE_FIT: return NULL;
 	case CLOCK_SOURCE_SLOW:
 		why = "is slow to read (a microsecond or more per stamp), though monotonic";
 		break;
@@ -254,7 +257,9 @@ const char *part_clock_source_warning(const char *cs, char *buf, size_t len)
 		why = "is not one lockstep knows to be fit for microsecond timing";
 		break;
 	}
-	snprintf(buf, len, "clocksource %s %s (tsc or kvm-clock is fit; boot the guest with "
-		 "tsc=reliable and ACPI)", cs, why);
+	snprintf(buf, len,
+		 "clocksource %s %s (tsc or kvm-clock is fit; boot the guest with "
+		 "tsc=reliable and ACPI)",
+		 cs, why);
 	return buf;
 }

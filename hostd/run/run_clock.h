@@ -64,8 +64,8 @@ void part_clock_forget_ping(struct part_clock *c);
 
 enum part_clock_pong {
 	PART_CLOCK_PONG_IGNORED, /* not the answer to the ping in flight */
-	PART_CLOCK_PONG_MORE,    /* fewer than RUN_CLOCK_EXCHANGES yet: ping again */
-	PART_CLOCK_PONG_READY,   /* that was the last one before the plan */
+	PART_CLOCK_PONG_MORE,	 /* fewer than RUN_CLOCK_EXCHANGES yet: ping again */
+	PART_CLOCK_PONG_READY,	 /* that was the last one before the plan */
 	PART_CLOCK_PONG_REFRESH, /* a refresh between steps */
 };
 
@@ -85,9 +85,8 @@ struct part_clock_news {
 };
 
 /* A pong received at rx_ns, the host's realtime - monotonic rm then. */
-enum part_clock_pong part_clock_pong(struct part_clock *c, const struct proto_msg *m,
-				     int64_t rx_ns, const struct clock_realmono *rm,
-				     struct part_clock_news *news);
+enum part_clock_pong part_clock_pong(struct part_clock *c, const struct proto_msg *m, int64_t rx_ns,
+				     const struct clock_realmono *rm, struct part_clock_news *news);
 /* A jump seen since the last call (the last barrier record): true once. */
 bool part_clock_take_jump(struct part_clock *c);
 /* A jump is pending for the next record (it was said then). */

@@ -15,11 +15,11 @@
 struct run_cluster {
 	struct cluster *c;
 	uint32_t asked, decided;
-	int64_t at_real;		/* the decided step's common instant; 0: none */
-	json_object *next;		/* the decided step's facts, until it is released */
-	json_object *record;		/* those of the step released last */
+	int64_t at_real;     /* the decided step's common instant; 0: none */
+	json_object *next;   /* the decided step's facts, until it is released */
+	json_object *record; /* those of the step released last */
 	uint32_t record_step;
-	int64_t real_minus_mono;	/* at that release */
+	int64_t real_minus_mono; /* at that release */
 	bool warned_unsync;
 };
 
@@ -77,9 +77,8 @@ int run_cluster_start(struct run *r)
 	r->cluster = xcalloc(1, sizeof(*r->cluster));
 	r->cluster->c = cluster_new(r->loop, &r->exp->cluster, plan, decided, r);
 	log_info("cluster %s: %s %s of %zu members, Redis at %s:%d", r->exp->cluster.id,
-		 r->exp->cluster.role == CLUSTER_LEADER ? "leader" : "follower",
-		 r->exp->cluster.member, r->exp->cluster.nmembers, r->exp->cluster.redis_host,
-		 r->exp->cluster.redis_port);
+		 r->exp->cluster.role == CLUSTER_LEADER ? "leader" : "follower", r->exp->cluster.member,
+		 r->exp->cluster.nmembers, r->exp->cluster.redis_host, r->exp->cluster.redis_port);
 	return 0;
 }
 

@@ -31,13 +31,13 @@
 
 /* A participant's launch: run_launch.c's alone. */
 struct part_launch {
-	bool launched;          /* its agent was started */
+	bool launched; /* its agent was started */
 	/* PART_LOCAL and PART_HOST */
 	struct local_guest proc;
-	char exit_desc[64];     /* how its agent process ended */
+	char exit_desc[64]; /* how its agent process ended */
 	/* PART_LIBVIRT */
 	struct virt_guest vm;
-	bool vm_stopped;        /* nothing more to undo for it */
+	bool vm_stopped; /* nothing more to undo for it */
 	struct harness_job push;
 	bool push_busy;
 	char *known_hosts;
@@ -52,7 +52,7 @@ struct run_launch {
 	struct virt_accel accel;
 	char *key_path, *pubkey;
 	json_object *libvirt_info; /* for the manifest */
-	size_t launching;       /* libvirt guests not up yet */
+	size_t launching;	   /* libvirt guests not up yet */
 };
 
 void run_launch_init(struct run *r)
@@ -101,12 +101,9 @@ const char *run_launch_exit(const struct participant *p)
 static const char *trust_name(enum ssh_push_trust t)
 {
 	switch (t) {
-	case SSH_PUSH_TRUST_PINNED:
-		return "pinned";
-	case SSH_PUSH_TRUST_KNOWN:
-		return "known";
-	case SSH_PUSH_TRUST_RECORDED:
-		return "recorded";
+	case SSH_PUSH_TRUST_PINNED: return "pinned";
+	case SSH_PUSH_TRUST_KNOWN: return "known";
+	case SSH_PUSH_TRUST_RECORDED: return "recorded";
 	}
 	return "unknown";
 }
@@ -135,12 +132,9 @@ void run_launch_json(json_object *o, const struct participant *p)
 const char *run_part_kind_name(enum part_kind k)
 {
 	switch (k) {
-	case PART_LOCAL:
-		return "local";
-	case PART_HOST:
-		return "host";
-	case PART_LIBVIRT:
-		return "libvirt";
+	case PART_LOCAL: return "local";
+	case PART_HOST: return "host";
+	case PART_LIBVIRT: return "libvirt";
 	}
 	return "unknown";
 }
@@ -155,7 +149,8 @@ static void on_exited(struct local_guest *g)
 		snprintf(p->launch->exit_desc, sizeof(p->launch->exit_desc), "killed by signal %d (%s)",
 			 g->exit_status - 128, strsignal(g->exit_status - 128));
 	else
-		snprintf(p->launch->exit_desc, sizeof(p->launch->exit_desc), "exited with status %d", g->exit_status);
+		snprintf(p->launch->exit_desc, sizeof(p->launch->exit_desc),
+			 "exited with status %d", g->exit_status);
 	if (r->finishing) {
 		run_gone_check(r);
 		return;
@@ -198,8 +193,8 @@ static int launch_process(struct run *r, struct participant *p)
 		return e;
 	}
 	char *log_rel = xasprintf("nodes/%s/agent.log", p->node.name);
-	int fd = -1, log_fd = results_open_file(r->results, log_rel, O_WRONLY | O_CREAT | O_APPEND,
-						0640);
+	int fd = -1,
+	    log_fd = results_open_file(r->results, log_rel, O_WRONLY | O_CREAT | O_APPEND, 0640);
 	p->launch->proc.data = p;
 	p->launch->proc.exited = on_exited;
 	/* the test double of a guest's own clock */
@@ -211,8 +206,15 @@ static int launch_process(struct run *r, struct participant *p)
 	/* the same real-time priority for the start stamp as hostd's release */
 	char prio[16];
 	snprintf(prio, sizeof(prio), "%d", x->release_rt_priority);
-	const char *extra[] = { "--start-rt-priority", prio, "--clock-offset-ns", offset,
-				"--clock-drift-ppm", drift, "--clock-jitter-ns", jitter, NULL };
+	const char *extra[] = { "--start-rt-priority",
+				prio,
+				"--clock-offset-ns",
+				offset,
+				"--clock-drift-ppm",
+				drift,
+				"--clock-jitter-ns",
+				jitter,
+				NULL };
 	if (part_clock_shared(p->clock))
 		extra[2] = NULL;
 	if (log_fd < 0) {
@@ -220,8 +222,8 @@ static int launch_process(struct run *r, struct participant *p)
 		log_error("cannot open %s/%s: %s", results_path(r->results), log_rel, strerror(-e));
 	} else if ((e = write_shipped(r, p)) < 0) {
 		/* named by write_shipped */
-	} else if ((e = local_guest_spawn(r->loop, &p->launch->proc, r->opt->agent_path, p->node.name,
-					  work, extra, log_fd, ra, &fd)) < 0) {
+	} else if ((e = local_guest_spawn(r->loop, &p->launch->proc, r->opt->agent_path,
+					  p->node.name, work, extra, log_fd, ra, &fd)) < 0) {
 		log_error("cannot start the agent of %s (%s): %s", p->node.name, r->opt->agent_path,
 			  strerror(-e));
 	} else if ((e = node_attach(&p->node, r->loop, fd)) < 0) {
@@ -287,8 +289,8 @@ static void fetch_done(struct harness_job *j)
 static bool fetch_log(struct run *r, struct participant *p)
 {
 	const struct virt_guest *g = &p->launch->vm;
-	if (p->launch->log_fetched || p->launch->fetch_busy || !p->launch->launched || g->lost || g->paused ||
-	    (r->launch->conn && virt_conn_lost(r->launch->conn) && g->transient))
+	if (p->launch->log_fetched || p->launch->fetch_busy || !p->launch->launched || g->lost ||
+	    g->paused || (r->launch->conn && virt_conn_lost(r->launch->conn) && g->transient))
 		return false;
 	char *dir = NULL;
 	if (results_node_dir(r->results, p->node.name, &dir) < 0)
@@ -300,8 +302,8 @@ static bool fetch_log(struct run *r, struct participant *p)
 	int fd = results_open_file(r->results, rel, O_WRONLY | O_CREAT | O_TRUNC, 0640);
 	free(rel);
 	if (fd < 0) {
-		log_warn("%s: cannot write its agent.log to %s: %s", p->node.name, p->launch->log_path,
-			 strerror(-fd));
+		log_warn("%s: cannot write its agent.log to %s: %s", p->node.name,
+			 p->launch->log_path, strerror(-fd));
 		return false;
 	}
 	struct harness_job *j = &p->launch->fetch;
@@ -320,8 +322,8 @@ static bool fetch_log(struct run *r, struct participant *p)
 
 void run_launch_drop(struct run *r, struct participant *p)
 {
-	if (p->kind != PART_LIBVIRT || p->launch->push_busy || p->launch->fetch_busy || p->launch->vm_stopped ||
-	    p->launch->vm.state == VIRT_GUEST_NEW)
+	if (p->kind != PART_LIBVIRT || p->launch->push_busy || p->launch->fetch_busy ||
+	    p->launch->vm_stopped || p->launch->vm.state == VIRT_GUEST_NEW)
 		return;
 	if (!fetch_log(r, p))
 		virt_guest_stop(&p->launch->vm);
@@ -347,7 +349,8 @@ bool run_launch_paused_why(struct run *r, struct participant *p, char *buf, size
 	const struct virt_guest *g = &p->launch->vm;
 	if (p->kind != PART_LIBVIRT || !g->paused)
 		return false;
-	snprintf(buf, len, "its domain was paused (libvirt: suspended, %s) %.1f s ago and is "
+	snprintf(buf, len,
+		 "its domain was paused (libvirt: suspended, %s) %.1f s ago and is "
 		 "still paused",
 		 virt_event_detail_name(VIR_DOMAIN_EVENT_SUSPENDED, g->paused_detail),
 		 (double)(clock_mono_ns() - g->paused_ns) / NSEC_PER_SEC);
@@ -375,10 +378,10 @@ static void push_done(struct harness_job *j)
 		return;
 	}
 	if (j->hostkey.trust == SSH_PUSH_TRUST_RECORDED)
-		log_warn("%s: first SSH connection: its host key %s was recorded in %s", p->node.name,
-			 j->hostkey.fingerprint, j->known_hosts_path);
-	log_info("%s: agent started (pid %ld in the guest); harness %.1f KiB in %.2f s", p->node.name,
-		 j->agent_pid, (double)j->stats.bytes / 1024, j->stats.seconds);
+		log_warn("%s: first SSH connection: its host key %s was recorded in %s",
+			 p->node.name, j->hostkey.fingerprint, j->known_hosts_path);
+	log_info("%s: agent started (pid %ld in the guest); harness %.1f KiB in %.2f s",
+		 p->node.name, j->agent_pid, (double)j->stats.bytes / 1024, j->stats.seconds);
 	p->launch->launched = true;
 	run_manifest_write(r);
 	launch_step_done(r);
@@ -396,7 +399,8 @@ static void fill_ssh(struct run *r, struct participant *p, struct harness_job *j
 	j->private_key_path = r->launch->key_path;
 	j->expected_hostkey = g->hostkey[0] ? g->hostkey : NULL;
 	if (!p->launch->known_hosts)
-		p->launch->known_hosts = xasprintf("%s/known_hosts.d/%s", r->opt->state_dir, p->node.name);
+		p->launch->known_hosts =
+			xasprintf("%s/known_hosts.d/%s", r->opt->state_dir, p->node.name);
 	j->known_hosts_path = p->launch->known_hosts;
 	j->remote_dir = x->harness_dir;
 	j->timeout_ms = (int)(x->ssh_timeout_s * 1000);
@@ -417,8 +421,7 @@ static void vm_ready(struct virt_guest *g)
 	int fd = virt_guest_channel_connect(g);
 	int e = fd < 0 ? fd : node_attach(&p->node, r->loop, fd);
 	if (e < 0) {
-		run_fail(r, p, "cannot connect to its channel %s: %s", g->channel_path,
-			 strerror(-e));
+		run_fail(r, p, "cannot connect to its channel %s: %s", g->channel_path, strerror(-e));
 		launch_step_done(r);
 		return;
 	}
@@ -495,7 +498,8 @@ static void vm_port(struct virt_guest *g, bool open)
 	struct run *r = p->run;
 	if (open || r->finishing || p->failed || !p->launch->launched)
 		return;
-	run_fail(r, p, "its agent closed its virtio-serial port in the guest (QEMU: %s closed): "
+	run_fail(r, p,
+		 "its agent closed its virtio-serial port in the guest (QEMU: %s closed): "
 		 "the agent exited or was killed; its log is nodes/%s/agent.log",
 		 g->channel_alias, p->node.name);
 }
@@ -539,14 +543,17 @@ static void conn_reconnect(struct virt_conn *c, int status, unsigned attempt, do
 		return;
 	}
 	if (status == 0) {
-		snprintf(what, sizeof(what), "reconnected to libvirt after %.1f s (%u tries); "
-			 "lifecycle events are watched again", next_s, attempt);
+		snprintf(what, sizeof(what),
+			 "reconnected to libvirt after %.1f s (%u tries); "
+			 "lifecycle events are watched again",
+			 next_s, attempt);
 		log_info("%s", what);
 	} else {
-		snprintf(what, sizeof(what), "gave up reconnecting to libvirt after %u tries within "
+		snprintf(what, sizeof(what),
+			 "gave up reconnecting to libvirt after %u tries within "
 			 "%d s (last: %s): guests are watched through their channels only, and guests "
-			 "made for this run may need `virsh destroy`", attempt, RUN_LIBVIRT_RECONNECT_S,
-			 why);
+			 "made for this run may need `virsh destroy`",
+			 attempt, RUN_LIBVIRT_RECONNECT_S, why);
 		log_error("%s", what);
 	}
 	run_add_event(r, NULL, 0, what);
@@ -603,8 +610,8 @@ int run_launch_preflight(struct run *r)
 		}
 		free(pub_path);
 		pub[strcspn(pub, "\n")] = '\0';
-	} else if ((e = ssh_key_ensure(r->opt->state_dir, &r->launch->key_path, &pub, err, sizeof(err))) <
-		   0) {
+	} else if ((e = ssh_key_ensure(r->opt->state_dir, &r->launch->key_path, &pub, err,
+				       sizeof(err))) < 0) {
 		log_error("%s", err);
 		return e;
 	}
@@ -658,8 +665,8 @@ int run_launch_all(struct run *r)
 		struct participant *p = &r->p[i];
 		if (p->kind != PART_LIBVIRT)
 			continue;
-		virt_guest_init(&p->launch->vm, r->launch->conn, &r->exp->virt, &r->launch->accel, p->guest_index,
-				r->launch->pubkey, &vm_ops, p);
+		virt_guest_init(&p->launch->vm, r->launch->conn, &r->exp->virt, &r->launch->accel,
+				p->guest_index, r->launch->pubkey, &vm_ops, p);
 		if ((e = virt_guest_start(&p->launch->vm)) < 0) {
 			run_fail(r, p, "cannot queue its start: %s", strerror(-e));
 			launch_step_done(r);
@@ -672,8 +679,8 @@ void run_launch_stop_all(struct run *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		struct participant *p = &r->p[i];
-		if (p->kind == PART_LIBVIRT && !p->launch->push_busy && !p->launch->fetch_busy && !p->launch->vm_stopped &&
-		    p->launch->vm.state != VIRT_GUEST_NEW)
+		if (p->kind == PART_LIBVIRT && !p->launch->push_busy && !p->launch->fetch_busy &&
+		    !p->launch->vm_stopped && p->launch->vm.state != VIRT_GUEST_NEW)
 			run_launch_drop(r, p);
 		else if (p->kind == PART_LIBVIRT && p->launch->vm.state == VIRT_GUEST_NEW)
 			p->launch->vm_stopped = true;
@@ -684,7 +691,8 @@ bool run_launch_gone(const struct run *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		const struct participant *p = &r->p[i];
-		if (p->launch->proc.running || p->node.open || p->launch->push_busy || p->launch->fetch_busy)
+		if (p->launch->proc.running || p->node.open || p->launch->push_busy ||
+		    p->launch->fetch_busy)
 			return false;
 		if (p->kind == PART_LIBVIRT && !p->launch->vm_stopped)
 			return false;

@@ -13,22 +13,16 @@
 const char *run_status_name(enum run_status s)
 {
 	switch (s) {
-	case RUN_RUNNING:
-		return "running";
-	case RUN_COMPLETE:
-		return "complete";
-	case RUN_DEGRADED:
-		return "degraded";
-	case RUN_ABORTED:
-		return "aborted";
-	case RUN_INTERRUPTED:
-		return "interrupted";
+	case RUN_RUNNING: return "running";
+	case RUN_COMPLETE: return "complete";
+	case RUN_DEGRADED: return "degraded";
+	case RUN_ABORTED: return "aborted";
+	case RUN_INTERRUPTED: return "interrupted";
 	}
 	return "unknown";
 }
 
-static json_object *stamped(struct participant *p, uint32_t step, const char *key,
-			    const char *text)
+static json_object *stamped(struct participant *p, uint32_t step, const char *key, const char *text)
 {
 	char now[40];
 	clock_format_utc(clock_real_ns(), now, sizeof(now));
@@ -80,25 +74,28 @@ static json_object *host_facts(const struct sysfacts *f)
 static json_object *settings(const struct experiment *e)
 {
 	json_object *o = json_object_new_object();
-	json_object_object_add(o, "guest_kind", json_object_new_string(
-		e->guest_kind == GUEST_KIND_LIBVIRT ? "libvirt" : "local"));
+	json_object_object_add(o, "guest_kind",
+			       json_object_new_string(
+				       e->guest_kind == GUEST_KIND_LIBVIRT ? "libvirt" : "local"));
 	json_object_object_add(o, "guest_count", json_object_new_int(e->guest_count));
 	json_object_object_add(o, "host_runs_benchmarks",
 			       json_object_new_boolean(e->host_runs_benchmarks));
 	json_object_object_add(o, "barrier_timeout_s", json_object_new_double(e->barrier_timeout_s));
 	json_object_object_add(o, "step_timeout_s", json_object_new_double(e->step_timeout_s));
 	json_object_object_add(o, "on_guest_failure",
-			       json_object_new_string(e->on_failure == ON_FAILURE_ABORT ? "abort"
-											: "continue"));
+			       json_object_new_string(
+				       e->on_failure == ON_FAILURE_ABORT ? "abort" : "continue"));
 	json_object_object_add(o, "iterations", json_object_new_int64(e->iterations));
 	json_object_object_add(o, "release_rt_priority", json_object_new_int(e->release_rt_priority));
 	/* what hostctl's header shows and checks two runs share (issue 15) */
-	json_object_object_add(o, "release", json_object_new_string(
-		e->release == RELEASE_SCHEDULED ? "scheduled" : "immediate"));
+	json_object_object_add(o, "release",
+			       json_object_new_string(e->release == RELEASE_SCHEDULED ? "scheduled"
+										      : "immediate"));
 	if (e->guest_kind == GUEST_KIND_LIBVIRT && e->virt.vcpus)
 		json_object_object_add(o, "guest_vcpus", json_object_new_int64(e->virt.vcpus));
 	if (e->guest_kind == GUEST_KIND_LIBVIRT && e->virt.memory_mib)
-		json_object_object_add(o, "guest_memory_mib", json_object_new_int64(e->virt.memory_mib));
+		json_object_object_add(o, "guest_memory_mib",
+				       json_object_new_int64(e->virt.memory_mib));
 	for (size_t i = 0; e->guest_kind == GUEST_KIND_LIBVIRT && i < e->virt.nvars; i++)
 		if (!strcmp(e->virt.vars[i].name, "KERNEL"))
 			json_object_object_add(o, "guest_kernel",
@@ -159,15 +156,16 @@ static json_object *participants(struct run *r)
 		json_object_object_add(o, "node", json_object_new_string(p->node.name));
 		json_object_object_add(o, "kind", json_object_new_string(run_part_kind_name(p->kind)));
 		/* ok: every step of its plan done */
-		const char *status = p->failed		      ? "failed"
+		const char *status = p->failed					     ? "failed"
 				     : part_step_done_count(p->step) == r->last_step ? "ok"
-				     : r->status == RUN_RUNNING ? "running"
-								: "incomplete";
+				     : r->status == RUN_RUNNING			     ? "running"
+										     : "incomplete";
 		json_object_object_add(o, "status", json_object_new_string(status));
 		json_object_object_add(o, "agent_version", json_object_new_string(p->agent_version));
 		json_object_object_add(o, "boot_id", json_object_new_string(p->boot_id));
 		json_object_object_add(o, "clocksource", json_object_new_string(p->clocksource));
-		json_object_object_add(o, "steps_done", json_object_new_int64(part_step_done_count(p->step)));
+		json_object_object_add(o, "steps_done",
+				       json_object_new_int64(part_step_done_count(p->step)));
 		if (run_launch_exit(p))
 			json_object_object_add(o, "exit", json_object_new_string(run_launch_exit(p)));
 		json_object_object_add(o, "clock", part_clock_json(p->clock));

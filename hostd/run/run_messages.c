@@ -68,8 +68,9 @@ static void on_hello(struct run *r, struct participant *p, const struct proto_ms
 		return;
 	}
 	if (m->u.hello.proto_min > PROTO_VERSION || m->u.hello.proto_max < PROTO_VERSION) {
-		run_fail(r, p, "its agent speaks protocol %u..%u, hostd speaks %d: install a matching agent",
-		     m->u.hello.proto_min, m->u.hello.proto_max, PROTO_VERSION);
+		run_fail(r, p,
+			 "its agent speaks protocol %u..%u, hostd speaks %d: install a matching agent",
+			 m->u.hello.proto_min, m->u.hello.proto_max, PROTO_VERSION);
 		return;
 	}
 	bool first = !p->hello_seen;
@@ -93,8 +94,10 @@ static void on_hello(struct run *r, struct participant *p, const struct proto_ms
 	 * finished by reading our ack, queued behind what the last hello got:
 	 * a hello while that is still unwritten asks for copies it never reads. */
 	if (node_reply_unwritten(&p->node, NODE_REPLY_HELLO)) {
-		run_fail(r, p, "flooded its channel: hello again before it read the %s the last "
-			 "one got", clock_known(p) ? "plan" : "clock ping");
+		run_fail(r, p,
+			 "flooded its channel: hello again before it read the %s the last "
+			 "one got",
+			 clock_known(p) ? "plan" : "clock ping");
 		return;
 	}
 	/* A guest's start instants mean something only on the host's clock:
@@ -157,8 +160,7 @@ static void on_pong(struct run *r, struct participant *p, const struct proto_msg
 
 /* A message about a step must be about the one the participant was
  * released into, and arrive in order: started, results/output, done. */
-static bool step_matches(struct run *r, struct participant *p, const struct proto_msg *m,
-			 uint32_t step)
+static bool step_matches(struct run *r, struct participant *p, const struct proto_msg *m, uint32_t step)
 {
 	if (part_step_matches(p->step, step))
 		return true;
@@ -172,8 +174,7 @@ static void host_proc_check_end(struct run *r, uint32_t step)
 {
 	for (size_t i = 0; r->hproc && i < r->n; i++) {
 		const struct participant *q = &r->p[i];
-		if (barrier_in_run(r->barrier, i) && !q->failed &&
-		    part_step_running(q->step) == step)
+		if (barrier_in_run(r->barrier, i) && !q->failed && part_step_running(q->step) == step)
 			return;
 	}
 	host_proc_step_end(r->hproc, step);
@@ -226,8 +227,10 @@ static bool result_refused(struct run *r, struct participant *p, const struct pr
 		return true;
 	}
 	if (k <= plan->nsteps && plan->info[k - 1].spec && strcmp(metric, "elapsed") != 0) {
-		run_fail(r, p, "sent a result %s for step %u, a benchmark spec's: its metrics come "
-			 "from hostd's parser of the output", metric, k);
+		run_fail(r, p,
+			 "sent a result %s for step %u, a benchmark spec's: its metrics come "
+			 "from hostd's parser of the output",
+			 metric, k);
 		return true;
 	}
 	if (part_step_result_name(p->step, metric) == -EEXIST) {
@@ -243,9 +246,11 @@ static void text_held_say(struct run *r, struct participant *p, struct part_step
 	if (!held.bytes)
 		return;
 	char what[200];
-	snprintf(what, sizeof(what), "suppressed %llu bytes of agent error text (over %d bytes a "
-		 "step or %d a run)", (unsigned long long)held.bytes,
-		 RUN_GUEST_TEXT_PER_STEP_MAX, RUN_GUEST_TEXT_PER_RUN_MAX);
+	snprintf(what, sizeof(what),
+		 "suppressed %llu bytes of agent error text (over %d bytes a "
+		 "step or %d a run)",
+		 (unsigned long long)held.bytes, RUN_GUEST_TEXT_PER_STEP_MAX,
+		 RUN_GUEST_TEXT_PER_RUN_MAX);
 	log_warn("%s: %s", p->node.name, what);
 	run_add_event(r, p, held.step, what);
 }
@@ -260,7 +265,8 @@ static void on_error(struct run *r, struct participant *p, const struct proto_ms
 	text_held_say(r, p, held);
 	if (!shown)
 		return;
-	char code[PROTO_SHORT_MAX * 4], text[PROTO_TEXT_MAX * 4], what[sizeof(code) + sizeof(text) + 32];
+	char code[PROTO_SHORT_MAX * 4], text[PROTO_TEXT_MAX * 4],
+		what[sizeof(code) + sizeof(text) + 32];
 	log_escape(m->u.error.code, strlen(m->u.error.code), code, sizeof(code));
 	log_escape(m->u.error.text, strlen(m->u.error.text), text, sizeof(text));
 	if (!strcmp(m->u.error.code, "go-again"))
@@ -295,10 +301,10 @@ static void started_timing(struct run *r, struct participant *p, const struct pr
 {
 	const struct part_clock *c = p->clock;
 	struct start_timing t = {
-		.agent_go_ns = m->u.started.agent_go_ns ?
-				       part_clock_to_host(c, m->u.started.agent_go_ns) : 0,
-		.child_go_ns = m->u.started.child_go_ns ?
-				       part_clock_to_host(c, m->u.started.child_go_ns) : 0,
+		.agent_go_ns =
+			m->u.started.agent_go_ns ? part_clock_to_host(c, m->u.started.agent_go_ns) : 0,
+		.child_go_ns =
+			m->u.started.child_go_ns ? part_clock_to_host(c, m->u.started.child_go_ns) : 0,
 		.start_ns = part_clock_to_host(c, m->u.started.mono_ns),
 		.runq_ns = m->u.started.runq_ns,
 	};
@@ -317,9 +323,7 @@ static void on_message(struct node *n, struct proto_msg *m)
 		return;
 	}
 	switch (m->type) {
-	case PROTO_HELLO:
-		on_hello(r, p, m);
-		break;
+	case PROTO_HELLO: on_hello(r, p, m); break;
 	case PROTO_READY:
 		/* a step ends with done (or a failure): never skipped */
 		if (part_step_running(p->step) && m->u.ready.step > part_step_running(p->step)) {
@@ -345,13 +349,13 @@ static void on_message(struct node *n, struct proto_msg *m)
 		if (!step_matches(r, p, m, m->u.result.step))
 			break;
 		if (part_step_count_result(p->step) == -E2BIG) {
-			run_fail(r, p, "sent more than %d results for step %u", RUN_RESULTS_PER_STEP_MAX,
-			     m->u.result.step);
+			run_fail(r, p, "sent more than %d results for step %u",
+				 RUN_RESULTS_PER_STEP_MAX, m->u.result.step);
 			break;
 		}
 		if (!isfinite(m->u.result.value) || !proto_name_valid(m->u.result.metric)) {
 			run_fail(r, p, "sent an invalid result for step %u (metric \"%.64s\")",
-			     m->u.result.step, m->u.result.metric);
+				 m->u.result.step, m->u.result.metric);
 			break;
 		}
 		if (result_refused(r, p, m))
@@ -369,33 +373,32 @@ static void on_message(struct node *n, struct proto_msg *m)
 		results_append_output(r->results, n->name, m->u.output.step, m->u.output.data,
 				      m->u.output.len);
 		if (kept == PART_STEP_OUTPUT_LAST)
-			run_add_event(r, p, m->u.output.step, "raw output over 8 MiB: the rest was dropped");
+			run_add_event(r, p, m->u.output.step,
+				      "raw output over 8 MiB: the rest was dropped");
 		break;
 	case PROTO_DONE:
 		if (step_matches(r, p, m, m->u.done.step))
 			on_done(r, p, m);
 		break;
-	case PROTO_ERROR:
-		on_error(r, p, m);
-		break;
+	case PROTO_ERROR: on_error(r, p, m); break;
 	case PROTO_BYE:
 		escape_in_place(m->u.bye.reason, 256); /* a failure's reason holds 400 */
 		run_fail(r, p, "its agent left the run: %s", m->u.bye.reason);
 		break;
-	case PROTO_PONG:
-		on_pong(r, p, m);
-		break;
+	case PROTO_PONG: on_pong(r, p, m); break;
 	case PROTO_MONITOR_OUTPUT: {
 		uint32_t k = m->u.monitor_output.step;
 		int e = k <= barrier_nsteps(r->barrier)
 				? monitor_store_output(r->mon, n->name, k, m->u.monitor_output.monitor,
-						       m->u.monitor_output.data, m->u.monitor_output.len)
+						       m->u.monitor_output.data,
+						       m->u.monitor_output.len)
 				: -EINVAL;
 		if (e == -EFBIG && !r->warned_big_monitors) {
 			r->warned_big_monitors = true;
 			run_add_event(r, p, k, "monitor data over its limit: the rest is dropped");
 		} else if (e == -EINVAL) {
-			run_add_event(r, p, k, "monitor output of an unknown monitor or step was dropped");
+			run_add_event(r, p, k,
+				      "monitor output of an unknown monitor or step was dropped");
 		}
 		break;
 	}
@@ -417,9 +420,7 @@ static void on_message(struct node *n, struct proto_msg *m)
 		}
 		break;
 	}
-	default:
-		run_fail(r, p, "sent %s, which only hostd sends", proto_type_name(m->type));
-		break;
+	default: run_fail(r, p, "sent %s, which only hostd sends", proto_type_name(m->type)); break;
 	}
 }
 
@@ -440,7 +441,7 @@ static void on_protocol_error(struct node *n, int err, const char *detail)
 	run_add_event(r, p, run_part_step(r, p), what);
 	if (n->protocol_errors >= NODE_PROTOCOL_ERROR_LIMIT)
 		run_fail(r, p, "sent garbage: %u protocol errors, the last: %s", n->protocol_errors,
-		     detail);
+			 detail);
 }
 
 static void on_closed(struct node *n, int err)
@@ -486,4 +487,3 @@ const struct node_ops run_participant_ops = {
 	.peer_reset = on_peer_reset,
 	.flooding = on_flooding,
 };
-

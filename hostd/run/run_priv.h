@@ -42,7 +42,7 @@
 #define RUN_EVENTS_MAX 1000
 /* Flags of a node in a barrier record (barriers.ndjson "flags"). */
 #define RUN_FLAG_START_IMPLAUSIBLE 1u /* its start stamp is outside what the host saw */
-#define RUN_FLAG_OFFSET_JUMP 2u       /* its clock offset jumped beyond its bounds */
+#define RUN_FLAG_OFFSET_JUMP 2u	      /* its clock offset jumped beyond its bounds */
 /* How long agents get to leave after bye before SIGKILL. */
 #define RUN_BYE_GRACE_MS 3000
 /* A scheduled release needs every clock known this well; else that barrier
@@ -89,14 +89,14 @@ struct participant {
 /* The barrier record of the step released last, written once every
  * participant released into it has started (or left). */
 struct step_record {
-	uint32_t step; /* 0: none pending */
+	uint32_t step;	       /* 0: none pending */
 	int64_t release_at_ns; /* scheduled: the common instant; 0: immediate */
 	int64_t go_first_ns, go_last_ns, last_ready_ns;
 	int64_t *ready_ns;   /* per participant, 0: not released */
 	int64_t *started_ns; /* per participant, 0: not yet */
 	int64_t *late_ns;
 	struct start_timing *timing; /* per participant, start_ns 0: none or not believed */
-	unsigned *flags;     /* per participant, RUN_FLAG_* */
+	unsigned *flags;	     /* per participant, RUN_FLAG_* */
 	int64_t *claimed_ns; /* per participant, an implausible start stamp on the host's clock */
 	bool *timing_warned; /* per participant, for the run: said once that its start
 			      * timing is not believed */
@@ -128,28 +128,28 @@ struct run {
 
 	/* libvirt, hostd's SSH key, guests coming up (run_launch.c) */
 	struct run_launch *launch;
-	bool launch_done;       /* every participant was started (or failed) */
+	bool launch_done; /* every participant was started (or failed) */
 
 	enum run_status status;
 	bool finishing;
 	char reason[512];
 	json_object *failures, *events;
 	bool warned_big_monitors; /* said once that a node's samples hit their limit */
-	bool warned_immediate;  /* said once why a scheduled release fell back */
-	int64_t lead_ns;        /* the lead of scheduled releases, learnt */
+	bool warned_immediate;	  /* said once why a scheduled release fell back */
+	int64_t lead_ns;	  /* the lead of scheduled releases, learnt */
 	unsigned events_dropped;
 	uint64_t samples_written;
 	uint64_t step_failures; /* failure records written: the run is degraded */
 	int64_t started_mono_ns, first_release_ns; /* for the progress line's times */
-	int rtprio_held;	/* the SCHED_FIFO priority a release ran at; 0: none */
-	bool warned_rtprio;	/* said once that the kernel refused it */
-	uv_timer_t go_timer;    /* the go re-send of the step released last */
-	bool go_confirm;        /* the bound passed: look once more after pending input */
+	int rtprio_held;	   /* the SCHED_FIFO priority a release ran at; 0: none */
+	bool warned_rtprio;	   /* said once that the kernel refused it */
+	uv_timer_t go_timer;	   /* the go re-send of the step released last */
+	bool go_confirm;	   /* the bound passed: look once more after pending input */
 	struct go_watch *go_watch; /* who got a go and has not started (go_watch.h) */
 	/* MMTEST_ITERATIONS=auto: the series and the stopping rule; NULL
 	 * otherwise */
 	struct run_auto *autoit;
-	uint32_t last_step;     /* the plan's last, or where adaptive iterations stopped */
+	uint32_t last_step;	     /* the plan's last, or where adaptive iterations stopped */
 	struct run_cluster *cluster; /* CLUSTER_*: the other hosts (run_cluster.h); NULL: none */
 };
 

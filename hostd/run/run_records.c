@@ -78,7 +78,8 @@ void run_record_started(struct run *r, struct participant *p, int64_t host_ns, i
 		char what[300];
 		r->rec.flags[p->node.index] |= RUN_FLAG_START_IMPLAUSIBLE;
 		r->rec.claimed_ns[p->node.index] = host_ns;
-		snprintf(what, sizeof(what), "its start stamp (%lld ns on the host's clock, %lld ns "
+		snprintf(what, sizeof(what),
+			 "its start stamp (%lld ns on the host's clock, %lld ns "
 			 "late) is outside the go's send and the receipt of started (%lld..%lld ns, "
 			 "its offset bound included): implausible, left out of the skew",
 			 (long long)host_ns, (long long)late_ns, (long long)lo, (long long)hi);
@@ -102,8 +103,8 @@ void run_record_timing(struct run *r, struct participant *p, const struct start_
 		log_warn("%s: its start timing for step %u cannot be true (agent read the go at %lld, "
 			 "its child at %lld, started at %lld, %lld ns queued; the go left at %lld, "
 			 "clock bound %lld ns): left out of barriers.ndjson (said once)",
-			 p->node.name, k, (long long)t->agent_go_ns,
-			 (long long)t->child_go_ns, (long long)t->start_ns, (long long)t->runq_ns,
+			 p->node.name, k, (long long)t->agent_go_ns, (long long)t->child_go_ns,
+			 (long long)t->start_ns, (long long)t->runq_ns,
 			 (long long)r->rec.go_first_ns, (long long)bound);
 	}
 	r->rec.timing[p->node.index] = e == 0 ? *t : (struct start_timing){ 0 };
@@ -223,7 +224,8 @@ bool run_record_flush(struct run *r, bool force, struct record_lateness *late)
 		}
 		json_object_object_add(o, "lead_ns",
 				       json_object_new_int64(rec->release_at_ns - rec->go_first_ns));
-		*late = (struct record_lateness){ .scheduled = true, .max_late_ns = max_late,
+		*late = (struct record_lateness){ .scheduled = true,
+						  .max_late_ns = max_late,
 						  .need_ns = need };
 	}
 	json_object *offsets = json_object_new_object();
@@ -233,9 +235,13 @@ bool run_record_flush(struct run *r, bool force, struct record_lateness *late)
 			continue;
 		json_object *c = json_object_new_object();
 		const struct clock_offset *in_use = part_clock_offset(p->clock);
-		json_object_object_add(c, "method", json_object_new_string(part_clock_method(p->clock)));
-		json_object_object_add(c, "offset_ns", json_object_new_int64(
-			part_clock_shared(p->clock) ? 0 : clock_offset_at(in_use, rec->go_first_ns)));
+		json_object_object_add(c, "method",
+				       json_object_new_string(part_clock_method(p->clock)));
+		json_object_object_add(c, "offset_ns",
+				       json_object_new_int64(
+					       part_clock_shared(p->clock)
+						       ? 0
+						       : clock_offset_at(in_use, rec->go_first_ns)));
 		json_object_object_add(c, "bound_ns", json_object_new_int64(in_use->bound_ns));
 		json_object_object_add(offsets, p->node.name, c);
 	}
@@ -244,8 +250,9 @@ bool run_record_flush(struct run *r, bool force, struct record_lateness *late)
 		json_object_object_add(o, "skew_ns", json_object_new_int64(last - first));
 		/* each end of the spread is only known to within its own bound */
 		json_object_object_add(o, "skew_bound_ns",
-				       json_object_new_int64(part_clock_offset(r->p[first_i].clock)->bound_ns +
-							     part_clock_offset(r->p[last_i].clock)->bound_ns));
+				       json_object_new_int64(
+					       part_clock_offset(r->p[first_i].clock)->bound_ns +
+					       part_clock_offset(r->p[last_i].clock)->bound_ns));
 	} else {
 		json_object_object_add(o, "skew_ns", NULL);
 		json_object_object_add(o, "skew_bound_ns", NULL);
@@ -262,8 +269,8 @@ bool run_record_flush(struct run *r, bool force, struct record_lateness *late)
 	json_object *resent = json_object_new_object();
 	for (size_t i = 0; i < r->n; i++)
 		if (rec->ready_ns[i] && go_watch_resends(r->go_watch, i))
-			json_object_object_add(resent, r->p[i].node.name, json_object_new_int64(
-				go_watch_resends(r->go_watch, i)));
+			json_object_object_add(resent, r->p[i].node.name,
+					       json_object_new_int64(go_watch_resends(r->go_watch, i)));
 	json_object_object_add(o, "go_resent", resent);
 	json_object_object_add(o, "flags", flags_json(r, false));
 	json_object_object_add(o, "claimed_started_ns", flags_json(r, true));

@@ -27,9 +27,10 @@ void run_status_publish(struct run *r)
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "step", json_object_new_int64(k > n ? n : k));
 	json_object_object_add(o, "nsteps", json_object_new_int64(n));
-	json_object_object_add(o, "phase", json_object_new_string(!r->launch_done ? "starting"
-								  : k > n ? "finishing"
-									  : "running"));
+	json_object_object_add(o, "phase",
+			       json_object_new_string(!r->launch_done ? "starting"
+						      : k > n	      ? "finishing"
+								      : "running"));
 	if (k >= 1 && k <= n) {
 		json_object_object_add(o, "benchmark",
 				       json_object_new_string(r->exp->steps[k - 1].benchmark));

@@ -9,9 +9,9 @@
 #include "xalloc.h"
 
 struct part_step {
-	uint32_t running;       /* released into it (0: none yet) */
-	bool started;           /* sent started for it */
-	bool done;              /* sent done for it */
+	uint32_t running; /* released into it (0: none yet) */
+	bool started;	  /* sent started for it */
+	bool done;	  /* sent done for it */
 	uint32_t steps_done;
 	uint32_t results;
 	uint64_t result_names[RUN_RESULTS_PER_STEP_MAX]; /* hashes of the step's metrics */
@@ -19,7 +19,7 @@ struct part_step {
 	/* the step's raw output, kept for its parser (run_bench.c) */
 	char *buf;
 	size_t buf_len;
-	bool buf_cut;           /* more came than RUN_PARSE_INPUT_MAX */
+	bool buf_cut; /* more came than RUN_PARSE_INPUT_MAX */
 	/* agent error text shown (RUN_GUEST_TEXT_*) and held back */
 	uint32_t text_step;
 	uint64_t text_step_bytes, text_run_bytes, text_held;

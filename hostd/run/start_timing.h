@@ -14,10 +14,10 @@
 
 /* On the host's clock (runq_ns a duration). */
 struct start_timing {
-	int64_t agent_go_ns;  /* the agent read the go */
-	int64_t child_go_ns;  /* the step's child read it from the agent */
-	int64_t start_ns;     /* the child's start stamp */
-	int64_t runq_ns;      /* the child's time runnable but not running from child_go
+	int64_t agent_go_ns; /* the agent read the go */
+	int64_t child_go_ns; /* the step's child read it from the agent */
+	int64_t start_ns;    /* the child's start stamp */
+	int64_t runq_ns;     /* the child's time runnable but not running from child_go
 			       * to its stamp */
 };
 

@@ -21,9 +21,12 @@
 #define QUEUE_ID_MAX 999999999999ULL
 
 static const char *const state_names[] = {
-	[QUEUE_QUEUED] = "queued",	     [QUEUE_RUNNING] = "running",
-	[QUEUE_DONE] = "done",		     [QUEUE_FAILED] = "failed",
-	[QUEUE_INTERRUPTED] = "interrupted", [QUEUE_CANCELLED] = "cancelled",
+	[QUEUE_QUEUED] = "queued",
+	[QUEUE_RUNNING] = "running",
+	[QUEUE_DONE] = "done",
+	[QUEUE_FAILED] = "failed",
+	[QUEUE_INTERRUPTED] = "interrupted",
+	[QUEUE_CANCELLED] = "cancelled",
 };
 
 const char *queue_state_name(enum queue_state s)
@@ -106,26 +109,40 @@ int queue_load_one(const char *path, struct queue_exp *e)
 	char state[32];
 	memset(e, 0, sizeof(*e));
 	r = get_int(o, "id", 1, (int64_t)QUEUE_ID_MAX, &id);
-	if (!r) r = get_int(o, "uid", 0, UINT32_MAX, &uid);
-	if (!r) r = get_int(o, "gid", 0, UINT32_MAX, &gid);
-	if (!r) r = get_int(o, "exit_code", -1, 255, &code);
-	if (!r) r = get_int(o, "submitted", 0, INT64_MAX, &sub);
-	if (!r) r = get_int(o, "started", 0, INT64_MAX, &st);
-	if (!r) r = get_int(o, "ended", 0, INT64_MAX, &end);
-	if (!r) r = get_int(o, "pid", 0, INT32_MAX, &pid);
-	if (!r) r = get_int(o, "pid_start", 0, INT64_MAX, &pstart);
-	if (!r) r = get_str(o, "user", e->user, sizeof(e->user));
-	if (!r) r = get_str(o, "run_name", e->run_name, sizeof(e->run_name));
-	if (!r) r = get_str(o, "results", e->results, sizeof(e->results));
-	if (!r) r = get_str(o, "reason", e->reason, sizeof(e->reason));
-	if (!r) r = get_str(o, "state", state, sizeof(state));
+	if (!r)
+		r = get_int(o, "uid", 0, UINT32_MAX, &uid);
+	if (!r)
+		r = get_int(o, "gid", 0, UINT32_MAX, &gid);
+	if (!r)
+		r = get_int(o, "exit_code", -1, 255, &code);
+	if (!r)
+		r = get_int(o, "submitted", 0, INT64_MAX, &sub);
+	if (!r)
+		r = get_int(o, "started", 0, INT64_MAX, &st);
+	if (!r)
+		r = get_int(o, "ended", 0, INT64_MAX, &end);
+	if (!r)
+		r = get_int(o, "pid", 0, INT32_MAX, &pid);
+	if (!r)
+		r = get_int(o, "pid_start", 0, INT64_MAX, &pstart);
+	if (!r)
+		r = get_str(o, "user", e->user, sizeof(e->user));
+	if (!r)
+		r = get_str(o, "run_name", e->run_name, sizeof(e->run_name));
+	if (!r)
+		r = get_str(o, "results", e->results, sizeof(e->results));
+	if (!r)
+		r = get_str(o, "reason", e->reason, sizeof(e->reason));
+	if (!r)
+		r = get_str(o, "state", state, sizeof(state));
 	/* absent in a queue written before it existed: not lenient */
 	json_object *lenient = NULL;
 	if (!r && json_object_object_get_ex(o, "lenient", &lenient))
 		r = json_object_is_type(lenient, json_type_boolean) ? 0 : -EBADMSG;
 	if (!r && lenient)
 		e->lenient = json_object_get_boolean(lenient);
-	if (!r) r = state_parse(state, &e->state);
+	if (!r)
+		r = state_parse(state, &e->state);
 	json_object_put(o);
 	if (r < 0 || !proto_name_valid(e->run_name) || e->results[0] != '/')
 		return -EBADMSG;
@@ -147,8 +164,10 @@ int queue_save(const char *root, const struct queue_exp *e)
 	queue_path(root, e->id, "experiment.json", path, sizeof(path));
 	json_object *o = queue_exp_json(e);
 	size_t len;
-	const char *s = json_object_to_json_string_length(
-		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	const char *s = json_object_to_json_string_length(o,
+							  JSON_C_TO_STRING_PRETTY |
+								  JSON_C_TO_STRING_NOSLASHESCAPE,
+							  &len);
 	char *text = xasprintf("%s\n", s);
 	int r = fileio_write_atomic(path, text, len + 1);
 	free(text);
@@ -235,12 +254,11 @@ int queue_create(const char *root, struct queue_exp *e, const char *hconf, const
 	json_object_object_add(o, "guest", json_object_new_string(gname));
 	for (size_t i = 0; i < config_files_count(files); i++) {
 		const char *name = config_files_name(files, i);
-		json_object_object_add(fo, name,
-				       json_object_new_string(config_files_get(files, name)));
+		json_object_object_add(fo, name, json_object_new_string(config_files_get(files, name)));
 	}
 	json_object_object_add(o, "files", fo);
 	r = write_new(path, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-								JSON_C_TO_STRING_NOSLASHESCAPE));
+								      JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 	if (r < 0)
 		goto fail;
@@ -257,10 +275,15 @@ fail:
 
 int queue_remove(const char *root, uint64_t id)
 {
-	static const char *const files[] = { "experiment.json", "h.conf", "g.conf", "files.json",
+	static const char *const files[] = { "experiment.json",
+					     "h.conf",
+					     "g.conf",
+					     "files.json",
 					     "hostd.log",
-					     "status.json", "status.json.tmp",
-					     "experiment.json.tmp", NULL };
+					     "status.json",
+					     "status.json.tmp",
+					     "experiment.json.tmp",
+					     NULL };
 	char path[PATH_MAX];
 	/* experiment.json first: from then on it is gone for a load */
 	for (size_t i = 0; files[i]; i++) {

@@ -27,8 +27,8 @@
 enum queue_state {
 	QUEUE_QUEUED,
 	QUEUE_RUNNING,
-	QUEUE_DONE,        /* hostd exited 0 */
-	QUEUE_FAILED,      /* hostd exited non-zero or could not start */
+	QUEUE_DONE,	   /* hostd exited 0 */
+	QUEUE_FAILED,	   /* hostd exited non-zero or could not start */
 	QUEUE_INTERRUPTED, /* the service stopped or died while it ran */
 	QUEUE_CANCELLED,   /* by its submitter or root */
 };
@@ -38,14 +38,14 @@ struct queue_exp {
 	uint32_t uid, gid;
 	char user[64];
 	char run_name[PROTO_NAME_MAX];
-	char results[CTL_PATH_MAX];  /* the folder the run folder goes in */
-	bool lenient;                /* hostd --lenient: unknown h.conf names are warnings */
+	char results[CTL_PATH_MAX]; /* the folder the run folder goes in */
+	bool lenient;		    /* hostd --lenient: unknown h.conf names are warnings */
 	enum queue_state state;
-	int exit_code;               /* -1 until it ended */
+	int exit_code;			   /* -1 until it ended */
 	int64_t submitted, started, ended; /* Unix seconds; 0: not yet */
-	int32_t pid;                 /* its hostd while running */
-	uint64_t pid_start;          /* that process's start time (/proc/PID/stat) */
-	char reason[256];            /* why it ended other than done */
+	int32_t pid;			   /* its hostd while running */
+	uint64_t pid_start;		   /* that process's start time (/proc/PID/stat) */
+	char reason[256];		   /* why it ended other than done */
 };
 
 const char *queue_state_name(enum queue_state s);

@@ -58,8 +58,7 @@ int sdnotify_listen_fd(int *fd)
 		return -EINVAL;
 	int type = 0;
 	socklen_t len = sizeof(type);
-	if (getsockopt(SD_LISTEN_FDS_START, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
-	    type != SOCK_STREAM)
+	if (getsockopt(SD_LISTEN_FDS_START, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM)
 		return -EINVAL;
 	int flags = fcntl(SD_LISTEN_FDS_START, F_GETFD);
 	if (flags < 0 || fcntl(SD_LISTEN_FDS_START, F_SETFD, flags | FD_CLOEXEC) < 0)

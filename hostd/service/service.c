@@ -193,20 +193,22 @@ static int load_settings(struct service *s)
 		snprintf(set.group, sizeof(set.group), "%s", s->opt->group);
 	if (set.group[0] && !getgrnam(set.group))
 		log_warn("group '%s' (SERVICE_GROUP in %s or --group) does not exist: only root may "
-			 "use the service", set.group, path);
+			 "use the service",
+			 set.group, path);
 	r = fileio_mkdir_p(set.results_root, 0755);
 	if (r < 0)
 		log_warn("cannot make RESULTS_ROOT %s: %s; submissions without --results will fail",
 			 set.results_root, strerror(-r));
 	s->set = set;
 	log_info("settings%s%s%s: group '%s', QUEUE_MAX=%u, USER_QUEUE_MAX=%u, KEEP_FINISHED=%u, "
-		 "RESULTS_ROOT=%s, IDLE_TIMEOUT=%.1fs, STOP_TIMEOUT=%.1fs", r == 1 ? " (no " : " from ",
-		 path, r == 1 ? ")" : "", set.group, set.queue_max, set.user_queue_max,
-		 set.keep_finished, set.results_root, (double)set.idle_timeout_ms / 1000,
-		 (double)set.stop_timeout_ms / 1000);
+		 "RESULTS_ROOT=%s, IDLE_TIMEOUT=%.1fs, STOP_TIMEOUT=%.1fs",
+		 r == 1 ? " (no " : " from ", path, r == 1 ? ")" : "", set.group, set.queue_max,
+		 set.user_queue_max, set.keep_finished, set.results_root,
+		 (double)set.idle_timeout_ms / 1000, (double)set.stop_timeout_ms / 1000);
 	if (set.hostd_binary[0])
 		log_warn("HOSTD_BINARY=%s in %s: experiments run that, not this hostd (a setting "
-			 "for tests only)", set.hostd_binary, path);
+			 "for tests only)",
+			 set.hostd_binary, path);
 	return 0;
 }
 
@@ -387,8 +389,7 @@ int service_main(const struct service_options *opt)
 	uv_run(&loop, UV_RUN_DEFAULT);
 	if (uv_loop_close(&loop) != 0)
 		log_debug("handles were left open at exit");
-	log_info("service stopped: %zu queued experiments wait for the next start",
-		 service_queued(&s));
+	log_info("service stopped: %zu queued experiments wait for the next start", service_queued(&s));
 	free_service(&s);
 	return 0;
 }

@@ -14,9 +14,9 @@
 
 struct service_options {
 	const char *socket_path;   /* unless systemd passed a socket */
-	const char *state_dir;     /* the queue goes in STATE_DIR/service */
+	const char *state_dir;	   /* the queue goes in STATE_DIR/service */
 	const char *settings_path; /* SERVICE_DEFAULT_SETTINGS; missing is fine */
-	const char *group;         /* NULL: SERVICE_GROUP of the settings */
+	const char *group;	   /* NULL: SERVICE_GROUP of the settings */
 	/* passed on to every experiment's hostd when set */
 	const char *agent, *guest_agent, *sysfs_root;
 	bool verbose;

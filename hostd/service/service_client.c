@@ -124,7 +124,8 @@ static void on_idle_timeout(uv_timer_t *t)
 		return;
 	}
 	log_warn("control client %s (uid %u, pid %d): no complete request in %.1f s "
-		 "(IDLE_TIMEOUT); hung up", c->user, c->uid, (int)c->pid, secs);
+		 "(IDLE_TIMEOUT); hung up",
+		 c->user, c->uid, (int)c->pid, secs);
 	json_object *m = ctl_msg_new("error");
 	json_object_object_add(m, "code", json_object_new_string("ETIMEDOUT"));
 	char text[256];
@@ -222,8 +223,7 @@ static bool allowed(struct client *c)
 /* Whether an experiment runs programs on the host (as its submitter): local
  * guests are agent processes on the host, and the host may take part
  * itself.  what says which, for the refusal. */
-static bool runs_on_host(const struct config_files *map, const char *hname, char *what,
-			 size_t size)
+static bool runs_on_host(const struct config_files *map, const char *hname, char *what, size_t size)
 {
 	struct config *c = config_new();
 	struct config_diag d;
@@ -239,11 +239,15 @@ static bool runs_on_host(const struct config_files *map, const char *hname, char
 	} else {
 		const char *kind = config_get(c, "GUEST_KIND");
 		if (!kind || !strcmp(kind, "local"))
-			snprintf(what, size, "GUEST_KIND=%s in %s: its guests are agent processes on "
-				 "the host", kind ? kind : "local (the default)", hname);
+			snprintf(what, size,
+				 "GUEST_KIND=%s in %s: its guests are agent processes on "
+				 "the host",
+				 kind ? kind : "local (the default)", hname);
 		else if (config_get_bool(c, "HOST_RUNS_BENCHMARKS", &hrb, &d) < 0 || hrb)
-			snprintf(what, size, "HOST_RUNS_BENCHMARKS=%s in %s: the host runs the steps "
-				 "too", config_get(c, "HOST_RUNS_BENCHMARKS"), hname);
+			snprintf(what, size,
+				 "HOST_RUNS_BENCHMARKS=%s in %s: the host runs the steps "
+				 "too",
+				 config_get(c, "HOST_RUNS_BENCHMARKS"), hname);
 		else
 			host = false;
 	}
@@ -315,8 +319,10 @@ static struct queue_exp *named_exp(struct client *c, json_object *req)
 	}
 	struct queue_exp *e = service_find(c->svc, id);
 	if (!e || !visible(c, e)) {
-		reply_error(c, "ENOENT", false, "no experiment %" PRIu64 " of %s (hostctl list shows "
-			    "yours)", id, c->user);
+		reply_error(c, "ENOENT", false,
+			    "no experiment %" PRIu64 " of %s (hostctl list shows "
+			    "yours)",
+			    id, c->user);
 		return NULL;
 	}
 	return e;
@@ -336,19 +342,21 @@ static void do_submit(struct client *c, json_object *req)
 	    (r = ctl_get_str(req, "guest_config", CTL_CONFIG_MAX + 1, &g, detail, sizeof(detail))) ||
 	    (r = ctl_get_str(req, "run_name", PROTO_NAME_MAX, &name, detail, sizeof(detail))) < 0 ||
 	    (r = ctl_get_str(req, "results", CTL_PATH_MAX, &results, detail, sizeof(detail))) < 0 ||
-	    (r = ctl_get_str(req, "host_config_name", CTL_PATH_MAX, &hname, detail,
-			     sizeof(detail))) < 0 ||
-	    (r = ctl_get_str(req, "guest_config_name", CTL_PATH_MAX, &gname, detail,
-			     sizeof(detail))) < 0 ||
+	    (r = ctl_get_str(req, "host_config_name", CTL_PATH_MAX, &hname, detail, sizeof(detail))) < 0 ||
+	    (r = ctl_get_str(req, "guest_config_name", CTL_PATH_MAX, &gname, detail, sizeof(detail))) < 0 ||
 	    (r = ctl_get_files(req, "files", &files, detail, sizeof(detail))) < 0 ||
 	    (r = ctl_get_bool(req, "lenient", &lenient, detail, sizeof(detail))) < 0) {
-		reply_error(c, "EINVAL", r < 0, "%s", r > 0 ? "submit needs host_config and "
-							       "guest_config" : detail);
+		reply_error(c, "EINVAL",
+			    r<0, "%s", r> 0 ? "submit needs host_config and "
+					      "guest_config"
+					    : detail);
 		return;
 	}
 	if (name[0] && !proto_name_valid(name)) {
-		reply_error(c, "EINVAL", false, "run name '%s': use letters, digits, '.', '_' and "
-			    "'-' (not starting with '.')", name);
+		reply_error(c, "EINVAL", false,
+			    "run name '%s': use letters, digits, '.', '_' and "
+			    "'-' (not starting with '.')",
+			    name);
 		return;
 	}
 	if (results[0] != '/') {
@@ -358,14 +366,17 @@ static void do_submit(struct client *c, json_object *req)
 	for (const char *p = results; *p; p++)
 		/* it goes into log lines and onto root's terminal */
 		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-			reply_error(c, "EINVAL", false, "results folder: a control character (0x%02x) "
-				    "at byte %zu; name a folder without one", (unsigned char)*p,
-				    (size_t)(p - results));
+			reply_error(c, "EINVAL", false,
+				    "results folder: a control character (0x%02x) "
+				    "at byte %zu; name a folder without one",
+				    (unsigned char)*p, (size_t)(p - results));
 			return;
 		}
 	if (!hname[0] || !gname[0] || (!strcmp(hname, gname) && strcmp(h, g))) {
-		reply_error(c, "EINVAL", false, "host_config_name '%s' and guest_config_name '%s': "
-			    "empty, or one name for two texts", hname, gname);
+		reply_error(c, "EINVAL", false,
+			    "host_config_name '%s' and guest_config_name '%s': "
+			    "empty, or one name for two texts",
+			    hname, gname);
 		return;
 	}
 	for (const char *p = hname; *p; p++)
@@ -379,8 +390,10 @@ static void do_submit(struct client *c, json_object *req)
 			return;
 		}
 	if (service_queued(s) >= s->set.queue_max) {
-		reply_error(c, "EBUSY", false, "the queue is full (QUEUE_MAX=%u in %s): try again "
-			    "when some have run", s->set.queue_max, s->opt->settings_path);
+		reply_error(c, "EBUSY", false,
+			    "the queue is full (QUEUE_MAX=%u in %s): try again "
+			    "when some have run",
+			    s->set.queue_max, s->opt->settings_path);
 		return;
 	}
 	size_t mine = 0;
@@ -388,9 +401,10 @@ static void do_submit(struct client *c, json_object *req)
 		mine += s->exps[i]->state == QUEUE_QUEUED && s->exps[i]->uid == c->uid;
 	if (mine >= s->set.user_queue_max) {
 		/* so that one submitter cannot fill the queue for everyone */
-		reply_error(c, "EBUSY", false, "%s has %zu experiments queued already "
-			    "(USER_QUEUE_MAX=%u in %s): try again when some have run", c->user, mine,
-			    s->set.user_queue_max, s->opt->settings_path);
+		reply_error(c, "EBUSY", false,
+			    "%s has %zu experiments queued already "
+			    "(USER_QUEUE_MAX=%u in %s): try again when some have run",
+			    c->user, mine, s->set.user_queue_max, s->opt->settings_path);
 		return;
 	}
 	struct queue_exp *e = xcalloc(1, sizeof(*e));
@@ -406,8 +420,10 @@ static void do_submit(struct client *c, json_object *req)
 	for (size_t i = 0; i < s->n && name[0]; i++)
 		if (!queue_state_final(s->exps[i]->state) && !strcmp(s->exps[i]->run_name, name) &&
 		    !strcmp(s->exps[i]->results, results)) {
-			reply_error(c, "EEXIST", false, "experiment %" PRIu64 " will write %s/%s "
-				    "already: choose another --run-name", s->exps[i]->id, results, name);
+			reply_error(c, "EEXIST", false,
+				    "experiment %" PRIu64 " will write %s/%s "
+				    "already: choose another --run-name",
+				    s->exps[i]->id, results, name);
 			free(e);
 			return;
 		}
@@ -427,10 +443,11 @@ static void do_submit(struct client *c, json_object *req)
 	config_files_add(map, gname, g);
 	if (!may_run_on_host(c) && runs_on_host(map, hname, why, sizeof(why))) {
 		config_files_free(map);
-		reply_error(c, "EACCES", false, "%s may not run steps on the host: %s; only root "
+		reply_error(c, "EACCES", false,
+			    "%s may not run steps on the host: %s; only root "
 			    "and members of group '%s' (SERVICE_HOST_STEPS in %s) may; use guests "
-			    "under libvirt (GUEST_KIND=libvirt) or ask an admin", c->user, why,
-			    s->set.host_steps[0] ? s->set.host_steps : "(none set)",
+			    "under libvirt (GUEST_KIND=libvirt) or ask an admin",
+			    c->user, why, s->set.host_steps[0] ? s->set.host_steps : "(none set)",
 			    s->opt->settings_path);
 		free(e);
 		return;
@@ -439,8 +456,10 @@ static void do_submit(struct client *c, json_object *req)
 	config_files_free(map);
 	if (r < 0) {
 		log_error("cannot save a submission of %s in %s: %s", c->user, s->root, strerror(-r));
-		reply_error(c, "EIO", false, "the service cannot save the submission: %s (its log "
-			    "says more)", strerror(-r));
+		reply_error(c, "EIO", false,
+			    "the service cannot save the submission: %s (its log "
+			    "says more)",
+			    strerror(-r));
 		free(e);
 		return;
 	}
@@ -636,7 +655,8 @@ static bool on_event(void *ctx, enum ctl_event ev, json_object *m, const char *t
 	if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) >= SERVICE_WRITE_QUEUE_MAX) {
 		/* requests sent ahead, answers never read: our memory, not theirs */
 		log_warn("control client %s (uid %u, pid %d): over %d bytes of answers unread; "
-			 "hung up", c->user, c->uid, (int)c->pid, SERVICE_WRITE_QUEUE_MAX);
+			 "hung up",
+			 c->user, c->uid, (int)c->pid, SERVICE_WRITE_QUEUE_MAX);
 		service_client_close(c);
 		return false;
 	}
@@ -715,11 +735,13 @@ void service_client_accept(struct service *s)
 	peer_identity(c);
 	if (!allowed(c)) {
 		log_warn("refused a control connection from %s (uid %u, pid %d): neither root nor in "
-			 "group '%s'", c->user, c->uid, (int)c->pid, s->set.group);
-		reply_error(c, "EACCES", true, "%s (uid %u) may not use this hostd service: only "
+			 "group '%s'",
+			 c->user, c->uid, (int)c->pid, s->set.group);
+		reply_error(c, "EACCES", true,
+			    "%s (uid %u) may not use this hostd service: only "
 			    "root and members of group '%s' may (an admin can add you: usermod -aG "
-			    "%s %s, then log in again)", c->user, c->uid, s->set.group, s->set.group,
-			    c->user);
+			    "%s %s, then log in again)",
+			    c->user, c->uid, s->set.group, s->set.group, c->user);
 		return;
 	}
 	if (s->nclients > SERVICE_CLIENTS_MAX) {
@@ -734,10 +756,12 @@ void service_client_accept(struct service *s)
 		mine += !o->closed && o->uid == c->uid;
 	if (!c->root && mine > SERVICE_CLIENTS_PER_USER) {
 		log_warn("refused a control connection from %s (uid %u, pid %d): %d of theirs "
-			 "already", c->user, c->uid, (int)c->pid, SERVICE_CLIENTS_PER_USER);
-		reply_error(c, "EBUSY", true, "%s has %d connections to the service already (waits "
-			    "and follows): end some, then try again", c->user,
-			    SERVICE_CLIENTS_PER_USER);
+			 "already",
+			 c->user, c->uid, (int)c->pid, SERVICE_CLIENTS_PER_USER);
+		reply_error(c, "EBUSY", true,
+			    "%s has %d connections to the service already (waits "
+			    "and follows): end some, then try again",
+			    c->user, SERVICE_CLIENTS_PER_USER);
 		return;
 	}
 	idle_start(c);

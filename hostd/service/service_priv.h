@@ -25,9 +25,9 @@
 
 enum client_wait {
 	CLIENT_IDLE,
-	CLIENT_WAIT,    /* "wait": answered when the experiment ends */
-	CLIENT_FOLLOW,  /* "logs" with follow: log lines until it ends */
-	CLIENT_LOGS,    /* "logs": log lines to the end of the file */
+	CLIENT_WAIT,   /* "wait": answered when the experiment ends */
+	CLIENT_FOLLOW, /* "logs" with follow: log lines until it ends */
+	CLIENT_LOGS,   /* "logs": log lines to the end of the file */
 	CLIENT_CLOSING,
 };
 
@@ -43,7 +43,7 @@ struct client {
 	pid_t pid;
 	char user[64];
 	bool root;
-	bool closed;    /* its handles are being closed; freed when they are */
+	bool closed; /* its handles are being closed; freed when they are */
 	enum client_wait wait;
 	uint64_t exp_id;
 	/* "logs": the log file and where we are in it */
@@ -59,11 +59,11 @@ struct service {
 	uv_loop_t *loop;
 	uv_pipe_t listener;
 	bool listening;
-	bool socket_bound;   /* ours to unlink (not systemd's) */
+	bool socket_bound; /* ours to unlink (not systemd's) */
 	uv_signal_t sigterm, sigint, sighup, sigchld;
 	struct service_settings set;
-	char root[PATH_MAX]; /* STATE_DIR/service */
-	char self[PATH_MAX]; /* our own binary, what each experiment runs */
+	char root[PATH_MAX];	 /* STATE_DIR/service */
+	char self[PATH_MAX];	 /* our own binary, what each experiment runs */
 	struct queue_exp **exps; /* by id */
 	size_t n;
 
@@ -71,8 +71,8 @@ struct service {
 	 * winding down from the service's previous life) */
 	struct queue_exp *cur;
 	pid_t child;
-	bool child_ours;     /* ours to waitpid; else an orphan we only watch */
-	bool orphan_watch;   /* an orphan's end is awaited on one of: */
+	bool child_ours;   /* ours to waitpid; else an orphan we only watch */
+	bool orphan_watch; /* an orphan's end is awaited on one of: */
 	int pidfd;
 	uv_poll_t orphan_poll;
 	uv_timer_t orphan_timer;
@@ -112,8 +112,7 @@ void service_run_recover(struct service *s, struct queue_exp *e);
 void service_run_init(struct service *s);
 void service_run_close(struct service *s);
 /* 0 when the run folder may go in dir for e's submitter, else -errno and why. */
-int service_results_check(const struct service *s, const struct queue_exp *e, char *why,
-			  size_t size);
+int service_results_check(const struct service *s, const struct queue_exp *e, char *why, size_t size);
 
 /* service_client.c */
 void service_client_accept(struct service *s);

@@ -42,8 +42,10 @@ static uint64_t proc_start_time(pid_t pid)
 	if (fileio_read_all(path, 4096, &text, &len) < 0)
 		return 0;
 	p = strrchr(text, ')'); /* the command may hold spaces and parentheses */
-	if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-			       "%*d %*d %*d %*d %llu", &v) != 1)
+	if (p && sscanf(p + 1,
+			" %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+			"%*d %*d %*d %*d %llu",
+			&v) != 1)
 		v = 0;
 	free(text);
 	return v;
@@ -72,15 +74,15 @@ static void log_line(struct service *s, const struct queue_exp *e, const char *f
 	}
 }
 
-int service_results_check(const struct service *s, const struct queue_exp *e, char *why,
-			  size_t size)
+int service_results_check(const struct service *s, const struct queue_exp *e, char *why, size_t size)
 {
 	struct stat st, rs;
 	int r = 0;
 	int fd = open(e->results, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		r = -errno;
-		snprintf(why, size, "cannot open the results folder %s: %s", e->results, strerror(errno));
+		snprintf(why, size, "cannot open the results folder %s: %s", e->results,
+			 strerror(errno));
 		return r;
 	}
 	fstat(fd, &st);
@@ -88,12 +90,14 @@ int service_results_check(const struct service *s, const struct queue_exp *e, ch
 		      rs.st_ino == st.st_ino;
 	if (!shared && e->uid != 0 && st.st_uid != e->uid) {
 		r = -EPERM;
-		snprintf(why, size, "the results folder %s belongs to uid %u, not to %s (uid %u): name "
-			 "a folder of your own, or leave --results out for %s", e->results,
-			 (unsigned)st.st_uid, e->user, e->uid, s->set.results_root);
+		snprintf(why, size,
+			 "the results folder %s belongs to uid %u, not to %s (uid %u): name "
+			 "a folder of your own, or leave --results out for %s",
+			 e->results, (unsigned)st.st_uid, e->user, e->uid, s->set.results_root);
 	} else if (faccessat(fd, ".", W_OK, AT_EACCESS) < 0) {
 		r = -errno;
-		snprintf(why, size, "the service (uid %u) cannot write into %s: %s; let it (chgrp "
+		snprintf(why, size,
+			 "the service (uid %u) cannot write into %s: %s; let it (chgrp "
 			 "lockstep %s && chmod g+w %s) or leave --results out for %s",
 			 (unsigned)geteuid(), e->results, strerror(errno), e->results, e->results,
 			 s->set.results_root);
@@ -166,7 +170,8 @@ static void give_results(struct service *s, struct queue_exp *e)
 		return;
 	}
 	int dfd = open(e->results, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int fd = dfd < 0 ? -1 : openat(dfd, e->run_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = dfd < 0 ? -1
+			 : openat(dfd, e->run_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd >= 0)
 		close(dfd);
 	if (fd < 0)
@@ -176,7 +181,8 @@ static void give_results(struct service *s, struct queue_exp *e)
 	if (r < 0)
 		log_warn("experiment %" PRIu64 ": cannot give %s/%s to %s (uid %u): %s%s", e->id,
 			 e->results, e->run_name, e->user, e->uid, strerror(-r),
-			 r == -EPERM ? " (the service needs CAP_CHOWN: see systemd/hostd.service)" : "");
+			 r == -EPERM ? " (the service needs CAP_CHOWN: see systemd/hostd.service)"
+				     : "");
 }
 
 static void ended(struct service *s, struct queue_exp *e, enum queue_state st, int code,
@@ -190,8 +196,8 @@ static void ended(struct service *s, struct queue_exp *e, enum queue_state st, i
 	snprintf(e->reason, sizeof(e->reason), "%s", reason ? reason : "");
 	give_results(s, e);
 	service_save(s, e);
-	log_line(s, e, "experiment %" PRIu64 " %s, exit code %d%s%s", e->id,
-		 queue_state_name(st), code, e->reason[0] ? ": " : "", e->reason);
+	log_line(s, e, "experiment %" PRIu64 " %s, exit code %d%s%s", e->id, queue_state_name(st),
+		 code, e->reason[0] ? ": " : "", e->reason);
 	if (st == QUEUE_DONE)
 		log_info("experiment %" PRIu64 " of %s done: %s/%s", e->id, e->user, e->results,
 			 e->run_name);
@@ -305,7 +311,8 @@ static void on_kill_timer(uv_timer_t *t)
 	double secs = (double)s->set.stop_timeout_ms / 1000;
 	log_warn("experiment %" PRIu64 ": its hostd (pid %d) did not end %.1f s after SIGTERM "
 		 "(STOP_TIMEOUT in %s): SIGKILL; guests it started under libvirt may be left "
-		 "running (virsh list)", s->cur->id, (int)s->child, secs, s->opt->settings_path);
+		 "running (virsh list)",
+		 s->cur->id, (int)s->child, secs, s->opt->settings_path);
 	log_line(s, s->cur, "its hostd did not end %.1f s after SIGTERM: killed (SIGKILL)", secs);
 	size_t n = strlen(s->end_reason);
 	snprintf(s->end_reason + n, sizeof(s->end_reason) - n,
@@ -361,7 +368,8 @@ void service_run_recover(struct service *s, struct queue_exp *e)
 		/* its hostd is still finishing: let it write its manifest, and
 		 * start nothing before it is gone */
 		log_warn("experiment %" PRIu64 ": its hostd (pid %d) outlived the service that ran "
-			 "it; waiting for it to end (SIGKILL after STOP_TIMEOUT)", e->id, e->pid);
+			 "it; waiting for it to end (SIGKILL after STOP_TIMEOUT)",
+			 e->id, e->pid);
 		/* no SIGTERM of ours: it had the kernel's (PR_SET_PDEATHSIG), and
 		 * hostd takes a second one, mid-finish, as "now": its manifest
 		 * would stay "running" */
@@ -458,10 +466,19 @@ void service_run_start(struct service *s, struct queue_exp *e)
 		ended(s, e, QUEUE_FAILED, 1, why);
 		return;
 	}
-	const char *argv[32] = { "hostd", "--host-config", fr == 0 ? hname : hconf,
-				 "--guest-config", fr == 0 ? gname : gconf,
-				 "--results", e->results, "--run-name", e->run_name,
-				 "--state-dir", s->opt->state_dir, "--status-file", status,
+	const char *argv[32] = { "hostd",
+				 "--host-config",
+				 fr == 0 ? hname : hconf,
+				 "--guest-config",
+				 fr == 0 ? gname : gconf,
+				 "--results",
+				 e->results,
+				 "--run-name",
+				 e->run_name,
+				 "--state-dir",
+				 s->opt->state_dir,
+				 "--status-file",
+				 status,
 				 "--no-progress" };
 	size_t n = 14;
 	if (fr == 0) {

@@ -41,8 +41,7 @@ static int get_str(const struct config *c, const char *name, char *dst, size_t s
 	return 0;
 }
 
-static int bad_value(const struct config *c, const char *name, const char *what,
-		     struct config_diag *err)
+static int bad_value(const struct config *c, const char *name, const char *what, struct config_diag *err)
 {
 	const char *file = "";
 	int line = 0;
@@ -66,8 +65,7 @@ static int get_u32(const struct config *c, const char *name, int64_t min, int64_
 }
 
 /* 0.1 s to a day: under that a client or a hostd could not keep up */
-static int get_ms(const struct config *c, const char *name, uint64_t *dst,
-		  struct config_diag *err)
+static int get_ms(const struct config *c, const char *name, uint64_t *dst, struct config_diag *err)
 {
 	double v = (double)*dst / 1000;
 	int r = config_get_seconds(c, name, 0.1, 86400, &v, err);
@@ -77,13 +75,19 @@ static int get_ms(const struct config *c, const char *name, uint64_t *dst,
 	return 0;
 }
 
-int service_settings_load(const char *path, struct service_settings *out,
-			  struct config_diag *err)
+int service_settings_load(const char *path, struct service_settings *out, struct config_diag *err)
 {
-	static const char *const known[] = { "SERVICE_GROUP", "QUEUE_MAX", "USER_QUEUE_MAX",
-					     "KEEP_FINISHED", "RESULTS_ROOT", "IDLE_TIMEOUT",
-					     "STOP_TIMEOUT", "HOSTD_BINARY", "SERVICE_HOST_STEPS",
-					     "RUN_TIMEOUT", NULL };
+	static const char *const known[] = { "SERVICE_GROUP",
+					     "QUEUE_MAX",
+					     "USER_QUEUE_MAX",
+					     "KEEP_FINISHED",
+					     "RESULTS_ROOT",
+					     "IDLE_TIMEOUT",
+					     "STOP_TIMEOUT",
+					     "HOSTD_BINARY",
+					     "SERVICE_HOST_STEPS",
+					     "RUN_TIMEOUT",
+					     NULL };
 	struct service_settings s;
 	struct stat st;
 	int r;

@@ -12,17 +12,17 @@
 #include "ctl.h"
 
 struct service_settings {
-	char group[64];                  /* SERVICE_GROUP: who besides root may submit */
-	uint32_t queue_max;              /* QUEUE_MAX: experiments waiting, at most */
-	uint32_t keep_finished;          /* KEEP_FINISHED: ended ones remembered */
+	char group[64];			 /* SERVICE_GROUP: who besides root may submit */
+	uint32_t queue_max;		 /* QUEUE_MAX: experiments waiting, at most */
+	uint32_t keep_finished;		 /* KEEP_FINISHED: ended ones remembered */
 	char results_root[CTL_PATH_MAX]; /* RESULTS_ROOT: where runs go by default */
-	uint32_t user_queue_max;         /* USER_QUEUE_MAX: waiting, of one submitter */
-	uint64_t idle_timeout_ms;        /* IDLE_TIMEOUT: a client's time for a request */
-	uint64_t stop_timeout_ms;        /* STOP_TIMEOUT: from SIGTERM to SIGKILL of a run */
+	uint32_t user_queue_max;	 /* USER_QUEUE_MAX: waiting, of one submitter */
+	uint64_t idle_timeout_ms;	 /* IDLE_TIMEOUT: a client's time for a request */
+	uint64_t stop_timeout_ms;	 /* STOP_TIMEOUT: from SIGTERM to SIGKILL of a run */
 	char hostd_binary[CTL_PATH_MAX]; /* HOSTD_BINARY: tests only; "": the service's own */
-	char host_steps[64];             /* SERVICE_HOST_STEPS: the group that may run
+	char host_steps[64];		 /* SERVICE_HOST_STEPS: the group that may run
 					    steps on the host; "": root only */
-	uint64_t run_timeout_ms;         /* RUN_TIMEOUT: an experiment's wall time, at most */
+	uint64_t run_timeout_ms;	 /* RUN_TIMEOUT: an experiment's wall time, at most */
 };
 
 void service_settings_default(struct service_settings *s);

@@ -29,8 +29,9 @@ int submitted_setup(const char *run_as, const char *config_files, struct run_opt
 		}
 		o->runas = &submitter;
 		log_info("programs on the host run as %s (uid %u, gid %u, %zu groups), without "
-			 "capabilities", submitter.user, (unsigned)submitter.uid,
-			 (unsigned)submitter.gid, submitter.ngroups);
+			 "capabilities",
+			 submitter.user, (unsigned)submitter.uid, (unsigned)submitter.gid,
+			 submitter.ngroups);
 	}
 	if (!config_files)
 		return 0;
@@ -92,13 +93,15 @@ int submitted_check(const struct experiment *e)
 	if (e->ssh_key) {
 		log_error("GUEST_SSH_KEY=%s: under hostd --service the service's own key is used "
 			  "(hostd --print-public-key); a key file a config names would be read with "
-			  "the service's rights: leave GUEST_SSH_KEY out", e->ssh_key);
+			  "the service's rights: leave GUEST_SSH_KEY out",
+			  e->ssh_key);
 		return -1;
 	}
 	if (e->cluster.password_file) {
 		log_error("CLUSTER_PASSWORD_FILE=%s: under hostd --service a file a config names "
 			  "would be read with the service's rights: leave it out (a Redis without a "
-			  "password on a network only the hosts reach)", e->cluster.password_file);
+			  "password on a network only the hosts reach)",
+			  e->cluster.password_file);
 		return -1;
 	}
 	for (size_t k = 0; k < e->nplans; k++) {

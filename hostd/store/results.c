@@ -100,8 +100,7 @@ static int open_append(int dirfd, const char *rel)
 	/* only a file of ours: a hard link someone made in a folder of theirs
 	 * (a submitter's monitors/) to another file is not appended to */
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
-	    st.st_uid != geteuid()) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != geteuid()) {
 		close(fd);
 		return -EPERM;
 	}
@@ -249,9 +248,7 @@ static size_t write_batch(struct results *r, struct item *batch)
 	for (struct item *it = batch; it; it = it->next) {
 		int fd = -1, e;
 		switch (it->kind) {
-		case ITEM_MONITOR:
-			write_monitor(r, it, &monitor_bytes);
-			continue;
+		case ITEM_MONITOR: write_monitor(r, it, &monitor_bytes); continue;
 		case ITEM_SAMPLE:
 			fd = r->samples_fd;
 			sync_samples = true;
@@ -274,9 +271,10 @@ static size_t write_batch(struct results *r, struct item *batch)
 		}
 		e = fileio_write_all(fd, it->data, it->len);
 		if (e < 0)
-			note_error(r, e, it->kind == ITEM_SAMPLE    ? "samples.ndjson"
-					 : it->kind == ITEM_BARRIER ? "barriers.ndjson"
-								    : it->rel);
+			note_error(r, e,
+				   it->kind == ITEM_SAMPLE    ? "samples.ndjson"
+				   : it->kind == ITEM_BARRIER ? "barriers.ndjson"
+							      : it->rel);
 	}
 	if (sync_samples && fdatasync(r->samples_fd) < 0)
 		note_error(r, -errno, "samples.ndjson");
@@ -348,8 +346,7 @@ static int make_dir(const struct results *r, int dirfd, const char *rel)
 {
 	if (mkdirat(dirfd, rel, 0750) < 0)
 		return -errno;
-	if (r->group != (gid_t)-1 &&
-	    fchownat(dirfd, rel, (uid_t)-1, r->group, AT_SYMLINK_NOFOLLOW) < 0)
+	if (r->group != (gid_t)-1 && fchownat(dirfd, rel, (uid_t)-1, r->group, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	return 0;
 }
@@ -638,8 +635,8 @@ int results_monitor_dir(struct results *r, const char *node)
 	return ret;
 }
 
-int results_append_monitor(struct results *r, const char *node, const char *file,
-			   const char *data, size_t len)
+int results_append_monitor(struct results *r, const char *node, const char *file, const char *data,
+			   size_t len)
 {
 	if (!proto_name_valid(node) || !proto_name_valid(file))
 		return -EINVAL;

@@ -81,8 +81,8 @@ int results_monitor_dir(struct results *r, const char *node);
  * samples.  file is a name the caller picks from a fixed set, never one a
  * peer sends.  -EINVAL for a bad node or file name; -ENOBUFS while over
  * RESULTS_MONITOR_QUEUED_MAX. */
-int results_append_monitor(struct results *r, const char *node, const char *file,
-			   const char *data, size_t len);
+int results_append_monitor(struct results *r, const char *node, const char *file, const char *data,
+			   size_t len);
 void results_append_barrier(struct results *r, json_object *record);
 /* Queues manifest.json for an atomic rewrite (write, fsync, rename); when
  * several are queued only the newest is written. */

@@ -15,11 +15,11 @@
 enum virt_accel_mode { VIRT_ACCEL_AUTO, VIRT_ACCEL_KVM, VIRT_ACCEL_TCG };
 
 struct virt_accel {
-	enum virt_accel_mode mode;   /* what was asked for */
-	bool kvm;		     /* the decision */
-	const char *name;	     /* "kvm" or "tcg" */
-	const char *domain_type;     /* libvirt's <domain type=...>: "kvm" or "qemu" */
-	char reason[384];	     /* one sentence, for the manifest and the log */
+	enum virt_accel_mode mode; /* what was asked for */
+	bool kvm;		   /* the decision */
+	const char *name;	   /* "kvm" or "tcg" */
+	const char *domain_type;   /* libvirt's <domain type=...>: "kvm" or "qemu" */
+	char reason[384];	   /* one sentence, for the manifest and the log */
 };
 
 /* "auto", "kvm" or "tcg" (GUEST_ACCEL); -EINVAL otherwise. */

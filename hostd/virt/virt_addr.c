@@ -66,8 +66,7 @@ static bool looks_numeric(const char *s)
 	return true;
 }
 
-int virt_addr_parse(const char *s, int default_port, struct virt_addr *a, char *err,
-		    size_t errlen)
+int virt_addr_parse(const char *s, int default_port, struct virt_addr *a, char *err, size_t errlen)
 {
 	char host[ADDR_TEXT_MAX];
 	const char *port = NULL;
@@ -95,8 +94,8 @@ int virt_addr_parse(const char *s, int default_port, struct virt_addr *a, char *
 	} else {
 		const char *colon = strrchr(s, ':');
 		if (colon && strchr(s, ':') != colon) {
-			snprintf(err, errlen, "\"%s\": an IPv6 address needs brackets, as in [::1]:22",
-				 s);
+			snprintf(err, errlen,
+				 "\"%s\": an IPv6 address needs brackets, as in [::1]:22", s);
 			return -EINVAL;
 		}
 		size_t hl = colon ? (size_t)(colon - s) : n;
@@ -104,8 +103,8 @@ int virt_addr_parse(const char *s, int default_port, struct virt_addr *a, char *
 		host[hl] = '\0';
 		port = colon ? colon + 1 : NULL;
 		if (looks_numeric(host) ? inet_pton(AF_INET, host, bin) != 1 : !dns_name_valid(host)) {
-			snprintf(err, errlen, "\"%s\": \"%s\" is neither an IPv4 address nor a host name",
-				 s, host);
+			snprintf(err, errlen,
+				 "\"%s\": \"%s\" is neither an IPv4 address nor a host name", s, host);
 			return -EINVAL;
 		}
 	}
@@ -138,12 +137,11 @@ int virt_addr_parse_list(const char *s, size_t count, int default_port, struct v
 			break;
 		size_t n = strcspn(p, " \t\n");
 		if (i == count) {
-			snprintf(err, errlen, "has more than the %zu addresses expected (one per guest)",
-				 count);
+			snprintf(err, errlen,
+				 "has more than the %zu addresses expected (one per guest)", count);
 			goto fail;
 		}
-		snprintf(word, sizeof(word), "%.*s", (int)(n < sizeof(word) ? n : sizeof(word) - 1),
-			 p);
+		snprintf(word, sizeof(word), "%.*s", (int)(n < sizeof(word) ? n : sizeof(word) - 1), p);
 		if (n >= sizeof(word) ||
 		    virt_addr_parse(word, default_port, &v[i], why, sizeof(why)) < 0) {
 			snprintf(err, errlen, "entry %zu: %s", i + 1,
@@ -154,8 +152,8 @@ int virt_addr_parse_list(const char *s, size_t count, int default_port, struct v
 		p += n;
 	}
 	if (i != count) {
-		snprintf(err, errlen, "has %zu address%s, expected %zu (one per guest, host:port)", i,
-			 i == 1 ? "" : "es", count);
+		snprintf(err, errlen, "has %zu address%s, expected %zu (one per guest, host:port)",
+			 i, i == 1 ? "" : "es", count);
 		goto fail;
 	}
 	*out = v;

@@ -22,8 +22,7 @@ struct virt_addr {
 
 /* "host:port", "[v6addr]:port"; when default_port > 0 the ":port" may be
  * left out.  -EINVAL, with err saying what is wrong with s. */
-int virt_addr_parse(const char *s, int default_port, struct virt_addr *a, char *err,
-		    size_t errlen);
+int virt_addr_parse(const char *s, int default_port, struct virt_addr *a, char *err, size_t errlen);
 
 /* White-space separated list of exactly count addresses (GUEST_ADDRESSES):
  * *out (count entries, a new array).  err names the entry (1-based) and

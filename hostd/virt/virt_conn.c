@@ -38,7 +38,7 @@ struct virt_conn {
 	void *data;
 	bool keepalive, lost;
 	int lifecycle_id; /* -1 when not subscribed */
-	int port_id;      /* VSERPORT_CHANGE monitor events; -1 when none */
+	int port_id;	  /* VSERPORT_CHANGE monitor events; -1 when none */
 
 	/* reconnecting after a close (the loop's; the job writes fresh_*) */
 	double reconnect_max_s;
@@ -150,8 +150,7 @@ static void port_cb(virConnectPtr conn, virDomainPtr dom, const char *event, lon
 	json_object *o = details ? json_tokener_parse(details) : NULL, *id, *open;
 	const char *name = virDomainGetName(dom);
 	if (o && name && json_object_object_get_ex(o, "id", &id) &&
-	    json_object_is_type(id, json_type_string) &&
-	    json_object_object_get_ex(o, "open", &open)) {
+	    json_object_is_type(id, json_type_string) && json_object_object_get_ex(o, "open", &open)) {
 		const char *alias = json_object_get_string(id);
 		size_t n = strlen(name) + 1, m = strlen(alias) + 1;
 		struct qevent *q = xcalloc(1, sizeof(*q) + n + m);
@@ -320,7 +319,8 @@ static int subscribe(struct virt_conn *c, virConnectPtr conn, bool *keepalive, i
 		what = "cannot register a close callback";
 	if (!what) {
 		*lc_id = virConnectDomainEventRegisterAny(conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
-			VIR_DOMAIN_EVENT_CALLBACK(lifecycle_cb), c, NULL);
+							  VIR_DOMAIN_EVENT_CALLBACK(lifecycle_cb),
+							  c, NULL);
 		if (*lc_id < 0) {
 			what = "cannot subscribe to lifecycle events";
 			virConnectUnregisterCloseCallback(conn, close_cb);
@@ -411,7 +411,7 @@ static void reconnect_done(uv_work_t *w, int status)
 		return;
 	}
 	c->delay_ms = c->delay_ms * 2 > VIRT_RECONNECT_STEP_MAX_MS ? VIRT_RECONNECT_STEP_MAX_MS
-								 : c->delay_ms * 2;
+								   : c->delay_ms * 2;
 	if (elapsed + (double)c->delay_ms / 1000 > c->reconnect_max_s) {
 		if (c->ops && c->ops->reconnect)
 			c->ops->reconnect(c, -ETIMEDOUT, c->attempt, 0, c->rerr);
@@ -513,8 +513,8 @@ static void teardown(struct virt_conn *c)
 	uv_close((uv_handle_t *)&c->rtimer, handle_closed);
 }
 
-int virt_conn_open(uv_loop_t *loop, const char *uri, const struct virt_conn_ops *ops,
-		   void *data, struct virt_conn **out, char *err, size_t errlen)
+int virt_conn_open(uv_loop_t *loop, const char *uri, const struct virt_conn_ops *ops, void *data,
+		   struct virt_conn **out, char *err, size_t errlen)
 {
 	struct virt_conn *c;
 	int r;
@@ -650,8 +650,7 @@ const char *virt_event_detail_name(int event, int detail)
 	switch (event) {
 	case VIR_DOMAIN_EVENT_DEFINED:
 		return nth(NAMES("added", "updated", "renamed", "from-snapshot"), detail);
-	case VIR_DOMAIN_EVENT_UNDEFINED:
-		return nth(NAMES("removed", "renamed"), detail);
+	case VIR_DOMAIN_EVENT_UNDEFINED: return nth(NAMES("removed", "renamed"), detail);
 	case VIR_DOMAIN_EVENT_STARTED:
 		return nth(NAMES("booted", "migrated", "restored", "from-snapshot", "wakeup"), detail);
 	case VIR_DOMAIN_EVENT_SUSPENDED:
@@ -659,8 +658,7 @@ const char *virt_event_detail_name(int event, int detail)
 				 "from-snapshot", "api-error", "postcopy", "postcopy-failed"),
 			   detail);
 	case VIR_DOMAIN_EVENT_RESUMED:
-		return nth(NAMES("unpaused", "migrated", "from-snapshot", "postcopy",
-				 "postcopy-failed"),
+		return nth(NAMES("unpaused", "migrated", "from-snapshot", "postcopy", "postcopy-failed"),
 			   detail);
 	case VIR_DOMAIN_EVENT_STOPPED:
 		return nth(NAMES("shutdown", "destroyed", "crashed", "migrated", "saved", "failed",
@@ -670,12 +668,9 @@ const char *virt_event_detail_name(int event, int detail)
 		return nth(NAMES("finished", "finished after guest request",
 				 "finished after host request, e.g. a signal"),
 			   detail);
-	case VIR_DOMAIN_EVENT_PMSUSPENDED:
-		return nth(NAMES("memory", "disk"), detail);
-	case VIR_DOMAIN_EVENT_CRASHED:
-		return nth(NAMES("panicked", "crashloaded"), detail);
-	default:
-		return "unknown";
+	case VIR_DOMAIN_EVENT_PMSUSPENDED: return nth(NAMES("memory", "disk"), detail);
+	case VIR_DOMAIN_EVENT_CRASHED: return nth(NAMES("panicked", "crashloaded"), detail);
+	default: return "unknown";
 	}
 }
 
@@ -694,9 +689,7 @@ const char *virt_close_reason_text(int reason)
 		return "libvirtd closed the connection (end of file: did it stop?)";
 	case VIR_CONNECT_CLOSE_REASON_KEEPALIVE:
 		return "libvirtd stopped answering keepalive messages";
-	case VIR_CONNECT_CLOSE_REASON_CLIENT:
-		return "the connection was closed by hostd";
-	default:
-		return "libvirt closed the connection for an unknown reason";
+	case VIR_CONNECT_CLOSE_REASON_CLIENT: return "the connection was closed by hostd";
+	default: return "libvirt closed the connection for an unknown reason";
 	}
 }

@@ -86,8 +86,8 @@ struct virt_conn_ops {
  * message".  Keepalive is not an error when the driver has none (test:///
  * runs in-process); virt_conn_keepalive says whether it is on.
  */
-int virt_conn_open(uv_loop_t *loop, const char *uri, const struct virt_conn_ops *ops,
-		   void *data, struct virt_conn **out, char *err, size_t errlen);
+int virt_conn_open(uv_loop_t *loop, const char *uri, const struct virt_conn_ops *ops, void *data,
+		   struct virt_conn **out, char *err, size_t errlen);
 
 /*
  * Unsubscribes, closes the connection, stops and joins libvirt's event

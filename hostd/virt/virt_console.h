@@ -22,7 +22,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
-#define VIRT_CONSOLE_LINE_MAX 4096  /* longer lines are cut there */
+#define VIRT_CONSOLE_LINE_MAX 4096 /* longer lines are cut there */
 #define VIRT_HOSTKEY_MAX 1024
 #define VIRT_CONSOLE_TAIL_MAX (4 << 20) /* at most this much old log is read */
 

@@ -94,8 +94,7 @@ static int create_from_template(struct virt_guest *g)
 	v[6] = (struct virt_template_var){ "AUTHKEY", authkey };
 	v[7] = (struct virt_template_var){ "DOMAIN_TYPE", g->accel->domain_type };
 	memcpy(v + 8, s->vars, s->nvars * sizeof(*v));
-	r = virt_template_fill(s->template_text, s->template_path, v, n, NULL, &xml, err,
-			       sizeof(err));
+	r = virt_template_fill(s->template_text, s->template_path, v, n, NULL, &xml, err, sizeof(err));
 	if (r < 0) {
 		job_error(g, "%s", err);
 		goto out;
@@ -103,9 +102,10 @@ static int create_from_template(struct virt_guest *g)
 	r = virt_xml_edit_domain(xml, g->accel->domain_type,
 				 s->cputune ? s->cputune[g->index] : NULL, &edited);
 	if (r < 0) {
-		job_error(g, r == -EEXIST ? "%s already has a <cputune>: remove it, or unset "
-					    "GUEST_VCPU_PINNING"
-					  : "%s is not a well-formed <domain> once filled",
+		job_error(g,
+			  r == -EEXIST ? "%s already has a <cputune>: remove it, or unset "
+					 "GUEST_VCPU_PINNING"
+				       : "%s is not a well-formed <domain> once filled",
 			  s->template_path);
 		goto out;
 	}
@@ -135,8 +135,7 @@ static void note_console_offset(struct virt_guest *g)
 	char *xml = virDomainGetXMLDesc(g->dom, VIR_DOMAIN_XML_INACTIVE), *path = NULL;
 	struct stat st;
 	bool append;
-	if (xml && virt_xml_console_file(xml, &path, &append) == 0 && append &&
-	    stat(path, &st) == 0)
+	if (xml && virt_xml_console_file(xml, &path, &append) == 0 && append && stat(path, &st) == 0)
 		g->console_offset = st.st_size;
 	free(path);
 	free(xml);
@@ -150,7 +149,8 @@ static int check_type(struct virt_guest *g)
 	if (!xml)
 		return virt_error(g, "cannot read its XML");
 	if (virt_xml_domain_type(xml, &type) == 0 && strcmp(type, "kvm") == 0 && !g->accel->kvm) {
-		job_error(g, "it is a KVM domain (type='kvm') but hostd decided on %s: "
+		job_error(g,
+			  "it is a KVM domain (type='kvm') but hostd decided on %s: "
 			  "change it to type='qemu', or set GUEST_ACCEL=kvm to insist",
 			  g->accel->reason);
 		r = -EINVAL;
@@ -177,13 +177,13 @@ static int attach_existing(struct virt_guest *g)
 		g->created_ns = clock_mono_ns();
 		return 0;
 	case VIR_DOMAIN_SHUTOFF:
-	case VIR_DOMAIN_CRASHED:
-		break;
+	case VIR_DOMAIN_CRASHED: break;
 	default:
 		job_error(g, "its domain is %s; hostd uses domains that run or are shut off",
-			  state == VIR_DOMAIN_PAUSED ? "paused" :
-			  state == VIR_DOMAIN_SHUTDOWN ? "shutting down" :
-			  state == VIR_DOMAIN_PMSUSPENDED ? "suspended by the guest" : "in no state");
+			  state == VIR_DOMAIN_PAUSED	    ? "paused"
+			  : state == VIR_DOMAIN_SHUTDOWN    ? "shutting down"
+			  : state == VIR_DOMAIN_PMSUSPENDED ? "suspended by the guest"
+							    : "in no state");
 		return -EBUSY;
 	}
 	if (check_type(g) < 0)
@@ -222,8 +222,7 @@ static int alias_cb(const struct virt_xml_elem *e, void *data)
 	}
 	if (!a->in_channel || e->end)
 		return 0;
-	if (strcmp(e->path, "domain/devices/channel/target") == 0 &&
-	    virt_xml_attr(e, "name", &v) == 0)
+	if (strcmp(e->path, "domain/devices/channel/target") == 0 && virt_xml_attr(e, "name", &v) == 0)
 		a->ours = strcmp(v, VIRT_AGENT_CHANNEL) == 0;
 	else if (strcmp(e->path, "domain/devices/channel/alias") == 0 &&
 		 virt_xml_attr(e, "name", &v) == 0)
@@ -254,11 +253,11 @@ static int read_live(struct virt_guest *g)
 		g->channel_path = v;
 	} else if (r == -ENOENT) {
 		job_error(g, "its live XML has no channel named " VIRT_AGENT_CHANNEL ": add "
-			  "<channel type='unix'><source mode='bind'/><target type='virtio' "
-			  "name='" VIRT_AGENT_CHANNEL "'/></channel> to its <devices>");
+			     "<channel type='unix'><source mode='bind'/><target type='virtio' "
+			     "name='" VIRT_AGENT_CHANNEL "'/></channel> to its <devices>");
 	} else if (r == -EPROTO) {
 		job_error(g, "its channel " VIRT_AGENT_CHANNEL " is not a unix socket with a path: "
-			  "make it <channel type='unix'> with <source mode='bind'/>");
+			     "make it <channel type='unix'> with <source mode='bind'/>");
 	} else {
 		job_error(g, "its live XML is not well-formed (as far as hostd reads XML)");
 	}
@@ -268,8 +267,8 @@ static int read_live(struct virt_guest *g)
 	} else if (r == 0 && g->settings->wait_console) {
 		r = -ENOENT;
 		job_error(g, "its first serial port does not write to a file, so hostd cannot see "
-			  "LOCKSTEP-READY: give it <serial type='file'> (or a <log file=...>), or set "
-			  "GUEST_READY=none");
+			     "LOCKSTEP-READY: give it <serial type='file'> (or a <log file=...>), or set "
+			     "GUEST_READY=none");
 	}
 	if (r == 0)
 		read_alias(g, xml);
@@ -324,8 +323,9 @@ static int refresh_dom(struct virt_guest *g)
 	d = virDomainLookupByUUIDString(now, g->uuid);
 	if (!d)
 		return virGetLastErrorCode() == VIR_ERR_NO_DOMAIN
-			       ? 1 : virt_error(g, "cannot find its domain again after libvirt's "
-						   "connection came back");
+			       ? 1
+			       : virt_error(g, "cannot find its domain again after libvirt's "
+					       "connection came back");
 	virDomainFree(g->dom);
 	g->dom = d;
 	return 0;
@@ -492,15 +492,15 @@ static void console_done(struct virt_console_wait *w, int status, void *data)
 		return;
 	}
 	if (status == -ETIMEDOUT)
-		set_error(g, "not ready within GUEST_BOOT_TIMEOUT=%gs: no LOCKSTEP-READY line in its "
+		set_error(g,
+			  "not ready within GUEST_BOOT_TIMEOUT=%gs: no LOCKSTEP-READY line in its "
 			  "console log %s (last line: \"%s\")",
 			  g->settings->boot_timeout_s, g->console_log, scan->last);
 	else if (status == -EPROTO)
 		set_error(g, "the guest cannot become ready: LOCKSTEP-FAIL %s (console log %s)",
 			  scan->failure, g->console_log);
 	else
-		set_error(g, "cannot read its console log %s: %s", g->console_log,
-			  strerror(-status));
+		set_error(g, "cannot read its console log %s: %s", g->console_log, strerror(-status));
 	fail(g);
 }
 
@@ -528,8 +528,7 @@ static void lost_error(struct virt_guest *g, const char *when)
 	set_error(g, "its domain went away %s: libvirt says %s (%s)%s%s", when,
 		  virt_event_name(g->lost_event),
 		  virt_event_detail_name(g->lost_event, g->lost_detail),
-		  g->console_log ? "; its console log is " : "",
-		  g->console_log ? g->console_log : "");
+		  g->console_log ? "; its console log is " : "", g->console_log ? g->console_log : "");
 }
 
 static void start_done(struct virt_guest *g, int r)
@@ -622,7 +621,8 @@ static void reattach_done(struct virt_guest *g, int r)
 	if (r != 1 || g->lost || g->state != VIRT_GUEST_READY)
 		return;
 	g->lost = true;
-	set_error(g, "its domain is gone: it ended while libvirt's connection was down "
+	set_error(g,
+		  "its domain is gone: it ended while libvirt's connection was down "
 		  "(libvirtd stopped or restarted; libvirtd destroys a guest made for the run, "
 		  "AUTODESTROY, as it stops)%s%s",
 		  g->console_log ? "; its console log is " : "", g->console_log ? g->console_log : "");
@@ -701,8 +701,7 @@ static void watch_cb(struct virt_watch *w, const struct virt_lifecycle *ev)
 		lost_error(g, "mid-run");
 		fail(g);
 		break;
-	default:
-		break; /* STARTING: start_done reports it */
+	default: break; /* STARTING: start_done reports it */
 	}
 }
 
@@ -764,8 +763,7 @@ int virt_guest_start(struct virt_guest *g)
 
 void virt_guest_stop(struct virt_guest *g)
 {
-	if (g->stop_requested || g->state == VIRT_GUEST_STOPPING ||
-	    g->state == VIRT_GUEST_STOPPED)
+	if (g->stop_requested || g->state == VIRT_GUEST_STOPPING || g->state == VIRT_GUEST_STOPPED)
 		return;
 	g->stop_requested = true;
 	if (!g->busy)
@@ -809,8 +807,8 @@ int virt_guest_channel_connect(const struct virt_guest *g)
 const char *virt_guest_state_name(enum virt_guest_state s)
 {
 	static const char *const names[] = {
-		"new", "starting", "booting", "addressing", "ready", "failed", "stopping",
-		"stopped",
+		"new",	 "starting", "booting",	 "addressing",
+		"ready", "failed",   "stopping", "stopped",
 	};
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
 }

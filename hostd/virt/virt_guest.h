@@ -41,7 +41,7 @@ enum virt_guest_state {
 	VIRT_GUEST_BOOTING,    /* waiting for LOCKSTEP-READY */
 	VIRT_GUEST_ADDRESSING, /* asking libvirt for its address */
 	VIRT_GUEST_READY,
-	VIRT_GUEST_FAILED,     /* error says why; stop still cleans up */
+	VIRT_GUEST_FAILED, /* error says why; stop still cleans up */
 	VIRT_GUEST_STOPPING,
 	VIRT_GUEST_STOPPED,
 };
@@ -81,18 +81,18 @@ struct virt_guest {
 	int paused_detail;	/* virDomainEventSuspendedDetailType */
 	int64_t paused_ns;	/* CLOCK_MONOTONIC of the suspend event */
 	unsigned pauses;	/* how many times it was paused in the run */
-	char channel_alias[64];	/* the channel's device alias ("channel0"), "" if unknown */
+	char channel_alias[64]; /* the channel's device alias ("channel0"), "" if unknown */
 	char uuid[VIR_UUID_STRING_BUFLEN];
-	char domain_type[16];	/* from the live XML: "qemu" (TCG) or "kvm" */
-	char *channel_path;	/* host side of org.lockstep.agent.0 */
-	char *console_log;	/* NULL when the console is not a file */
-	struct virt_addr addr;	/* host and port for SSH */
+	char domain_type[16];		/* from the live XML: "qemu" (TCG) or "kvm" */
+	char *channel_path;		/* host side of org.lockstep.agent.0 */
+	char *console_log;		/* NULL when the console is not a file */
+	struct virt_addr addr;		/* host and port for SSH */
 	char hostkey[VIRT_HOSTKEY_MAX]; /* from the console, "" if none */
-	double create_s;	/* how long virDomainCreateXML/virDomainCreate took */
-	double boot_s;		/* from the domain's start to ready */
-	int64_t ready_ns;	/* CLOCK_MONOTONIC */
-	char error[1024];	/* "guest NAME: what failed: libvirt's message" */
-	char failure[1024];	/* error as it was when the guest failed, "" if it did not */
+	double create_s;		/* how long virDomainCreateXML/virDomainCreate took */
+	double boot_s;			/* from the domain's start to ready */
+	int64_t ready_ns;		/* CLOCK_MONOTONIC */
+	char error[1024];		/* "guest NAME: what failed: libvirt's message" */
+	char failure[1024]; /* error as it was when the guest failed, "" if it did not */
 
 	/* private */
 	struct virt_conn *conn;
@@ -106,7 +106,7 @@ struct virt_guest {
 	char *authkey_line;
 	char job_error[1024]; /* written by the job's thread only */
 	off_t console_offset;
-	int64_t start_ns;	/* virt_guest_start was called: older events are not ours */
+	int64_t start_ns; /* virt_guest_start was called: older events are not ours */
 	int64_t created_ns, deadline_ns;
 	struct virt_console_wait *console;
 	uv_timer_t *timer;

@@ -19,18 +19,35 @@
 #define VARS_MAX 64
 
 const char *const virt_settings_keys[] = {
-	"LIBVIRT_URI", "GUEST_ACCEL", "GUEST_DOMAINS", "GUESTS", "MMTESTS_VMS", "GUEST_RESTORE_STATE",
-	"GUEST_SHUTDOWN_TIMEOUT", "GUEST_READY", "GUEST_BOOT_TIMEOUT", "GUEST_ADDRESSES",
-	"GUEST_SSH_PORT", "GUEST_TEMPLATE", "GUEST_NAME_PREFIX", "GUEST_VCPUS",
-	"GUEST_MEMORY_MIB", "GUEST_VCPU_PINNING", "GUEST_RUNTIME_DIR", "GUEST_SSH_PORT_BASE",
-	"GUEST_KERNEL", "GUEST_INITRD", "GUEST_CMDLINE_EXTRA", NULL,
+	"LIBVIRT_URI",
+	"GUEST_ACCEL",
+	"GUEST_DOMAINS",
+	"GUESTS",
+	"MMTESTS_VMS",
+	"GUEST_RESTORE_STATE",
+	"GUEST_SHUTDOWN_TIMEOUT",
+	"GUEST_READY",
+	"GUEST_BOOT_TIMEOUT",
+	"GUEST_ADDRESSES",
+	"GUEST_SSH_PORT",
+	"GUEST_TEMPLATE",
+	"GUEST_NAME_PREFIX",
+	"GUEST_VCPUS",
+	"GUEST_MEMORY_MIB",
+	"GUEST_VCPU_PINNING",
+	"GUEST_RUNTIME_DIR",
+	"GUEST_SSH_PORT_BASE",
+	"GUEST_KERNEL",
+	"GUEST_INITRD",
+	"GUEST_CMDLINE_EXTRA",
+	NULL,
 };
 const char *const virt_settings_prefixes[] = { VAR_PREFIX, NULL };
 
 /* Placeholders every guest gets from us; the rest come from settings. */
 static const char *const own_vars[] = {
-	"NAME", "VCPUS", "MEMORY_MIB", "SSH_PORT", "CHANNEL_PATH", "CONSOLE_LOG",
-	"AUTHKEY", "DOMAIN_TYPE", NULL,
+	"NAME",	       "VCPUS",	  "MEMORY_MIB",	 "SSH_PORT", "CHANNEL_PATH",
+	"CONSOLE_LOG", "AUTHKEY", "DOMAIN_TYPE", NULL,
 };
 
 static const char *get_or(const struct config *c, const char *key, const char *def)
@@ -87,22 +104,23 @@ static int load_names(const struct config *c, const char *path, unsigned guest_c
 		s->origin = VIRT_ORIGIN_EXISTING;
 		split_words(domains, &s->names, &s->count);
 		if (s->count == 0)
-			return config_diag_at(d, c, key, path, "%s is empty: name one domain per guest", key);
+			return config_diag_at(d, c, key, path,
+					      "%s is empty: name one domain per guest", key);
 		if (guest_count != VIRT_COUNT_UNSET && s->count != guest_count)
 			return config_diag_at(d, c, key, path,
-				    "%s names %zu domain%s but GUEST_COUNT is %u: "
-				    "name one domain per guest, or leave GUEST_COUNT out",
-				    key, s->count, s->count == 1 ? "" : "s", guest_count);
+					      "%s names %zu domain%s but GUEST_COUNT is %u: "
+					      "name one domain per guest, or leave GUEST_COUNT out",
+					      key, s->count, s->count == 1 ? "" : "s", guest_count);
 		for (size_t i = 0; i < s->count; i++) {
 			if (!name_valid(s->names[i], VIRT_NAME_MAX))
 				return config_diag_at(d, c, key, path,
-					    "%s: \"%s\" is not a name hostd uses: 1 to %d "
-					    "of A-Z a-z 0-9 . _ -, not starting with . or -",
-					    key, s->names[i], VIRT_NAME_MAX);
+						      "%s: \"%s\" is not a name hostd uses: 1 to %d "
+						      "of A-Z a-z 0-9 . _ -, not starting with . or -",
+						      key, s->names[i], VIRT_NAME_MAX);
 			for (size_t j = 0; j < i; j++)
 				if (strcmp(s->names[i], s->names[j]) == 0)
-					return config_diag_at(d, c, key, path, "%s names \"%s\" twice", key,
-						    s->names[i]);
+					return config_diag_at(d, c, key, path, "%s names \"%s\" twice",
+							      key, s->names[i]);
 		}
 		return 0;
 	}
@@ -111,9 +129,9 @@ static int load_names(const struct config *c, const char *path, unsigned guest_c
 	const char *prefix = get_or(c, "GUEST_NAME_PREFIX", "lockstep-guest");
 	if (!name_valid(prefix, VIRT_NAME_MAX - 5))
 		return config_diag_at(d, c, "GUEST_NAME_PREFIX", path,
-			    "GUEST_NAME_PREFIX=\"%s\": 1 to %d of A-Z a-z 0-9 . _ -, not starting "
-			    "with . or -",
-			    prefix, VIRT_NAME_MAX - 5);
+				      "GUEST_NAME_PREFIX=\"%s\": 1 to %d of A-Z a-z 0-9 . _ -, not starting "
+				      "with . or -",
+				      prefix, VIRT_NAME_MAX - 5);
 	s->origin = VIRT_ORIGIN_TEMPLATE;
 	s->count = guest_count;
 	s->names = xcalloc(guest_count ? guest_count : 1, sizeof(*s->names));
@@ -169,12 +187,11 @@ int virt_settings_cputune(const char *spec, unsigned vcpus, char **block, char *
 			goto fail;
 		}
 		if (v == vcpus) {
-			snprintf(why, len, "\"%s\" pins more than the guest's %u vCPU%s", spec, vcpus,
-				 vcpus == 1 ? "" : "s");
+			snprintf(why, len, "\"%s\" pins more than the guest's %u vCPU%s", spec,
+				 vcpus, vcpus == 1 ? "" : "s");
 			goto fail;
 		}
-		at += (size_t)snprintf(b + at, cap - at, "<vcpupin vcpu='%u' cpuset='%s'/>", v++,
-				       cpus);
+		at += (size_t)snprintf(b + at, cap - at, "<vcpupin vcpu='%u' cpuset='%s'/>", v++, cpus);
 		if (!p[n])
 			break;
 		p += n + 1;
@@ -205,16 +222,16 @@ static int load_pinning(const struct config *c, const char *path, struct virt_se
 	split_words(pin, &words, &n);
 	if (n != s->count) {
 		r = config_diag_at(d, c, "GUEST_VCPU_PINNING", path,
-			 "GUEST_VCPU_PINNING has %zu entr%s but there are %zu guests: one per guest, "
-			 "its vCPUs' host CPUs separated by commas (\"0,1 2,3\")",
-			 n, n == 1 ? "y" : "ies", s->count);
+				   "GUEST_VCPU_PINNING has %zu entr%s but there are %zu guests: one per guest, "
+				   "its vCPUs' host CPUs separated by commas (\"0,1 2,3\")",
+				   n, n == 1 ? "y" : "ies", s->count);
 		goto out;
 	}
 	s->cputune = xcalloc(n ? n : 1, sizeof(*s->cputune));
 	for (size_t i = 0; i < n; i++) {
 		if (virt_settings_cputune(words[i], s->vcpus, &s->cputune[i], why, sizeof(why)) < 0) {
-			r = config_diag_at(d, c, "GUEST_VCPU_PINNING", path, "GUEST_VCPU_PINNING, guest %zu: %s",
-				 i + 1, why);
+			r = config_diag_at(d, c, "GUEST_VCPU_PINNING", path,
+					   "GUEST_VCPU_PINNING, guest %zu: %s", i + 1, why);
 			goto out;
 		}
 	}
@@ -255,10 +272,12 @@ static int load_vars(const struct config *c, const char *path, struct virt_setti
 		if (!*var || is_own(var) || strcmp(var, "KERNEL") == 0 ||
 		    strcmp(var, "INITRD") == 0 || strcmp(var, "CMDLINE_EXTRA") == 0)
 			return config_diag_at(d, c, names[i], path,
-				    "%s: @%s@ is filled by hostd%s; choose another name", names[i],
-				    var, *var && !is_own(var) ? " from its own key" : "");
+					      "%s: @%s@ is filled by hostd%s; choose another name",
+					      names[i], var,
+					      *var && !is_own(var) ? " from its own key" : "");
 		if (s->nvars >= VARS_MAX)
-			return config_diag_at(d, c, names[i], path, "more than %d GUEST_VAR_ names", VARS_MAX);
+			return config_diag_at(d, c, names[i], path, "more than %d GUEST_VAR_ names",
+					      VARS_MAX);
 		add_var(s, var, config_get(c, names[i]));
 	}
 	return 0;
@@ -288,35 +307,36 @@ static int check_template(const struct config *c, const char *path, struct virt_
 		r = -EFBIG;
 	}
 	if (r < 0) {
-		r = config_diag_at(d, c, key, path, "GUEST_TEMPLATE=%s cannot be read: %s", s->template_path,
-			 r == -EFBIG ? "larger than 1 MiB"
-			 : r == -ENOENT && key && config_files_in_use()
-				 ? "not among the files hostctl submit sent"
-				 : strerror(-r));
+		r = config_diag_at(d, c, key, path, "GUEST_TEMPLATE=%s cannot be read: %s",
+				   s->template_path,
+				   r == -EFBIG ? "larger than 1 MiB"
+				   : r == -ENOENT && key && config_files_in_use()
+					   ? "not among the files hostctl submit sent"
+					   : strerror(-r));
 		goto out;
 	}
 	for (size_t i = 0; own_vars[i]; i++)
 		v[i] = (struct virt_template_var){ own_vars[i], "1" };
 	memcpy(v + 8, s->vars, s->nvars * sizeof(*v));
-	r = virt_template_fill(s->template_text, s->template_path, v, n, used, &xml, err,
-			       sizeof(err));
+	r = virt_template_fill(s->template_text, s->template_path, v, n, used, &xml, err, sizeof(err));
 	if (r < 0) {
 		r = config_diag_at(d, c, key, path, "GUEST_TEMPLATE: %s", err);
 		goto out;
 	}
 	if (!used[0]) {
 		r = config_diag_at(d, c, key, path,
-			 "GUEST_TEMPLATE=%s has no @NAME@: every guest needs a name of its own",
-			 s->template_path);
+				   "GUEST_TEMPLATE=%s has no @NAME@: every guest needs a name of its own",
+				   s->template_path);
 		goto out;
 	}
 	r = virt_xml_channel_path(xml, VIRT_AGENT_CHANNEL, &chan);
 	if (r == -EINVAL || r == -ENOENT) {
 		r = config_diag_at(d, c, key, path,
-			 r == -EINVAL ? "GUEST_TEMPLATE=%s is not well-formed XML once filled"
-				      : "GUEST_TEMPLATE=%s has no <channel type='unix'> with "
-					"<target type='virtio' name='" VIRT_AGENT_CHANNEL "'/>",
-			 s->template_path);
+				   r == -EINVAL
+					   ? "GUEST_TEMPLATE=%s is not well-formed XML once filled"
+					   : "GUEST_TEMPLATE=%s has no <channel type='unix'> with "
+					     "<target type='virtio' name='" VIRT_AGENT_CHANNEL "'/>",
+				   s->template_path);
 		goto out;
 	}
 	r = 0;
@@ -326,10 +346,12 @@ static int check_template(const struct config *c, const char *path, struct virt_
 		struct stat st;
 		bool is_file = strcmp(name, "KERNEL") == 0 || strcmp(name, "INITRD") == 0;
 		if (is_file && used[8 + i] && stat(s->vars[i].value, &st) < 0) {
-			r = config_diag_at(d, c, strcmp(name, "KERNEL") == 0 ? "GUEST_KERNEL" : "GUEST_INITRD",
-				 path, "GUEST_%s=%s: %s (the demo guest is built by "
-				 "vm-templates/build-demo-guest)",
-				 name, s->vars[i].value, strerror(errno));
+			r = config_diag_at(d, c,
+					   strcmp(name, "KERNEL") == 0 ? "GUEST_KERNEL" : "GUEST_INITRD",
+					   path,
+					   "GUEST_%s=%s: %s (the demo guest is built by "
+					   "vm-templates/build-demo-guest)",
+					   name, s->vars[i].value, strerror(errno));
 			goto out;
 		}
 	}
@@ -349,8 +371,8 @@ static int load_template(const struct config *c, const char *path, const char *d
 
 	if (!t || !*t)
 		return config_diag_at(d, c, NULL, path,
-			    "set GUEST_TEMPLATE (a domain XML template) or GUEST_DOMAINS "
-			    "(existing domains) for GUEST_KIND=libvirt");
+				      "set GUEST_TEMPLATE (a domain XML template) or GUEST_DOMAINS "
+				      "(existing domains) for GUEST_KIND=libvirt");
 	/* a relative template is next to the config that names it, as a lab
 	 * keeps them together, wherever hostd is started from */
 	const char *slash = strrchr(path, '/');
@@ -368,16 +390,17 @@ static int load_template(const struct config *c, const char *path, const char *d
 	s->runtime_dir = xstrdup(get_or(c, "GUEST_RUNTIME_DIR", "/run/lockstep"));
 	if (s->runtime_dir[0] != '/')
 		return config_diag_at(d, c, "GUEST_RUNTIME_DIR", path,
-			    "GUEST_RUNTIME_DIR=%s is not an absolute path", s->runtime_dir);
+				      "GUEST_RUNTIME_DIR=%s is not an absolute path", s->runtime_dir);
 	for (size_t i = 0; i < s->count; i++) {
 		char *p = virt_settings_channel_path(s, i);
 		size_t n = strlen(p);
 		free(p);
 		if (n >= sizeof(((struct sockaddr_un *)0)->sun_path))
 			return config_diag_at(d, c, "GUEST_RUNTIME_DIR", path,
-				    "GUEST_RUNTIME_DIR=%s makes channel socket paths of %zu bytes; "
-				    "a unix socket path has at most %zu: choose a shorter folder",
-				    s->runtime_dir, n, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+					      "GUEST_RUNTIME_DIR=%s makes channel socket paths of %zu bytes; "
+					      "a unix socket path has at most %zu: choose a shorter folder",
+					      s->runtime_dir, n,
+					      sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
 	}
 	if (load_pinning(c, path, s, d) < 0 || load_vars(c, path, s, d) < 0)
 		return -EINVAL;
@@ -385,8 +408,7 @@ static int load_template(const struct config *c, const char *path, const char *d
 }
 
 int virt_settings_load(const struct config *c, const char *path, unsigned guest_count,
-		       const char *default_template, struct virt_settings *s,
-		       struct config_diag *d)
+		       const char *default_template, struct virt_settings *s, struct config_diag *d)
 {
 	static const char *const accels[] = { "auto", "kvm", "tcg", NULL };
 	static const char *const readies[] = { "console", "none", NULL };

@@ -31,31 +31,31 @@ enum virt_origin {
 };
 
 struct virt_settings {
-	char *uri;			/* LIBVIRT_URI */
-	enum virt_accel_mode accel;	/* GUEST_ACCEL */
+	char *uri;		    /* LIBVIRT_URI */
+	enum virt_accel_mode accel; /* GUEST_ACCEL */
 	enum virt_origin origin;
 	size_t count;
-	char **names;			/* domain names, count of them */
+	char **names; /* domain names, count of them */
 
 	/* existing domains */
-	bool restore_state;		/* GUEST_RESTORE_STATE: stop the ones we started */
-	double shutdown_timeout_s;	/* GUEST_SHUTDOWN_TIMEOUT, then virDomainDestroy */
+	bool restore_state;	   /* GUEST_RESTORE_STATE: stop the ones we started */
+	double shutdown_timeout_s; /* GUEST_SHUTDOWN_TIMEOUT, then virDomainDestroy */
 
 	/* readiness and reach */
-	bool wait_console;		/* GUEST_READY=console */
-	double boot_timeout_s;		/* GUEST_BOOT_TIMEOUT */
-	struct virt_addr *addrs;	/* GUEST_ADDRESSES, count entries; NULL if unset */
-	int ssh_port;			/* GUEST_SSH_PORT: for addresses libvirt finds */
+	bool wait_console;	 /* GUEST_READY=console */
+	double boot_timeout_s;	 /* GUEST_BOOT_TIMEOUT */
+	struct virt_addr *addrs; /* GUEST_ADDRESSES, count entries; NULL if unset */
+	int ssh_port;		 /* GUEST_SSH_PORT: for addresses libvirt finds */
 
 	/* template guests */
-	char *template_path;		/* GUEST_TEMPLATE */
+	char *template_path; /* GUEST_TEMPLATE */
 	char *template_text;
 	bool template_has_ssh_port;	/* forwarded to 127.0.0.1:ssh_port_base + i + 1 */
 	unsigned vcpus, memory_mib;	/* GUEST_VCPUS, GUEST_MEMORY_MIB */
 	char **cputune;			/* GUEST_VCPU_PINNING: a <cputune> per guest, or NULL */
 	char *runtime_dir;		/* GUEST_RUNTIME_DIR: sockets and console logs */
 	int ssh_port_base;		/* GUEST_SSH_PORT_BASE */
-	struct virt_template_var *vars;	/* KERNEL, INITRD, CMDLINE_EXTRA, GUEST_VAR_<NAME> */
+	struct virt_template_var *vars; /* KERNEL, INITRD, CMDLINE_EXTRA, GUEST_VAR_<NAME> */
 	size_t nvars;
 };
 
@@ -71,8 +71,7 @@ extern const char *const virt_settings_prefixes[];
  * -EINVAL with d naming file:line, the key and the value.
  */
 int virt_settings_load(const struct config *c, const char *path, unsigned guest_count,
-		       const char *default_template, struct virt_settings *s,
-		       struct config_diag *d);
+		       const char *default_template, struct virt_settings *s, struct config_diag *d);
 void virt_settings_fini(struct virt_settings *s);
 
 /* Per guest i (0-based): where its channel socket and console log go for
@@ -85,7 +84,6 @@ char *virt_settings_console_path(const struct virt_settings *s, size_t i);
  * each a CPU or a range ("0,1" or "0-1,2-3"): a <cputune> block.  -EINVAL
  * with why.
  */
-int virt_settings_cputune(const char *spec, unsigned vcpus, char **block, char *why,
-			  size_t len);
+int virt_settings_cputune(const char *spec, unsigned vcpus, char **block, char *why, size_t len);
 
 #endif

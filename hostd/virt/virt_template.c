@@ -183,8 +183,7 @@ fail:
 
 char *virt_base64(const void *data, size_t len)
 {
-	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	const unsigned char *in = data;
 	char *out = xmalloc((len + 2) / 3 * 4 + 1), *o = out;
 

@@ -174,8 +174,7 @@ static const char *skip_to(const char *p, const char *end)
 	return e ? e + strlen(end) : NULL;
 }
 
-int virt_xml_scan(const char *xml, int (*cb)(const struct virt_xml_elem *e, void *data),
-		  void *data)
+int virt_xml_scan(const char *xml, int (*cb)(const struct virt_xml_elem *e, void *data), void *data)
 {
 	struct scan s = { .xml = xml, .cb = cb, .data = data };
 	const char *p = xml;
@@ -240,8 +239,12 @@ static void put_utf8(char **o, uint32_t cp)
 /* One entity at p ('&'...';'); its decoded form is never longer. */
 static int decode_entity(const char *p, size_t left, size_t *used, char **o)
 {
-	static const struct { const char *name; char c; } named[] = {
-		{ "lt;", '<' }, { "gt;", '>' }, { "amp;", '&' }, { "quot;", '"' }, { "apos;", '\'' },
+	static const struct {
+		const char *name;
+		char c;
+	} named[] = {
+		{ "lt;", '<' },	  { "gt;", '>' },    { "amp;", '&' },
+		{ "quot;", '"' }, { "apos;", '\'' },
 	};
 	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
 		size_t n = strlen(named[i].name);
@@ -299,8 +302,7 @@ static int decode(const char *v, size_t n, char **value)
 }
 
 /* Finds attribute name in a start tag's text: 0 with the raw value. */
-static int find_attr(const char *attrs, size_t alen, const char *name, const char **val,
-		     size_t *vlen)
+static int find_attr(const char *attrs, size_t alen, const char *name, const char **val, size_t *vlen)
 {
 	const char *p = attrs, *end = attrs + alen;
 	size_t want = strlen(name);
@@ -419,12 +421,13 @@ static int console_cb(const struct virt_xml_elem *e, void *data)
 	if (e->end || f->state != 1)
 		return 0;
 	if (strcmp(e->path, "domain/devices/serial/source") == 0)
-		return take_attr(e, "path", &f->source) < 0 ? -EINVAL
-			: take_attr(e, "append", &f->source_append);
+		return take_attr(e, "path", &f->source) < 0
+			       ? -EINVAL
+			       : take_attr(e, "append", &f->source_append);
 	/* <log file=...>: a copy of any serial's output (pty, unix, ...) */
 	if (strcmp(e->path, "domain/devices/serial/log") == 0)
 		return take_attr(e, "file", &f->log) < 0 ? -EINVAL
-			: take_attr(e, "append", &f->log_append);
+							 : take_attr(e, "append", &f->log_append);
 	return 0;
 }
 

@@ -33,8 +33,7 @@ struct virt_xml_elem {
  * returns 0 to go on, anything else stops the scan and is returned.
  * -EINVAL when the text is not well-formed (mismatched tags, bad attribute
  * syntax, too deep, too long). */
-int virt_xml_scan(const char *xml, int (*cb)(const struct virt_xml_elem *e, void *data),
-		  void *data);
+int virt_xml_scan(const char *xml, int (*cb)(const struct virt_xml_elem *e, void *data), void *data);
 
 /* The decoded value of attribute name of a start tag: 0 with *value (a new
  * string), 1 when absent, -EINVAL on a bad entity. */

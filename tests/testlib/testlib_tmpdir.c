@@ -73,10 +73,9 @@ void testlib_tmpdir(char *dir, size_t len, const char *name)
 		top = "/tmp";
 	n = snprintf(dir, len, "%s/%s-XXXXXX", top, name);
 	ck_assert_msg(n > 0 && (size_t)n < len && (size_t)n < sizeof(made[0].path),
-		      "testlib_tmpdir: '%s/%s-XXXXXX' does not fit in %zu bytes", top,
-		      name, len < sizeof(made[0].path) ? len : sizeof(made[0].path));
-	ck_assert_msg(mkdtemp(dir) != NULL, "testlib_tmpdir: mkdtemp %s: %s", dir,
-		      strerror(errno));
+		      "testlib_tmpdir: '%s/%s-XXXXXX' does not fit in %zu bytes", top, name,
+		      len < sizeof(made[0].path) ? len : sizeof(made[0].path));
+	ck_assert_msg(mkdtemp(dir) != NULL, "testlib_tmpdir: mkdtemp %s: %s", dir, strerror(errno));
 	ck_assert_msg(nmade < TESTLIB_TMPDIRS_MAX,
 		      "testlib_tmpdir: more than %d folders in one process (%s)",
 		      TESTLIB_TMPDIRS_MAX, dir);
