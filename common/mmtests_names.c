@@ -52,8 +52,7 @@ const char *const config_mmtests_ignored[] = {
 
 const struct mmtests_benchmark mmtests_benchmarks[] = {
 	{ "aim9", NOT_IN_DEBIAN " (AIM Suite IX)" },
-	{ "apachebench", "ab is in Debian (apache2-utils), but it needs a web server started in "
-	  "the node that says when it is ready; no spec yet" },
+	{ "apachebench", NULL },
 	{ "autonumabench", NOT_IN_DEBIAN " (the autonuma-benchmark sources)" },
 	{ "blogbench", NOT_IN_DEBIAN },
 	{ "bonniepp", NULL },

@@ -56,6 +56,8 @@ static const struct bench_parser parsers[] = {
 	  NULL, NULL, bench__parse_bonnie },
 	{ "fsmark", "fs_mark 3.3: files/s (mean and slowest iteration), app overhead",
 	  NULL, NULL, bench__parse_fsmark },
+	{ "apachebench", "ab (ApacheBench): requests/s, time per request, latency percentiles",
+	  NULL, NULL, bench__parse_apachebench },
 	{ "uptime-phases", "/proc/uptime read before and after each labelled phase: its seconds",
 	  NULL, NULL, bench__parse_uptime_phases },
 };
