@@ -58,6 +58,8 @@ static const struct bench_parser parsers[] = {
 	  NULL, NULL, bench__parse_fsmark },
 	{ "apachebench", "ab (ApacheBench): requests/s, time per request, latency percentiles",
 	  NULL, NULL, bench__parse_apachebench },
+	{ "pgbench", "pgbench 15: transactions/s, mean latency, transactions processed",
+	  NULL, NULL, bench__parse_pgbench },
 	{ "uptime-phases", "/proc/uptime read before and after each labelled phase: its seconds",
 	  NULL, NULL, bench__parse_uptime_phases },
 };
