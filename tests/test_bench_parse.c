@@ -169,7 +169,7 @@ START_TEST(registry)
 		"sysbench-threads", "sysbench-mutex", "stress-ng", "cyclictest", "fio-json",
 		"pattern", "perf-syscall", "perf-futex", "pmqtest", "pi-stress", "rt-migrate-test",
 		"uptime", "iperf3-json", "redis-benchmark", "dbench", "perf-numa", "bonnie",
-		"fsmark", "apachebench", "pgbench", "uptime-phases",
+		"fsmark", "apachebench", "pgbench", "time-p", "uptime-phases",
 	};
 	char why[256];
 

@@ -140,6 +140,7 @@ BENCH__PARSE_FN(bench__parse_fsmark);
 BENCH__PARSE_FN(bench__parse_uptime_phases);
 BENCH__PARSE_FN(bench__parse_apachebench);
 BENCH__PARSE_FN(bench__parse_pgbench);
+BENCH__PARSE_FN(bench__parse_time_p);
 int bench__check_stress_ng_arg(const char *arg, char *why, size_t whylen);
 int bench__check_cyclictest_arg(const char *arg, char *why, size_t whylen);
 int bench__check_pattern_arg(const char *arg, char *why, size_t whylen);
