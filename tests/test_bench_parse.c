@@ -175,7 +175,8 @@ START_TEST(registry)
 		"pmqtest",	"pi-stress",	    "rt-migrate-test",
 		"uptime",	"iperf3-json",	    "redis-benchmark",
 		"dbench",	"perf-numa",	    "bonnie",
-		"fsmark",	"uptime-phases",
+		"fsmark",	"apachebench",	    "pgbench",
+		"time-p",	"uptime-phases",
 	};
 	char why[256];
 

@@ -222,7 +222,7 @@ START_TEST(rt_tests)
 }
 END_TEST
 
-/* nap's readings; iperf3 and redis with their own servers on loopback ports */
+/* nap's readings; iperf3, redis and ab with their own servers on loopback ports */
 START_TEST(uptime_iperf3)
 {
 	run_parse("uptime", NULL, "cat /proc/uptime && sleep 1 && cat /proc/uptime");
@@ -242,6 +242,15 @@ START_TEST(uptime_iperf3)
 	ck_assert_uint_eq(m.n, 6);
 	ck_assert_double_gt(metric("get.rps"), 0);
 	ck_assert_double_le(metric("set.lat_avg"), metric("set.lat_p99") + 0.001);
+	/* ab against busybox httpd, the page and server of apachebench.bench */
+	run_parse("apachebench", NULL,
+		  "p=$((20000 + $$ % 40000)); dd if=/dev/zero of=page.html bs=4096 count=1 "
+		  "2>/dev/null; busybox httpd -f -p 127.0.0.1:$p -h . & "
+		  "until ab -n 1 http://127.0.0.1:$p/page.html >/dev/null 2>&1; do sleep 0.1; done; "
+		  "ab -n 300 -c 2 http://127.0.0.1:$p/page.html; s=$?; kill $!; wait; exit $s");
+	ck_assert_uint_eq(m.n, 13);
+	ck_assert_double_gt(metric("rps"), 0);
+	ck_assert_double_le(metric("lat_p50"), metric("lat_p100"));
 }
 END_TEST
 

@@ -55,6 +55,12 @@ static const char *const small_params =
 	"IPERF3_MAX_STREAMS=1\nIPERF3_DURATION=1\nIPERF3_ITERATIONS=1\n"
 	/* fewer requests may end a test within a millisecond: "inf" requests/s */
 	"REDIS_MAX_CLIENTS=1\nREDIS_REQUESTS=50000\nREDIS_ITERATIONS=1\n"
+	"APACHEBENCH_MAX_CLIENTS=1\nAPACHEBENCH_LOADS=300\nAPACHEBENCH_ITERATIONS=1\n"
+	"PGBENCH_MAX_CLIENTS=1\nPGBENCH_MAX_TIME=1\n"
+	/* one object of a tinyconfig kernel; the tarball is extracted once per
+	 * machine (about 18 s, into /var/tmp/lockstep-kernbench) */
+	"KERNBENCH_MAX_THREADS=1\nKERNBENCH_ITERATIONS=1\nKERNBENCH_CONFIG=tinyconfig\n"
+	"KERNBENCH_TARGETS=init/main.o\n"
 	"DBENCH_MAX_CLIENTS=1\nDBENCH_DURATION_BASE=1\n"
 	"TBENCH_MAX_CLIENTS=1\nTBENCH_DURATION=2\n"
 	"PERFNUMA_WORKLOADS=standard_converge\nPERFNUMA_PROCESS_WSS=8388608\nPERFNUMA_ITERATIONS=1\n"

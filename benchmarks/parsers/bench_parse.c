@@ -53,6 +53,12 @@ static const struct bench_parser parsers[] = {
 	  NULL, bench__parse_bonnie },
 	{ "fsmark", "fs_mark 3.3: files/s (mean and slowest iteration), app overhead", NULL, NULL,
 	  bench__parse_fsmark },
+	{ "apachebench", "ab (ApacheBench): requests/s, time per request, latency percentiles",
+	  NULL, NULL, bench__parse_apachebench },
+	{ "pgbench", "pgbench 15: transactions/s, mean latency, transactions processed", NULL, NULL,
+	  bench__parse_pgbench },
+	{ "time-p", "time -p of one command: elapsed, user and system seconds", NULL, NULL,
+	  bench__parse_time_p },
 	{ "uptime-phases", "/proc/uptime read before and after each labelled phase: its seconds",
 	  NULL, NULL, bench__parse_uptime_phases },
 };
