@@ -177,9 +177,25 @@ int count_sample(json_object **v, size_t n, const char *node, int step, const ch
 	return k;
 }
 
+void describe_failure(json_object *rec, char *out, size_t len)
+{
+	json_object *log;
+	const char *text = NULL;
+	char path[512];
+	if (json_object_object_get_ex(rec, "log", &log)) {
+		snprintf(path, sizeof(path), "%s/results/t/%s", tmpdir, json_object_get_string(log));
+		text = read_text(path);
+	}
+	size_t n = text ? strlen(text) : 0;
+	snprintf(out, len, "%s\n--- its log (end): %s", json_object_to_json_string(rec),
+		 text ? text + (n > 1500 ? n - 1500 : 0) : "(none)");
+}
+
 /* The first failure record of samples.ndjson and the end of its step's
  * log, into out: a degraded run's manifest lists participant failures
- * only, so a failed benchmark step would otherwise go unexplained. */
+ * only, so a failed benchmark step would otherwise go unexplained.  Read
+ * here, not with read_ndjson: a diagnosis must not assert, and the file
+ * may be missing. */
 static void failed_step_diagnosis(char *out, size_t len)
 {
 	char path[512];
@@ -192,16 +208,8 @@ static void failed_step_diagnosis(char *out, size_t len)
 	while (fgets(line, sizeof(line), f)) {
 		json_object *o = json_tokener_parse(line);
 		if (o && json_object_object_get_ex(o, "failed", NULL)) {
-			json_object *log;
-			snprintf(path, sizeof(path), "%s/results/t/%s", tmpdir,
-				 json_object_object_get_ex(o, "log", &log) ? json_object_get_string(log)
-									   : "");
-			const char *text =
-				json_object_object_get_ex(o, "log", NULL) ? read_text(path) : NULL;
-			size_t n = text ? strlen(text) : 0;
-			snprintf(out, len, "\nfailed step: %s\n--- its log (end): %s",
-				 json_object_to_json_string(o),
-				 text ? text + (n > 1500 ? n - 1500 : 0) : "(none)");
+			int k = snprintf(out, len, "\nfailed step: ");
+			describe_failure(o, out + k, len - (size_t)k);
 			json_object_put(o);
 			break;
 		}

@@ -44,6 +44,9 @@ void hostd_test_teardown_results(void);
 /* The manifest's failures and the end of hostd's stderr, for a failing
  * assertion to show. */
 const char *run_diagnosis(void);
+/* A failure record of samples.ndjson and the end of its step's log, into
+ * out (the log is read with read_text). */
+void describe_failure(json_object *rec, char *out, size_t len);
 json_object *manifest(void);
 const char *jstr(json_object *o, const char *key);
 /* The manifest's participants[] entry of node (the test fails without). */

@@ -131,11 +131,9 @@ static void assert_no_failure(json_object **s, size_t n, const char *what)
 	for (size_t i = 0; i < n; i++) {
 		if (!json_object_object_get_ex(s[i], "failed", NULL))
 			continue;
-		char path[512];
-		snprintf(path, sizeof(path), "%s/results/t/%s", tmpdir, jstr(s[i], "log"));
-		const char *log = read_text(path);
-		ck_abort_msg("%s: %s\n--- %s:\n%.2000s", what, json_object_to_json_string(s[i]),
-			     path, log ? log : "(none)");
+		char text[4096];
+		describe_failure(s[i], text, sizeof(text));
+		ck_abort_msg("%s: %s", what, text);
 	}
 }
 
