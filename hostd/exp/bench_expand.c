@@ -283,7 +283,7 @@ static char *with_server(const struct bench_spec *s, const char *server, const c
 			  "kill $lockstep_srv; rm -f $lockstep_log; exit 124; fi; sleep 0.1; done; "
 			  "kill -0 $lockstep_srv 2>/dev/null && break; "
 			  "lockstep_try=$((lockstep_try + 1)); "
-			  "if [ %d -eq 0 ] || [ $lockstep_try -ge %d ]; then "
+			  "if [ $lockstep_try -ge %d ]; then "
 			  "echo 'lockstep: the server exited before it was ready:'; cat $lockstep_log; "
 			  "rm -f $lockstep_log; exit 125; fi; done; "
 			  "(%s); lockstep_rc=$?; "
@@ -302,8 +302,9 @@ static char *with_server(const struct bench_spec *s, const char *server, const c
 				    "on this network), before the server started\"; exit 125; fi; "
 				  : "",
 			  server, ready, BENCH_SERVER_READY_TENTHS, waiting_for,
-			  BENCH_SERVER_READY_TENTHS / 10, s->server_port_fixed ? 0 : 1,
-			  BENCH_SERVER_PORT_TRIES, cmd);
+			  BENCH_SERVER_READY_TENTHS / 10,
+			  /* a fixed port is the server's own: no other to try */
+			  s->server_port_fixed ? 1 : BENCH_SERVER_PORT_TRIES, cmd);
 	free(ready);
 	free(waiting_for);
 	return out;
