@@ -316,6 +316,18 @@ static void sess_plan(struct session *s, struct proto_msg *m)
 	sess_enter_step(s);
 }
 
+/* What a phase is doing to its step, for messages. */
+static const char *sess_phase_doing(enum sess_phase phase)
+{
+	switch (phase) {
+	case SESS_NO_PLAN: return "without a plan at";
+	case SESS_WAITING: return "waiting for the go of";
+	case SESS_RUNNING: return "running";
+	case SESS_FINISHED: return "finished after";
+	}
+	return "in an unknown phase at";
+}
+
 static struct sess_action sess_go(struct session *s, const struct proto_msg *m)
 {
 	struct sess_action act = { .kind = SESS_ACT_NONE };
@@ -337,10 +349,23 @@ static struct sess_action sess_go(struct session *s, const struct proto_msg *m)
 		sess_error(s, m->u.go.step, "go-again", text);
 		return act;
 	}
+	if (s->phase == SESS_NO_PLAN) {
+		/* A go re-sent across a reconnect: the plan comes first. */
+		log_debug("go for step %" PRIu32 " ignored: no plan yet", m->u.go.step);
+		return act;
+	}
 	if (s->phase != SESS_WAITING || m->u.go.step != s->steps[s->cur].index) {
-		/* Stale, duplicated or early: messages are state, not commands. */
-		log_debug("go for step %" PRIu32 " ignored (at step %" PRIu32 ", phase %d)",
-			  m->u.go.step, sess_current_step(s), (int)s->phase);
+		char text[PROTO_TEXT_MAX];
+
+		/* A go this node did not ask for (hostd sends go k only after
+		 * ready k): said, not dropped in silence, so that a barrier
+		 * that times out on this node shows what its go met (issue
+		 * 19: the one path where a go left no trace). */
+		snprintf(text, sizeof(text),
+			 "go for step %" PRIu32 " ignored: this node is %s step %" PRIu32,
+			 m->u.go.step, sess_phase_doing(s->phase), sess_current_step(s));
+		log_warn("%s", text);
+		sess_error(s, m->u.go.step, "go-ignored", text);
 		return act;
 	}
 	if (at > 0 && at - aclock_now() > SESS_GO_AHEAD_MAX) {

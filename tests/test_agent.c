@@ -95,6 +95,13 @@ START_TEST(test_stale_go_ignored)
 	host_expect_ready(&h, 1);
 	host_go(&h, 2, 0);
 	host_go(&h, 7, 0);
+	/* gos not asked for are said, and start nothing */
+	host_expect(&h, PROTO_ERROR, &m);
+	ck_assert_str_eq(m.u.error.code, "go-ignored");
+	ck_assert_uint_eq(m.u.error.step, 2);
+	host_expect(&h, PROTO_ERROR, &m);
+	ck_assert_str_eq(m.u.error.code, "go-ignored");
+	ck_assert_uint_eq(m.u.error.step, 7);
 	host_ping(&h, 1);
 	host_expect_pong(&h, 1); /* no started before it */
 	host_run_step(&h, 1, &s);

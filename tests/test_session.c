@@ -456,7 +456,8 @@ START_TEST(test_go_scheduled_and_too_far)
 }
 END_TEST
 
-/* Gos that do nothing: 0 before a plan, 1 for a step not next, 2 a
+/* Gos that do nothing: 0 before a plan (in silence), 1 for a step not
+ * next (said: a go-ignored error naming what the node was doing), 2 a
  * negative instant is "now", not a refusal (at_ns 0 in the action). */
 START_TEST(test_go_ignored)
 {
@@ -469,8 +470,16 @@ START_TEST(test_go_ignored)
 	} else if (_i == 1) {
 		waiting(3);
 		ck_assert_int_eq(go(2, 0).kind, SESS_ACT_NONE);
+		expect_error(2, "go-ignored",
+			     "go for step 2 ignored: this node is waiting for the go of step 1");
+		got_clear();
 		ck_assert_int_eq(go(0, 0).kind, SESS_ACT_NONE);
+		expect_error(0, "go-ignored", "go for step 0 ignored");
+		got_clear();
 		ck_assert_int_eq(s.phase, SESS_WAITING);
+		/* the go asked for still runs the step */
+		ck_assert_int_eq(go(1, 0).kind, SESS_ACT_RUN);
+		return;
 	} else {
 		waiting(3);
 		a = go(1, -5);
@@ -544,7 +553,7 @@ START_TEST(test_last_done_finishes)
 	EXPECT(PROTO_STARTED, PROTO_DONE);
 	got_clear();
 	ck_assert_int_eq(go(2, 0).kind, SESS_ACT_NONE);
-	EXPECT_NOTHING();
+	expect_error(2, "go-ignored", "go for step 2 ignored: this node is finished after step 1");
 }
 END_TEST
 
