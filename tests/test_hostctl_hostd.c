@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -158,6 +159,14 @@ START_TEST(failed_guest_and_loops_pair)
 	ck_assert_str_eq(json_object_get_string(get(get(m, "settings"), "release")), "scheduled");
 	get(get(m, "host"), "cpu_model");
 	get(get(m, "host"), "kernel");
+	/* the kernel each guest's agent runs on, as it said in its hello */
+	struct utsname u;
+	ck_assert_int_eq(uname(&u), 0);
+	json_object *parts = get(m, "participants");
+	for (size_t i = 0; i < json_object_array_length(parts); i++)
+		ck_assert_str_eq(json_object_get_string(
+					 get(json_object_array_get_idx(parts, i), "kernel")),
+				 u.release);
 	json_object_put(m);
 
 	/* guest-2 ran another plan: refused, the step that differs named */
@@ -169,6 +178,9 @@ START_TEST(failed_guest_and_loops_pair)
 
 	compare(&o, "--force", "good", "failed", NULL);
 	ck_assert_int_eq(o.status, 0);
+	char kline[256];
+	snprintf(kline, sizeof(kline), "  host kernel %s; guest kernel %s\n", u.release, u.release);
+	ck_assert_msg(strstr(o.out, kline), "no \"%s\" in the header:\n%.3000s", kline, o.out);
 	ck_assert_msg(strstr(o.out, "failed: guest-2 hackbench-process-pipes:groups=1: 6 failed steps: "
 				    "hackbench-process-pipes exited with status 1"),
 		      "%.3000s", o.out);
