@@ -194,6 +194,16 @@ START_TEST(too_few_in_words)
 	ck_assert_str_eq(r->cells[1].why,
 			 "too few samples: with n=3 and 3, U cannot reach p < 0.05 (needs 4 per side)");
 	ck_assert_uint_eq(cmp.family[1], 0);
+	/* the verdict names the series that cannot decide (issue 15) */
+	struct out_lines l = { 0 };
+	out_verdict(&cmp, 1, &l);
+	ck_assert_uint_eq(l.n, 3);
+	ck_assert_str_eq(l.line[1], "no primary row could be tested (6 primary rows)");
+	ck_assert_str_eq(l.line[2], "too few samples to decide: cpu-probe ops_per_sec, host; cpu-probe "
+				    "ops_per_sec, guests together; cpu-probe ops_per_sec, fairness "
+				    "(Jain); uname elapsed, host; uname elapsed, guests together; "
+				    "uname elapsed, fairness (Jain)");
+	out_lines_free(&l);
 }
 END_TEST
 
