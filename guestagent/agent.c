@@ -762,6 +762,8 @@ static void agent_identity(const struct agent_opts *o, struct sess_identity *id)
 			 strerror(-r));
 	snprintf(id->boot_id, sizeof(id->boot_id), "%s", f.boot_id);
 	snprintf(id->clocksource, sizeof(id->clocksource), "%s", f.clocksource);
+	/* uname's release has at most 64 bytes */
+	snprintf(id->kernel, sizeof(id->kernel), "%.*s", (int)sizeof(id->kernel) - 1, f.kernel);
 	agent_clocksource_under_root(o->root, id->clocksource, sizeof(id->clocksource));
 	if (strcmp(id->clocksource, "tsc") && strcmp(id->clocksource, "kvm-clock"))
 		log_warn("clock source is '%s', not tsc or kvm-clock: start instants are coarse",

@@ -149,6 +149,7 @@ static void sess_hello(struct session *s)
 	memcpy(m.u.hello.boot_id, s->id.boot_id, sizeof(m.u.hello.boot_id));
 	memcpy(m.u.hello.clocksource, s->id.clocksource, sizeof(m.u.hello.clocksource));
 	memcpy(m.u.hello.hostkey, s->id.hostkey, sizeof(m.u.hello.hostkey));
+	memcpy(m.u.hello.kernel, s->id.kernel, sizeof(m.u.hello.kernel));
 	m.u.hello.step = sess_current_step(s);
 	/* In front of anything held during the resync: the host hears who we
 	 * are before it hears results. */

@@ -37,6 +37,7 @@ struct sess_identity {
 	char boot_id[PROTO_SHORT_MAX];
 	char clocksource[PROTO_SHORT_MAX];
 	char hostkey[PROTO_TEXT_MAX];
+	char kernel[PROTO_KERNEL_MAX]; /* uname -r */
 };
 
 struct session {

@@ -145,6 +145,10 @@ static void fit_one(struct cmp_result *c, size_t j)
 	if (!same_str(a->guest_kernel, b->guest_kernel))
 		add(c, j, CMP_DIFF_EXPECTED, "guest kernel: %s %s, %s %s", na,
 		    or_unset(a->guest_kernel), nb, or_unset(b->guest_kernel));
+	if (!same_str(a->guest_kernels, b->guest_kernels))
+		add(c, j, a->guest_kernels && b->guest_kernels ? CMP_DIFF_EXPECTED : CMP_DIFF_SHOWN,
+		    "guest kernel (running): %s %s, %s %s", na, or_unset(a->guest_kernels), nb,
+		    or_unset(b->guest_kernels));
 	if (!same_str(a->guest_kind, b->guest_kind))
 		add(c, j,
 		    varied(&c->opts, "GUEST_KIND") || varied(&c->opts, "guest_kind") ? CMP_DIFF_EXPECTED

@@ -95,6 +95,7 @@ static struct json_object *json_header(const struct cmp_result *c, size_t j)
 
 	json_object_object_add(o, "host_kernel", str_or_null(m->kernel));
 	json_object_object_add(o, "guest_kernel", str_or_null(m->guest_kernel));
+	json_object_object_add(o, "guest_kernels", str_or_null(m->guest_kernels));
 	json_object_object_add(o, "hostname", str_or_null(m->hostname));
 	json_object_object_add(o, "cpu_model", str_or_null(m->cpu_model));
 	json_object_object_add(o, "started", str_or_null(m->started));

@@ -185,10 +185,16 @@ void out_header(const struct cmp_result *c, size_t run, struct out_lines *l)
 	out_ns(max, sizeof(max), s->max_ns);
 	push(l, "%s (%s): %s%s%s, %s", r->name, run ? "new" : "base", r->status,
 	     m->reason ? ": " : "", m->reason ? m->reason : "", r->path);
-	push(l, "host kernel %s; guest kernel %s", known(m->kernel),
-	     m->guest_kernel					? m->guest_kernel
-	     : m->guest_kind && !strcmp(m->guest_kind, "local") ? "the host's (local guests)"
-								: "not recorded");
+	if (m->guest_kernels)
+		/* what the guests said they run, and the image they booted */
+		push(l, "host kernel %s; guest kernel %s%s%s%s", known(m->kernel), m->guest_kernels,
+		     m->guest_kernel ? " (booted from " : "",
+		     m->guest_kernel ? m->guest_kernel : "", m->guest_kernel ? ")" : "");
+	else
+		push(l, "host kernel %s; guest kernel %s", known(m->kernel),
+		     m->guest_kernel					? m->guest_kernel
+		     : m->guest_kind && !strcmp(m->guest_kind, "local") ? "the host's (local guests)"
+									: "not recorded");
 	push(l, "host %s, CPU %s", known(m->hostname), known(m->cpu_model));
 	if (m->guest_kind) {
 		char count[24] = "?", vcpus[64] = "", mem[64] = "";

@@ -78,6 +78,10 @@ struct run_kv {
 struct run_meta {
 	char *hostname, *kernel, *cpu_model, *started, *ended, *hostd_version, *release, *reason,
 		*guest_kind, *guest_kernel;
+	/* the kernel the guests' agents said they run on (participants[].kernel):
+	 * "6.1.0-18-amd64" when all agree, else "guest-1 A, guest-2 B"; NULL
+	 * when none said (an older hostd or agent) */
+	char *guest_kernels;
 	int64_t guest_count, guest_vcpus, guest_memory_mib;
 	char **plan; /* distinct steps, iteration left out: "benchmark [variant] kind what" */
 	size_t nplan;

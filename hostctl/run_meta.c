@@ -128,6 +128,43 @@ static void conf_read(struct run_meta *m, const char *dir, const char *file)
 	free(path);
 }
 
+/* participants[].kernel of the guests (the host's agent left out). */
+static char *guest_kernels(struct json_object *man)
+{
+	struct json_object *a;
+	char *all = NULL, *first = NULL;
+	bool same = true;
+
+	if (!man || !json_object_object_get_ex(man, "participants", &a) ||
+	    !json_object_is_type(a, json_type_array))
+		return NULL;
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *p = json_object_array_get_idx(a, i);
+		char *kind = str_at(p, "kind", NULL), *node = str_at(p, "node", NULL);
+		char *k = str_at(p, "kernel", NULL);
+
+		if (k && (!kind || strcmp(kind, "host"))) {
+			char *t = xasprintf("%s%s%s %s", all ? all : "", all ? ", " : "",
+					    node ? node : "?", k);
+
+			free(all);
+			all = t;
+			if (!first)
+				first = xstrdup(k);
+			same &= !strcmp(first, k);
+		}
+		free(kind);
+		free(node);
+		free(k);
+	}
+	if (same) {
+		free(all);
+		return first;
+	}
+	free(first);
+	return all;
+}
+
 void run_meta_load(struct run_meta *m, struct json_object *man, const char *dir)
 {
 	struct json_object *v;
@@ -145,6 +182,7 @@ void run_meta_load(struct run_meta *m, struct json_object *man, const char *dir)
 	m->reason = str_at(man, "reason", NULL);
 	m->guest_kind = str_at(man, "settings", "guest_kind");
 	m->guest_kernel = str_at(man, "settings", "guest_kernel");
+	m->guest_kernels = guest_kernels(man);
 	m->guest_count = int_at(man, "settings", "guest_count");
 	m->guest_vcpus = int_at(man, "settings", "guest_vcpus");
 	m->guest_memory_mib = int_at(man, "settings", "guest_memory_mib");
@@ -212,6 +250,7 @@ void run_meta_free(struct run_meta *m)
 	free(m->reason);
 	free(m->guest_kind);
 	free(m->guest_kernel);
+	free(m->guest_kernels);
 	for (size_t i = 0; i < m->nplan; i++)
 		free(m->plan[i]);
 	free(m->plan);

@@ -29,6 +29,7 @@
 #define PROTO_SHORT_MAX 48	     /* units, versions, codes, boot ids, incl. NUL */
 #define PROTO_TEXT_MAX 1024	     /* error texts, reasons, fingerprints, incl. NUL */
 #define PROTO_COMMAND_MAX 4096	     /* a step's command line, incl. NUL */
+#define PROTO_KERNEL_MAX 65	     /* uname's kernel release, incl. NUL */
 #define PROTO_OUTPUT_MAX (32 * 1024) /* bytes of raw output in one message */
 /* An output chunk this size always fits in a line, whatever its bytes: JSON
  * spells a control byte as 6 ("\u0001"), and 6 * 8 KiB < PROTO_LINE_MAX. */
@@ -111,6 +112,9 @@ struct proto_msg {
 			char clocksource[PROTO_SHORT_MAX];
 			char hostkey[PROTO_TEXT_MAX]; /* SSH host key fingerprint, may be "" */
 			uint32_t step;		      /* the step it is at: 0 before the first */
+			/* optional: the kernel release the agent runs on
+			 * (uname -r); "" from an older agent */
+			char kernel[PROTO_KERNEL_MAX];
 		} hello;
 		struct {
 			uint64_t nonce;

@@ -200,6 +200,7 @@ static int decode_field(const struct where *w, const struct proto__field *f, str
 			return bad(w, "\"%s\" is not a finite number", f->name);
 		return 0;
 	case PROTO__STR:
+	case PROTO__OPT_STR:
 	case PROTO__NAME:
 		r = get_str(w, f, j, f->size - 1, false, &s, &len);
 		if (r)
@@ -271,7 +272,8 @@ static int decode_fields(const struct where *w, struct json_object *obj, void *b
 		if (is_step && f->only_kind && f->only_kind != step->kind)
 			continue;
 		if (!json_object_object_get_ex(obj, f->name, &j)) {
-			if (f->kind == PROTO__OPT_U32 || f->kind == PROTO__OPT_I64)
+			if (f->kind == PROTO__OPT_U32 || f->kind == PROTO__OPT_I64 ||
+			    f->kind == PROTO__OPT_STR)
 				continue; /* added later: an older peer does not send it */
 			return bad(w, "missing \"%s\"", f->name);
 		}

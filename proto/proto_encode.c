@@ -118,6 +118,10 @@ integer:
 			return -EINVAL;
 		jadd(obj, f->name, new_double(*(const double *)p));
 		return 0;
+	case PROTO__OPT_STR:
+		if (!*(const char *)p)
+			return 0; /* what an older peer reads as missing */
+				  /* fall through */
 	case PROTO__NAME:
 	case PROTO__STR:
 		if (f->kind == PROTO__NAME && !proto_name_valid(p))

@@ -22,6 +22,7 @@ enum proto__kind {
 	PROTO__U64,	/* uint64_t, any value (at least min) */
 	PROTO__DOUBLE,	/* double, finite */
 	PROTO__STR,	/* char[size]: UTF-8 without U+0000, < size bytes */
+	PROTO__OPT_STR, /* as STR; missing reads as "", "" is not written */
 	PROTO__NAME,	/* char[size]: proto_name_valid() */
 	PROTO__HSTR,	/* char *, malloc'ed to fit: as STR, < size bytes; NULL
 			  is never written */

@@ -63,6 +63,7 @@ static const struct proto__field hello_fields[] = {
 	STR("clocksource", hello.clocksource, 0),
 	STR("hostkey", hello.hostkey, 0),
 	STEP_OR_0(hello.step),
+	{ "kernel", PROTO__OPT_STR, MSG_OFF(hello.kernel), MSG_SIZE(hello.kernel), 0, 0, 0 },
 };
 
 static const struct proto__field sync_fields[] = {
@@ -309,6 +310,7 @@ static bool field_equal(const void *a, const void *b, const struct proto__field 
 		return x == y && !signbit(x) == !signbit(y);
 	}
 	case PROTO__STR:
+	case PROTO__OPT_STR:
 	case PROTO__NAME: return !strncmp(pa, pb, f->size);
 	case PROTO__HSTR: {
 		const char *sa = *(char *const *)pa, *sb = *(char *const *)pb;

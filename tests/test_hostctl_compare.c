@@ -20,6 +20,7 @@
 
 #include "compare.h"
 #include "fileio.h"
+#include "out.h"
 #include "xalloc.h"
 
 static const char *hostctl;
@@ -193,6 +194,16 @@ START_TEST(too_few_in_words)
 	ck_assert_str_eq(r->cells[1].why,
 			 "too few samples: with n=3 and 3, U cannot reach p < 0.05 (needs 4 per side)");
 	ck_assert_uint_eq(cmp.family[1], 0);
+	/* the verdict names the series that cannot decide (issue 15) */
+	struct out_lines l = { 0 };
+	out_verdict(&cmp, 1, &l);
+	ck_assert_uint_eq(l.n, 3);
+	ck_assert_str_eq(l.line[1], "no primary row could be tested (6 primary rows)");
+	ck_assert_str_eq(l.line[2], "too few samples to decide: cpu-probe ops_per_sec, host; cpu-probe "
+				    "ops_per_sec, guests together; cpu-probe ops_per_sec, fairness "
+				    "(Jain); uname elapsed, host; uname elapsed, guests together; "
+				    "uname elapsed, fairness (Jain)");
+	out_lines_free(&l);
 }
 END_TEST
 
@@ -439,6 +450,51 @@ START_TEST(kernels_expected_and_header_read)
 	ck_assert_str_eq(runs[0].meta.release, "scheduled");
 	ck_assert_int_eq(runs[0].meta.guest_count, 3);
 	ck_assert_int_eq(runs[0].meta.guest_vcpus, -1); /* not in a local run's manifest */
+	ck_assert_ptr_null(runs[0].meta.guest_kernels); /* no participant said its kernel */
+}
+END_TEST
+
+/* The kernel the guests' agents said they run on (participants[].kernel):
+ * read, shown in the header (each guest's when they differ), and expected
+ * to differ between runs; shown, not refused, when one run lacks it. */
+START_TEST(guest_kernels_read_shown_expected)
+{
+	struct run_err e = { "" };
+	struct out_lines l = { 0 };
+	struct run_meta m;
+	struct json_object *j = json_tokener_parse(
+		"{\"participants\":[{\"node\":\"guest-1\",\"kind\":\"libvirt\",\"kernel\":"
+		"\"6.1.0-a\"},{\"node\":\"host\",\"kind\":\"host\",\"kernel\":\"6.9-host\"},"
+		"{\"node\":\"guest-2\",\"kind\":\"libvirt\",\"kernel\":\"6.1.0-b\"}]}");
+
+	/* the host's own agent is not a guest */
+	run_meta_load(&m, j, "/nonexistent");
+	ck_assert_str_eq(m.guest_kernels, "guest-1 6.1.0-a, guest-2 6.1.0-b");
+	run_meta_free(&m);
+	/* guest-2 gone: the guests agree */
+	json_object_array_del_idx(json_object_object_get(j, "participants"), 2, 1);
+	run_meta_load(&m, j, "/nonexistent");
+	ck_assert_str_eq(m.guest_kernels, "6.1.0-a");
+	run_meta_free(&m);
+	json_object_put(j);
+
+	compare2("base", "new", &defaults);
+	cmp_free(&cmp);
+	runs[1].meta.guest_kernels = xstrdup("guest-1 6.1.0-a, guest-2 6.1.0-b");
+	runs[0].meta.guest_kernels = xstrdup("6.1.0-a");
+	ck_assert_msg(cmp_build(&cmp, runs, 2, &dict, &defaults, &e) == 0, "%s", e.msg);
+	ck_assert(!cmp.forced);
+	ck_assert_int_eq(diff_with("guest kernel (running)")->kind, CMP_DIFF_EXPECTED);
+	ck_assert_str_eq(diff_with("guest kernel (running)")->what,
+			 "guest kernel (running): base 6.1.0-a, new guest-1 6.1.0-a, guest-2 6.1.0-b");
+	out_header(&cmp, 0, &l);
+	ck_assert_str_eq(l.line[1], "host kernel 6.1.0-base; guest kernel 6.1.0-a");
+	out_lines_free(&l);
+	cmp_free(&cmp);
+	free(runs[0].meta.guest_kernels);
+	runs[0].meta.guest_kernels = NULL;
+	ck_assert_msg(cmp_build(&cmp, runs, 2, &dict, &defaults, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(diff_with("guest kernel (running)")->kind, CMP_DIFF_SHOWN);
 }
 END_TEST
 
@@ -788,6 +844,7 @@ int main(int argc, char **argv)
 	tcase_add_test(lib, failed_steps_are_not_samples);
 	tcase_add_test(lib, refused_unless_forced_or_varied);
 	tcase_add_test(lib, guests_must_match);
+	tcase_add_test(lib, guest_kernels_read_shown_expected);
 	tcase_add_test(lib, kernels_expected_and_header_read);
 	tcase_add_test(lib, holm_over_primary_family);
 	tcase_add_test(lib, noise_flags_and_monitor_rows);

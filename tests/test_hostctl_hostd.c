@@ -7,18 +7,24 @@
  * included) out of every statistic and list them on top.  A run with 400
  * loops against one with 200 is refused unless --vary or --force.
  * Also hostd's own messages of issue 15: a real-time priority the kernel
- * refuses is a warning, and the manifest says the priority held.
+ * refuses is a warning, and the manifest says the priority held; the
+ * closing line (duration, failures, the compare command to run next); on a
+ * terminal (a pty), the progress line and SIGINT's message on its own line.
  * Skipped (77) without hackbench.
  */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <pty.h>
+#include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -133,6 +139,14 @@ START_TEST(failed_guest_and_loops_pair)
 	ck_assert_msg(run_named("good", "200", NULL) == 0, "%s", run_diagnosis());
 	/* hackbench -l x exits 1 at once: every step of guest-2 fails */
 	ck_assert_msg(run_named("failed", "200", "x") == 2, "%s", run_diagnosis());
+	/* the closing line: duration, failures, the compare command to run next */
+	char took[512];
+	snprintf(took, sizeof(took),
+		 "; 6 failed steps, 0 participant failures; next: hostctl compare --results "
+		 "%s/results BASELINE t\n",
+		 tmpdir);
+	ck_assert_msg(strstr(hostd_stderr(), took) && strstr(hostd_stderr(), "hostd: info: took "),
+		      "no \"took ...%s\" in:\n%s", took, hostd_stderr());
 	ck_assert_msg(run_named("l400", "400", NULL) == 0, "%s", run_diagnosis());
 
 	char path[512];
@@ -145,6 +159,14 @@ START_TEST(failed_guest_and_loops_pair)
 	ck_assert_str_eq(json_object_get_string(get(get(m, "settings"), "release")), "scheduled");
 	get(get(m, "host"), "cpu_model");
 	get(get(m, "host"), "kernel");
+	/* the kernel each guest's agent runs on, as it said in its hello */
+	struct utsname u;
+	ck_assert_int_eq(uname(&u), 0);
+	json_object *parts = get(m, "participants");
+	for (size_t i = 0; i < json_object_array_length(parts); i++)
+		ck_assert_str_eq(json_object_get_string(
+					 get(json_object_array_get_idx(parts, i), "kernel")),
+				 u.release);
 	json_object_put(m);
 
 	/* guest-2 ran another plan: refused, the step that differs named */
@@ -156,6 +178,9 @@ START_TEST(failed_guest_and_loops_pair)
 
 	compare(&o, "--force", "good", "failed", NULL);
 	ck_assert_int_eq(o.status, 0);
+	char kline[256];
+	snprintf(kline, sizeof(kline), "  host kernel %s; guest kernel %s\n", u.release, u.release);
+	ck_assert_msg(strstr(o.out, kline), "no \"%s\" in the header:\n%.3000s", kline, o.out);
 	ck_assert_msg(strstr(o.out, "failed: guest-2 hackbench-process-pipes:groups=1: 6 failed steps: "
 				    "hackbench-process-pipes exited with status 1"),
 		      "%.3000s", o.out);
@@ -225,6 +250,80 @@ START_TEST(rt_priority_refused_is_said)
 }
 END_TEST
 
+/* Reads the pty master into buf (NUL-terminated) until want appears or
+ * the other end closes (EIO); whether want was seen. */
+static bool read_pty_until(int fd, char *buf, size_t size, size_t *len, const char *want)
+{
+	while (*len + 1 < size) {
+		ssize_t n = read(fd, buf + *len, size - 1 - *len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		*len += (size_t)n;
+		buf[*len] = '\0';
+		if (want && strstr(buf, want))
+			return true;
+	}
+	buf[*len] = '\0';
+	return want && strstr(buf, want);
+}
+
+/* On a terminal: the progress line names the sweep point and what it is
+ * doing; SIGINT's message starts on a line of its own, not after the
+ * progress text; the closing line follows. */
+START_TEST(signal_message_on_its_own_line)
+{
+	static char out[1 << 20];
+	char g[512], h[512], res[512];
+	size_t len = 0;
+	int fd, st;
+
+	snprintf(g, sizeof(g), g_conf, "2000"); /* about a second a step */
+	write_file("g.conf", g, 0644);
+	write_file("h.conf", "GUEST_KIND=local\nGUEST_COUNT=2\nBARRIER_TIMEOUT=60\n", 0644);
+	snprintf(g, sizeof(g), "%s/g.conf", tmpdir);
+	snprintf(h, sizeof(h), "%s/h.conf", tmpdir);
+	snprintf(res, sizeof(res), "%s/results", tmpdir);
+	pid_t pid = forkpty(&fd, NULL, NULL, NULL);
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl(hostd_path, hostd_path, "--host-config", h, "--guest-config", g, "--results",
+		      res, "--run-name", "t", "--agent", agent_path, (char *)NULL);
+		_exit(127);
+	}
+	bool shown = read_pty_until(fd, out, sizeof(out), &len, "step 2/6 ");
+	if (!shown)
+		kill(pid, SIGKILL);
+	ck_assert_msg(shown, "no progress line reached step 2 on the terminal:\n%s", out);
+	ck_assert_msg(strstr(out, "step 1/6 hackbench-process-pipes groups=1 #1: running"), "%s", out);
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	read_pty_until(fd, out, sizeof(out), &len, NULL);
+	close(fd);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "hostd ended with status 0x%x:\n%s",
+		      st, out);
+	const char *msg = strstr(out, "hostd: warning: interrupted by SIGINT");
+	ck_assert_msg(msg, "no SIGINT message in:\n%s", out);
+	/* back to the start of its line: only the clearing of the progress
+	 * line (\r ESC[K), no progress text, since the last newline */
+	const char *bol = msg;
+	while (bol > out && bol[-1] != '\n')
+		bol--;
+	ck_assert_msg(bol > out, "the SIGINT message is on the first line:\n%s", out);
+	const char *ts = bol;
+	while (*ts == '\r' || (*ts == '\033' && ts[1] == '[' && ts[2] == 'K' && (ts += 2)))
+		ts++;
+	ck_assert_msg(!strncmp(ts, "20", 2) && strchr(ts, ' ') && msg - ts < 40,
+		      "the SIGINT message does not start its own line: \"%.*s\"",
+		      (int)(msg - bol + 40), bol);
+	ck_assert_msg(strstr(msg, "hostd: info: took ") &&
+			      strstr(msg, "next: hostctl compare --results "),
+		      "no closing line after the SIGINT message:\n%s", msg);
+}
+END_TEST
+
 int main(void)
 {
 	if (access("/usr/bin/hackbench", X_OK) != 0 && access("/usr/sbin/hackbench", X_OK) != 0) {
@@ -243,6 +342,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, hostd_test_setup, hostd_test_teardown);
 	tcase_add_test(tc, failed_guest_and_loops_pair);
 	tcase_add_test(tc, rt_priority_refused_is_said);
+	tcase_add_test(tc, signal_message_on_its_own_line);
 	suite_add_tcase(s, tc);
 	return testlib_main(s);
 }

@@ -156,19 +156,19 @@ END_TEST
 
 START_TEST(test_noisy_runs_to_the_cap)
 {
-	/* 0.4, 0.1, 0.4, ...: far from 2% */
-	flip_config("sleep 0.4", "sleep 0.1", "AUTO_MIN=6\nAUTO_MAX=6\nAUTO_TARGET_CI_PCT=2\n");
+	/* 0.4, 0.1, 0.4, ...: far from 2%, so it runs past AUTO_MIN to the cap */
+	flip_config("sleep 0.4", "sleep 0.1", "AUTO_MIN=6\nAUTO_MAX=8\nAUTO_TARGET_CI_PCT=2\n");
 	ck_assert_int_eq(hostd_test_run(NULL, NULL), 0);
 	json_object *m = manifest();
 	ck_assert_str_eq(jstr(m, "status"), "complete");
-	ck_assert_int_eq(jint(m, "steps_released"), 6);
+	ck_assert_int_eq(jint(m, "steps_released"), 8);
 	json_object *a = auto_obj(m);
 	ck_assert_str_eq(jstr(a, "stopped"), "cap");
-	ck_assert_int_eq(jint(a, "rounds"), 6);
+	ck_assert_int_eq(jint(a, "rounds"), 8);
 	/* one guest: its series alone, no fairness */
 	ck_assert_uint_eq(json_object_array_length(json_object_object_get(a, "series")), 1);
 	json_object *s = json_object_array_get_idx(json_object_object_get(a, "series"), 0);
-	ck_assert_int_eq(jint(s, "n"), 6);
+	ck_assert_int_eq(jint(s, "n"), 8);
 	ck_assert(!json_object_get_boolean(json_object_object_get(s, "within")));
 	ck_assert(json_object_get_boolean(json_object_object_get(s, "hit_max")));
 	/* median 0.25 s, interval [0.1, 0.4]: far wider than 2% */

@@ -694,6 +694,37 @@ START_TEST(test_started_timing)
 }
 END_TEST
 
+/* hello's kernel (issue 15) came after version 1: optional, absent from
+ * the line when "", so that an older hostd sees the hello it knew and an
+ * older agent's hello decodes with kernel "". */
+START_TEST(test_hello_kernel)
+{
+	struct proto_msg m;
+	struct rec r;
+
+	sample(PROTO_HELLO, &m);
+	m.u.hello.kernel[0] = '\0';
+	assert_encoded(&m, "kernel", false);
+	r = decode_line("{\"v\":1,\"type\":\"hello\",\"node\":\"n\",\"agent_version\":\"1\","
+			"\"proto_min\":1,\"proto_max\":1,\"boot_id\":\"\",\"clocksource\":\"tsc\","
+			"\"hostkey\":\"\",\"step\":0}\n");
+	ck_assert_int_eq(r.e[0].ev, PROTO_EV_MSG);
+	ck_assert_str_eq(r.e[0].msg.u.hello.kernel, "");
+	rec_free(&r);
+	strcpy(m.u.hello.kernel, "6.1.0-18-amd64");
+	assert_roundtrip(&m);
+	assert_encoded(&m, "\"kernel\":\"6.1.0-18-amd64\"}", true);
+	memset(m.u.hello.kernel, 'k', PROTO_KERNEL_MAX - 1); /* uname's longest */
+	m.u.hello.kernel[PROTO_KERNEL_MAX - 1] = '\0';
+	assert_roundtrip(&m);
+	assert_decode_error("{\"v\":1,\"type\":\"hello\",\"node\":\"n\",\"agent_version\":\"1\","
+			    "\"proto_min\":1,\"proto_max\":1,\"boot_id\":\"\",\"clocksource\":\"tsc\","
+			    "\"hostkey\":\"\",\"step\":0,\"kernel\":7}\n",
+			    "kernel");
+	proto_msg_clear(&m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("proto");
@@ -714,6 +745,7 @@ int main(void)
 	tcase_add_test(tc, test_monitor_messages);
 	tcase_add_test(tc, test_pong_ptp_reading);
 	tcase_add_test(tc, test_started_timing);
+	tcase_add_test(tc, test_hello_kernel);
 	tcase_add_test(tc, test_name_valid);
 	tcase_add_test(tc, test_buf);
 	suite_add_tcase(s, tc);

@@ -164,6 +164,8 @@ static json_object *participants(struct run *r)
 		json_object_object_add(o, "agent_version", json_object_new_string(p->agent_version));
 		json_object_object_add(o, "boot_id", json_object_new_string(p->boot_id));
 		json_object_object_add(o, "clocksource", json_object_new_string(p->clocksource));
+		if (p->kernel[0])
+			json_object_object_add(o, "kernel", json_object_new_string(p->kernel));
 		json_object_object_add(o, "steps_done",
 				       json_object_new_int64(part_step_done_count(p->step)));
 		if (run_launch_exit(p))

@@ -81,6 +81,7 @@ static void on_hello(struct run *r, struct participant *p, const struct proto_ms
 	log_escape(m->u.hello.boot_id, strlen(m->u.hello.boot_id), p->boot_id, sizeof(p->boot_id));
 	log_escape(m->u.hello.clocksource, strlen(m->u.hello.clocksource), p->clocksource,
 		   sizeof(p->clocksource));
+	log_escape(m->u.hello.kernel, strlen(m->u.hello.kernel), p->kernel, sizeof(p->kernel));
 	char why[320];
 	/* a jiffies one also makes every release immediate: said before the
 	 * first step */

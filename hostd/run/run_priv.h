@@ -84,6 +84,7 @@ struct participant {
 	char agent_version[PROTO_SHORT_MAX];
 	char boot_id[PROTO_SHORT_MAX];
 	char clocksource[PROTO_SHORT_MAX];
+	char kernel[PROTO_KERNEL_MAX]; /* the agent's uname -r; "" from an older agent */
 };
 
 /* The barrier record of the step released last, written once every
