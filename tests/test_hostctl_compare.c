@@ -427,6 +427,20 @@ START_TEST(guests_must_match)
 	ck_assert_int_eq(diff_with("guest_vcpus")->kind, CMP_DIFF_SHOWN);
 	ck_assert_str_eq(diff_with("guest_vcpus")->what,
 			 "guest_vcpus (GUEST_VCPUS): base 2, nonode (not recorded)");
+	cmp_free(&cmp);
+	/* memory per guest and the kind of guest: refused the same way */
+	runs[0].meta.guest_memory_mib = 512;
+	runs[1].meta.guest_memory_mib = 1024;
+	ck_assert_int_eq(cmp_build(&cmp, runs, 2, &dict, &o, &e), -EINVAL);
+	ck_assert_msg(strstr(e.msg,
+			     "REFUSED  guest_memory_mib (GUEST_MEMORY_MIB): base 512, nonode 1024"),
+		      "%s", e.msg);
+	runs[1].meta.guest_memory_mib = 512;
+	free(runs[1].meta.guest_kind);
+	runs[1].meta.guest_kind = xstrdup("libvirt");
+	ck_assert_int_eq(cmp_build(&cmp, runs, 2, &dict, &o, &e), -EINVAL);
+	ck_assert_msg(strstr(e.msg, "REFUSED  guest_kind (GUEST_KIND): base local, nonode libvirt"),
+		      "%s", e.msg);
 }
 END_TEST
 

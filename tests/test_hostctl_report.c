@@ -362,6 +362,64 @@ START_TEST(sweep_is_drawn)
 }
 END_TEST
 
+/* The words of an SVG's <text> elements, '|'-separated. */
+static char *svg_words(const char *svg)
+{
+	char *w = keep(xcalloc(strlen(svg) + 1, 1)), *o = w;
+
+	for (const char *p = svg; (p = strstr(p, "<text"));) {
+		const char *s = strchr(p, '>'), *e = s ? strstr(s, "</text>") : NULL;
+
+		if (!e)
+			break;
+		memcpy(o, s + 1, (size_t)(e - s - 1));
+		o += e - s - 1;
+		*o++ = '|';
+		p = e;
+	}
+	*o = '\0';
+	return w;
+}
+
+/* Issue 15: the plots draw what the page says.  The per-iteration plot
+ * names every node in its key (a colour each) and each run; the sweep plot
+ * has a line and a CI band per run; skew per step is on a log scale with
+ * the largest clock bound as a line (a copy of run new whose steps have a
+ * 4 us bound). */
+START_TEST(plots_say_what_they_draw)
+{
+	char *rep = K("%s/plots", tmp), *out = K("%s/out", tmp), *err = K("%s/err", tmp);
+	char *copy = K("%s/bound", tmp), *src = K("%s/new", data), *w;
+	const char *cp[] = { "cp", "-r", src, copy, NULL };
+	const char *sed[] = { "sed", "-i", "s/\"skew_bound_ns\":0/\"skew_bound_ns\":4000/",
+			      K("%s/barriers.ndjson", copy), NULL };
+	const char *gen[] = { hostctl, "report", "--results", data, "-o", rep, "base", copy, NULL };
+	const char *sweep[] = { hostctl, "report", "--results",		data, "-o",
+				rep,	 "sweep",  K("%s/sweep", data), NULL };
+
+	ck_assert_int_eq(spawn(cp, out, err), 0);
+	ck_assert_int_eq(spawn(sed, out, err), 0);
+	ck_assert_msg(spawn(gen, out, err) == 0, "%s", slurp(err));
+	w = svg_words(slurp(K("%s/g0-iter.svg", rep)));
+	ck_assert_msg(strstr(w, "|base nodes (a colour each)|base guests mean|new nodes (a colour "
+				"each)|new guests mean|guest-1|guest-2|guest-3|host|"),
+		      "%s", w);
+	w = svg_words(slurp(K("%s/skew-steps.svg", rep)));
+	ck_assert_msg(strstr(w, "|base|new|largest clock bound|barrier skew per released step (log "
+				"scale)|"),
+		      "%s", w);
+	ck_assert_msg(spawn(sweep, out, err) == 0, "%s", slurp(err));
+	char *svg = slurp(K("%s/s0-sweep.svg", rep));
+	w = svg_words(svg);
+	/* the two runs (one named by its folder: the same name twice) */
+	ck_assert_msg(strstr(w, "|groups|") && strstr(w, "/sweep|sweep|hackbench time"), "%s", w);
+	size_t bands = 0;
+	for (const char *p = svg; (p = strstr(p, "fill-opacity")); p++)
+		bands++; /* gnuplot's transparent filledcurves */
+	ck_assert_msg(bands >= 2, "%zu filled bands in the sweep plot, wanted one per run", bands);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("hostctl-report");
@@ -391,6 +449,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, single_run_report);
 	tcase_add_test(tc, failures_and_warning_on_the_page);
 	tcase_add_test(tc, sweep_is_drawn);
+	tcase_add_test(tc, plots_say_what_they_draw);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
