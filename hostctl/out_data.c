@@ -202,6 +202,16 @@ static void out_json(FILE *f, const struct cmp_result *c)
 		json_object_object_add(sk, "median_ns", num(s->median_ns));
 		json_object_object_add(sk, "max_ns", num(s->max_ns));
 		json_object_object_add(sk, "bound_max_ns", num(s->bound_max_ns));
+		if (s->hosts_measured) {
+			struct json_object *x = json_object_new_object();
+
+			json_object_object_add(x, "measured",
+					       json_object_new_int64((int64_t)s->hosts_measured));
+			json_object_object_add(x, "median_ns", num(s->hosts_median_ns));
+			json_object_object_add(x, "max_ns", num(s->hosts_max_ns));
+			json_object_object_add(x, "bound_max_ns", num(s->hosts_bound_max_ns));
+			json_object_object_add(sk, "across_hosts", x);
+		}
 		json_object_object_add(o, "barrier_skew", sk);
 		json_object_object_add(o, "header", json_header(c, j));
 		json_object_object_add(o, "failures", json_failures(c, j));

@@ -113,6 +113,11 @@ struct run {
 	double *skew_ns;
 	size_t nskew, nsteps, steps_unstarted;
 	double skew_bound_max_ns;
+	/* a cluster leader's folder: each step's skew across every host's
+	 * nodes (cluster.across_hosts of barriers.ndjson, docs/cluster.md) */
+	double *hosts_skew_ns;
+	size_t nhosts_skew;
+	double hosts_skew_bound_max_ns;
 	/* samples.ndjson lines that are not numbers to compare: failure
 	 * records of steps (where their samples would be), and warm-ups */
 	size_t failed_steps, warmup_samples;
