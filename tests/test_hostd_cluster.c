@@ -1097,6 +1097,48 @@ START_TEST(test_hostile_records_refused)
 }
 END_TEST
 
+/* b is SIGKILLed once it wrote its second barrier record: what it sent
+ * (its nodes, step 1's samples and barrier) stays in the leader's folder,
+ * which names it as never ended. */
+START_TEST(test_records_kept_follower_lost)
+{
+	char path[512];
+	write_file("g.conf", "BENCHMARKS='nap'\nITERATIONS=6\nCOMMAND_NAP='sleep 0.3'\n", 0644);
+	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=2\n");
+	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=2\n");
+	snprintf(path, sizeof(path), "%s/b/t/barriers.ndjson", tmpdir);
+	const char *t = NULL;
+	for (int i = 0; i < 1000 && !((t = read_text(path)) && occurrences(t, "\n") >= 2); i++)
+		usleep(10000);
+	ck_assert_msg(t && occurrences(t, "\n") >= 2, "b wrote no second barrier: %s", member_err("b"));
+	kill(b, SIGKILL);
+	waitpid(b, NULL, 0);
+	int sa = hostd_test_wait(a);
+	ck_assert_msg(sa == 2, "leader exit %d: %s", sa, member_err("a"));
+	ck_assert_msg(strstr(member_err("a"), "member b sent no end of its records within "
+					      "CLUSTER_TIMEOUT=2s"),
+		      "%s", member_err("a"));
+	size_t n;
+	char **la = member_lines("a", "samples.ndjson", &n);
+	int step1 = 0;
+	for (size_t i = 0; i < n; i++)
+		step1 += strstr(la[i], "\"node\":\"b\\/guest-") && strstr(la[i], "\"step\":1,");
+	ck_assert_int_ge(step1, 2); /* each guest's elapsed of step 1 */
+	free_lines(la, n);
+	snprintf(path, sizeof(path), "%s/a/t/manifest.json", tmpdir);
+	json_object *m = json_object_from_file(path);
+	json_object *hb = field(field(field(m, "cluster"), "hosts"), "b");
+	ck_assert(!json_object_get_boolean(field(hb, "ended")));
+	ck_assert_int_ge(json_object_get_int64(field(field(hb, "records"), "barriers")), 1);
+	ck_assert_ptr_nonnull(participant(m, "b/guest-2"));
+	json_object_put(m);
+	json_object **ra = barriers("a", &n);
+	ck_assert_uint_ge(n, 1);
+	ck_assert_ptr_nonnull(field(field(field(ra[0], "cluster"), "members"), "b"));
+	free_ndjson(ra, n);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hostd-cluster");
@@ -1124,6 +1166,7 @@ int main(void)
 	tcase_set_timeout(rec, 60);
 	tcase_add_test(rec, test_records_on_leader);
 	tcase_add_test(rec, test_hostile_records_refused);
+	tcase_add_test(rec, test_records_kept_follower_lost);
 	suite_add_tcase(s, rec);
 	return testlib_main(s);
 }
