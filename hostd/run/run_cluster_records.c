@@ -184,13 +184,15 @@ static bool is_dropped(const struct run_crec *c, size_t member)
 	return false;
 }
 
-/* Step k's record of member is in, or will never come. */
+/* Step k's record of member is in, or will never come: a member that sent
+ * no facts (they go before its first step) sends no records, as a plain
+ * roadblock follower. */
 static bool member_settled(const struct run_crec *c, size_t member, uint32_t k)
 {
 	char key[16];
 	const struct member_in *mi = &c->m[member];
 	snprintf(key, sizeof(key), "%" PRIu32, k);
-	return json_object_object_get_ex(mi->pending, key, NULL) || mi->ended ||
+	return !mi->facts || json_object_object_get_ex(mi->pending, key, NULL) || mi->ended ||
 	       mi->last_step > k || is_dropped(c, member) || c->failed;
 }
 
@@ -290,10 +292,16 @@ static void leader_done(struct run_crec *c)
 	c->tx = NULL;
 }
 
+/* member sends records and has not said its end yet */
+static bool end_due(const struct run_crec *c, size_t member)
+{
+	return c->m[member].facts && !c->m[member].ended && !is_dropped(c, member);
+}
+
 static bool all_ended(const struct run_crec *c)
 {
 	for (size_t i = 1; i < c->s->nmembers; i++)
-		if (!c->m[i].ended && !is_dropped(c, i))
+		if (end_due(c, i))
 			return false;
 	return true;
 }
@@ -302,7 +310,7 @@ static void end_cb(uv_timer_t *t)
 {
 	struct run_crec *c = t->data;
 	for (size_t i = 1; i < c->s->nmembers; i++)
-		if (!c->m[i].ended && !is_dropped(c, i))
+		if (end_due(c, i))
 			log_warn("cluster: member %s sent no end of its records within "
 				 "CLUSTER_TIMEOUT=%gs of this run's end: what it sent is kept",
 				 c->s->members[i], c->s->timeout_s);
@@ -466,7 +474,11 @@ void run_crec_start(struct run *r)
 	r->crec = c;
 	results_set_tee(r->results, line_queued, c);
 	c->tx = crec_new(r->loop, s, &ops, c);
-	run_manifest_write(r); /* a follower's first facts */
+	/* a follower's facts go at once, before its first step: the leader
+	 * waits for the records of members that sent them */
+	run_manifest_write(r);
+	if (!c->leader)
+		follower_flush(c);
 }
 
 void run_crec_barrier(struct run *r, json_object *o)
