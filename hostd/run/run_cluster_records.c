@@ -53,6 +53,7 @@ struct run_crec {
 	json_object *dropped_members; /* the leader's latest cluster.dropped */
 	uv_timer_t hold_timer, end_timer;
 	uint64_t across_steps;
+	uint32_t released_step; /* the last of its own records written */
 	int64_t across_max_ns, across_bound_max_ns;
 	int handles;
 };
@@ -214,6 +215,22 @@ static json_object *cluster_of(json_object *o)
 	return cl;
 }
 
+/* pending's summaries of step k and before: their record is written */
+static void prune(json_object *pending, uint32_t k)
+{
+	json_object *gone = json_object_new_array();
+	json_object_object_foreach(pending, key, s)
+	{
+		(void)s;
+		if (strtoul(key, NULL, 10) <= k)
+			json_object_array_add(gone, json_object_new_string(key));
+	}
+	for (size_t i = 0; i < json_object_array_length(gone); i++)
+		json_object_object_del(pending,
+				       json_object_get_string(json_object_array_get_idx(gone, i)));
+	json_object_put(gone);
+}
+
 /* The head of the held records, with every member's part of its step. */
 static void release_head(struct run_crec *c)
 {
@@ -231,10 +248,10 @@ static void release_head(struct run_crec *c)
 		if (json_object_object_get_ex(c->m[i].pending, key, &s)) {
 			json_object_object_add(members, c->s->members[i], json_object_get(s));
 			json_object_object_add(hosts, c->s->members[i], json_object_get(s));
-			json_object_object_del(c->m[i].pending, key);
 		} else if (!is_dropped(c, i)) {
 			json_object_array_add(missing, json_object_new_string(c->s->members[i]));
 		}
+		prune(c->m[i].pending, h.step);
 	}
 	json_object *across = mrec_across(hosts);
 	json_object_object_add(across, "missing", missing);
@@ -249,6 +266,7 @@ static void release_head(struct run_crec *c)
 	}
 	json_object_object_add(cl, "members", members);
 	json_object_object_add(cl, "across_hosts", across);
+	c->released_step = h.step > c->released_step ? h.step : c->released_step;
 	json_object_put(hosts);
 	results_append_barrier(c->r->results, h.o);
 	json_object_put(h.o);
@@ -385,11 +403,21 @@ static void lines_in(struct run_crec *c, size_t member, enum crec_kind kind, con
 		} else if (o && kind == CREC_BARRIERS) {
 			uint32_t step;
 			json_object *s;
-			if (mrec_barrier(o, name, mi->nodes, c->r->exp->nsteps, &step, &s, err,
-					 sizeof(err)) == 0) {
+			if (json_object_object_length(mi->pending) >= 2 * RUN_CREC_HELD_MAX) {
+				snprintf(err, sizeof(err),
+					 "more than %d barrier records not yet matched by the "
+					 "leader's own",
+					 2 * RUN_CREC_HELD_MAX);
+			} else if (mrec_barrier(o, name, mi->nodes, c->r->exp->nsteps, &step, &s,
+						err, sizeof(err)) == 0) {
 				char key[16];
 				snprintf(key, sizeof(key), "%" PRIu32, step);
-				json_object_object_add(mi->pending, key, s);
+				/* after the leader's own of that step was written (its
+				 * hold ran out): counted, too late to be in it */
+				if (step > c->released_step)
+					json_object_object_add(mi->pending, key, s);
+				else
+					json_object_put(s);
 				mi->barriers++;
 				mi->last_step = step > mi->last_step ? step : mi->last_step;
 				if (mrec_unsynchronised(s) && !mi->warned_unsync) {
