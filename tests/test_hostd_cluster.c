@@ -988,6 +988,16 @@ START_TEST(test_records_on_leader)
 	ck_assert_msg(pclose(pf) == 0, "%s: %.2000s", cmd, out);
 	ck_assert_msg(strstr(out, "b/guest-1") && strstr(out, "b/guest-2"), "%.2000s", out);
 	ck_assert_msg(strstr(out, "across hosts"), "%.2000s", out);
+	snprintf(cmd, sizeof(cmd), "%s/hostctl/hostctl report -o %s/report %s/a/t 2>&1",
+		 getenv("LOCKSTEP_BUILD_ROOT"), tmpdir, tmpdir);
+	pf = popen(cmd, "r");
+	len = fread(out, 1, sizeof(out) - 1, pf);
+	out[len] = 0;
+	ck_assert_msg(pclose(pf) == 0, "%s: %.2000s", cmd, out);
+	snprintf(path, sizeof(path), "%s/report/index.html", tmpdir);
+	const char *html = read_text(path);
+	ck_assert_msg(html && strstr(html, "b/guest-2") && strstr(html, "across hosts"),
+		      "%s lacks b's guests or the skew across hosts", path);
 }
 END_TEST
 
