@@ -876,6 +876,18 @@ static void across_expected(json_object *rec, int64_t *skew, int64_t *bound)
 	json_object_put(hosts);
 }
 
+/* A leader's barrier record: its skew across nhosts hosts as its facts
+ * say, nobody missing. */
+static void assert_across(json_object *rec, int nhosts, int64_t *skew, int64_t *bound)
+{
+	json_object *x = field(field(rec, "cluster"), "across_hosts");
+	across_expected(rec, skew, bound);
+	ck_assert_int_eq(json_object_get_int64(field(x, "skew_ns")), *skew);
+	ck_assert_int_eq(json_object_get_int64(field(x, "skew_bound_ns")), *bound);
+	ck_assert_int_eq(json_object_array_length(field(x, "hosts")), nhosts);
+	ck_assert_int_eq(json_object_array_length(field(x, "missing")), 0);
+}
+
 /* Leader a and follower b, 3 steps: the leader's folder holds b's samples
  * as b wrote them (nodes "b/<node>"), b's nodes among its participants,
  * and each barrier the skew across both hosts with its bound; b's clock
@@ -949,13 +961,8 @@ START_TEST(test_records_on_leader)
 	ck_assert_uint_eq(n, 3);
 	int64_t max_skew = 0, max_bound = 0;
 	for (size_t i = 0; i < n; i++) {
-		json_object *x = field(field(ra[i], "cluster"), "across_hosts");
 		int64_t skew, bound;
-		across_expected(ra[i], &skew, &bound);
-		ck_assert_int_eq(json_object_get_int64(field(x, "skew_ns")), skew);
-		ck_assert_int_eq(json_object_get_int64(field(x, "skew_bound_ns")), bound);
-		ck_assert_int_eq(json_object_array_length(field(x, "hosts")), 2);
-		ck_assert_int_eq(json_object_array_length(field(x, "missing")), 0);
+		assert_across(ra[i], 2, &skew, &bound);
 		json_object *st = field(field(field(field(ra[i], "cluster"), "members"), "b"),
 					"started_realtime_ns");
 		ck_assert_int_eq(json_object_object_length(st), 2);
@@ -1149,6 +1156,48 @@ START_TEST(test_records_kept_follower_lost)
 }
 END_TEST
 
+/* Three members of 4 local guests each: every sample of b and c on the
+ * leader, and each step's skew across the 12 guests. */
+START_TEST(test_records_three_members)
+{
+	const char *conf = "CLUSTER_TIMEOUT=20\nGUEST_COUNT=4\nCLUSTER_MEMBERS=\"a b c\"\n";
+	write_gconf("g.conf", 3, 2000);
+	pid_t a = start_member("a", "leader", conf);
+	pid_t b = start_member("b", "follower", conf);
+	pid_t c = start_member("c", "follower", conf);
+	int sa = hostd_test_wait(a), sb = hostd_test_wait(b), sc = hostd_test_wait(c);
+	ck_assert_msg(sa == 0 && sb == 0 && sc == 0, "exits %d %d %d: %s", sa, sb, sc, member_err("a"));
+	size_t na, nb, nc;
+	char **la = member_lines("a", "samples.ndjson", &na);
+	char **lb = member_lines("b", "samples.ndjson", &nb);
+	char **lc = member_lines("c", "samples.ndjson", &nc);
+	size_t in_b = 0, in_c = 0;
+	for (size_t i = 0; i < na; i++) {
+		in_b += strstr(la[i], "\"node\":\"b\\/guest-") != NULL;
+		in_c += strstr(la[i], "\"node\":\"c\\/guest-") != NULL;
+	}
+	ck_assert_uint_ge(nb, 3 * 4 * 2);
+	ck_assert_uint_eq(in_b, nb);
+	ck_assert_uint_eq(in_c, nc);
+	free_lines(la, na);
+	free_lines(lb, nb);
+	free_lines(lc, nc);
+	size_t n;
+	json_object **ra = barriers("a", &n);
+	ck_assert_uint_eq(n, 3);
+	int64_t max_skew = 0;
+	for (size_t i = 0; i < n; i++) {
+		int64_t skew, bound;
+		assert_across(ra[i], 3, &skew, &bound);
+		max_skew = skew > max_skew ? skew : max_skew;
+	}
+	free_ndjson(ra, n);
+	printf("3 hostds x 4 local guests: every sample of b and c on the leader; start skew "
+	       "across the 12 guests at most %lld us\n",
+	       (long long)(max_skew / 1000));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hostd-cluster");
@@ -1177,6 +1226,7 @@ int main(void)
 	tcase_add_test(rec, test_records_on_leader);
 	tcase_add_test(rec, test_hostile_records_refused);
 	tcase_add_test(rec, test_records_kept_follower_lost);
+	tcase_add_test(rec, test_records_three_members);
 	suite_add_tcase(s, rec);
 	return testlib_main(s);
 }
