@@ -101,6 +101,8 @@ static struct json_object *json_header(const struct cmp_result *c, size_t j)
 	json_object_object_add(o, "ended", str_or_null(m->ended));
 	json_object_object_add(o, "hostd_version", str_or_null(m->hostd_version));
 	json_object_object_add(o, "release", str_or_null(m->release));
+	if (m->cluster_hosts)
+		json_object_object_add(o, "cluster_hosts", json_object_new_string(m->cluster_hosts));
 	json_object_object_add(o, "reason", str_or_null(m->reason));
 	json_object_object_add(o, "guest_kind", str_or_null(m->guest_kind));
 	json_object_object_add(o, "guest_count", int_or_null(m->guest_count));

@@ -81,6 +81,9 @@ struct run_meta {
 	int64_t guest_count, guest_vcpus, guest_memory_mib;
 	char **plan; /* distinct steps, iteration left out: "benchmark [variant] kind what" */
 	size_t nplan;
+	/* a cluster leader's folder: "a (leader), b, c", the hosts whose nodes
+	 * it holds (manifest cluster.hosts); NULL otherwise */
+	char *cluster_hosts;
 	struct run_kv *conf; /* NAME=VALUE lines of config/h.conf and config/g.conf */
 	size_t nconf;
 	char **manifest_failures; /* failures[] in words: "guest-2 at step 3: ..." */

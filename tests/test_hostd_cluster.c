@@ -995,6 +995,7 @@ START_TEST(test_records_on_leader)
 	ck_assert_msg(pclose(pf) == 0, "%s: %.2000s", cmd, out);
 	ck_assert_msg(strstr(out, "b/guest-1") && strstr(out, "b/guest-2"), "%.2000s", out);
 	ck_assert_msg(strstr(out, "across hosts"), "%.2000s", out);
+	ck_assert_msg(strstr(out, "cluster of hosts a (leader), b:"), "%.2000s", out);
 	snprintf(cmd, sizeof(cmd), "%s/hostctl/hostctl report -o %s/report %s/a/t 2>&1",
 		 getenv("LOCKSTEP_BUILD_ROOT"), tmpdir, tmpdir);
 	pf = popen(cmd, "r");
