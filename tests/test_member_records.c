@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "member_records.h"
@@ -43,6 +44,36 @@ START_TEST(test_names)
 	ck_assert(!mrec_name_ok(long_name));
 	long_name[63] = 0;
 	ck_assert(mrec_name_ok(long_name));
+}
+END_TEST
+
+/* A follower's lines cut into entries: whole lines, at most
+ * MREC_LINES_MAX each, a line over MREC_LINE_MAX left out, nothing lost
+ * before or after it. */
+START_TEST(test_chunks)
+{
+	size_t line = 1000, big = MREC_LINE_MAX + 10, len = 300 * line + big + 2 * line, n;
+	char *buf = malloc(len);
+	memset(buf, 'x', len);
+	for (size_t i = 0; i < 300; i++)
+		buf[i * line + line - 1] = '\n';
+	buf[300 * line + big - 1] = '\n';
+	buf[300 * line + big + line - 1] = '\n';
+	buf[len - 1] = '\n';
+	ck_assert_uint_eq(mrec_skip_long(buf, len, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	size_t first = mrec_take_lines(buf, len);
+	ck_assert_uint_eq(first, (MREC_LINES_MAX / line) * line);
+	size_t second = mrec_take_lines(buf + first, len - first);
+	ck_assert_uint_eq(first + second, 300 * line); /* stops before the long one */
+	size_t at = first + second;
+	ck_assert_uint_eq(mrec_skip_long(buf + at, len - at, &n), big);
+	ck_assert_uint_eq(n, 1);
+	at += big;
+	ck_assert_uint_eq(mrec_take_lines(buf + at, len - at), 2 * line);
+	/* a last line without its newline is still one */
+	ck_assert_uint_eq(mrec_take_lines("ab\ncd", 5), 5);
+	free(buf);
 }
 END_TEST
 
@@ -225,6 +256,7 @@ int main(void)
 	TCase *tc = tcase_create("member-records");
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_parse_refuses);
+	tcase_add_test(tc, test_chunks);
 	tcase_add_test(tc, test_facts);
 	tcase_add_test(tc, test_sample);
 	tcase_add_test(tc, test_barrier_and_across);

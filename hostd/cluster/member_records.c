@@ -16,6 +16,33 @@ static int bad(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
+/* the length of buf's first line, its newline counted */
+static size_t line_len(const char *buf, size_t len)
+{
+	const char *nl = memchr(buf, '\n', len);
+	return nl ? (size_t)(nl - buf) + 1 : len;
+}
+
+size_t mrec_skip_long(const char *buf, size_t len, size_t *nlines)
+{
+	size_t at = 0, n;
+	*nlines = 0;
+	while (at < len && (n = line_len(buf + at, len - at)) > MREC_LINE_MAX) {
+		at += n;
+		(*nlines)++;
+	}
+	return at;
+}
+
+size_t mrec_take_lines(const char *buf, size_t len)
+{
+	size_t at = 0, n;
+	while (at < len && (n = line_len(buf + at, len - at)) <= MREC_LINE_MAX &&
+	       at + n <= MREC_LINES_MAX)
+		at += n;
+	return at;
+}
+
 bool mrec_name_ok(const char *s)
 {
 	size_t n = s ? strlen(s) : 0;

@@ -33,6 +33,14 @@
  * largest, 16 s (NTP_PHASE_LIMIT's maxerror). */
 #define MREC_MAXERROR_UNKNOWN_US 16000000
 
+/* A follower's NDJSON text buf (len bytes) as entries: the bytes of the
+ * lines longer than MREC_LINE_MAX at its start, to leave out (*nlines of
+ * them); then the bytes of whole lines from its start, at most
+ * MREC_LINES_MAX, stopping before a line too long.  A last line without
+ * its newline counts as a line. */
+size_t mrec_skip_long(const char *buf, size_t len, size_t *nlines);
+size_t mrec_take_lines(const char *buf, size_t len);
+
 /* A node name a member may use: [A-Za-z0-9._-], not starting with '.',
  * 1 to 63 bytes (a "/" would name another member's node). */
 bool mrec_name_ok(const char *s);

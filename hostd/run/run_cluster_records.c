@@ -77,30 +77,18 @@ static void lines_add(struct run_crec *c, struct lines *l, const char *line, siz
 	l->len += len;
 }
 
-/* The lines of l as entries of at most MREC_LINES_MAX, each cut at a
- * line's end; a line longer than MREC_LINE_MAX stays here. */
+/* The lines of l as entries of whole lines, each at most MREC_LINES_MAX;
+ * a line longer than MREC_LINE_MAX stays here (counted). */
 static void lines_send(struct run_crec *c, struct lines *l, enum crec_kind kind)
 {
-	size_t at = 0;
-	while (at < l->len) {
-		size_t end = at, cut = at;
-		while (end < l->len) {
-			const char *nl = memchr(l->buf + end, '\n', l->len - end);
-			size_t next = nl ? (size_t)(nl - l->buf) + 1 : l->len;
-			if (next - end > MREC_LINE_MAX) {
-				c->dropped++;
-				if (cut == end)
-					cut = at = next;
-				end = next;
-				break;
-			}
-			if (next - at > MREC_LINES_MAX)
-				break;
-			end = cut = next;
-		}
-		if (cut > at)
-			crec_send(c->tx, kind, l->buf + at, cut - at);
-		at = cut > at ? cut : end;
+	for (size_t at = 0; at < l->len;) {
+		size_t skipped;
+		at += mrec_skip_long(l->buf + at, l->len - at, &skipped);
+		c->dropped += skipped;
+		size_t n = mrec_take_lines(l->buf + at, l->len - at);
+		if (n)
+			crec_send(c->tx, kind, l->buf + at, n);
+		at += n;
 	}
 	l->len = 0;
 }
