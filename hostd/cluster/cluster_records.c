@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "cluster_records.h"
 
+#include <errno.h>
 #include <hiredis/adapters/libuv.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
@@ -26,6 +27,7 @@ struct crec {
 	uv_timer_t timer; /* the end: grace, then the handle goes */
 	bool closing, failed, reading, timer_closed;
 	uint64_t seq;
+	size_t unacked; /* a follower's bytes sent, Redis' reply not yet in */
 	/* the leader's: per member, the last entry read and seq expected */
 	char (*last)[48];
 	uint64_t *next_seq;
@@ -75,11 +77,21 @@ static void cmd_done(redisAsyncContext *ac, void *reply, void *priv)
 	reply_bad(ac->data, reply, priv);
 }
 
-void crec_send(struct crec *c, enum crec_kind kind, const char *payload, size_t len)
+static void xadd_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct crec *c = ac->data;
+	c->unacked -= (size_t)(uintptr_t)priv;
+	reply_bad(c, reply, "XADD");
+}
+
+int crec_send(struct crec *c, enum crec_kind kind, const char *payload, size_t len)
 {
 	char key[CREC_KEY_MAX], seq[24], maxlen[16];
 	if (!c || c->closing || c->failed || !c->ac)
-		return;
+		return -EPIPE;
+	if (c->unacked + len > CREC_UNACKED_MAX)
+		return -ENOBUFS;
+	c->unacked += len;
 	for (size_t i = 0; i < c->s->nmembers; i++)
 		if (strcmp(c->s->members[i], c->s->member) == 0)
 			stream_key(c, i, key);
@@ -92,7 +104,8 @@ void crec_send(struct crec *c, enum crec_kind kind, const char *payload, size_t 
 	for (int i = 0; i < 13; i++)
 		lens[i] = strlen(argv[i]);
 	lens[13] = len;
-	redisAsyncCommandArgv(c->ac, cmd_done, "XADD", 14, argv, lens);
+	redisAsyncCommandArgv(c->ac, xadd_done, (void *)(uintptr_t)len, 14, argv, lens);
+	return 0;
 }
 
 /* ---- the leader ---------------------------------------------------------- */

@@ -47,8 +47,12 @@ struct crec *crec_new(uv_loop_t *loop, const struct cluster_settings *s, const s
 const char *crec_kind_name(enum crec_kind k);
 /* The largest payload of a kind (member_records.h's bounds). */
 size_t crec_kind_max(enum crec_kind k);
-/* A follower's entry; payload at most crec_kind_max(kind). */
-void crec_send(struct crec *c, enum crec_kind kind, const char *payload, size_t len);
+/* Bytes of a follower's entries sent and not yet acknowledged by Redis at
+ * most (a Redis that does not answer makes hiredis' buffer grow). */
+#define CREC_UNACKED_MAX (64u << 20)
+/* A follower's entry; payload at most crec_kind_max(kind).  0, or -ENOBUFS
+ * past CREC_UNACKED_MAX, -EPIPE when Redis failed or the handle closes. */
+int crec_send(struct crec *c, enum crec_kind kind, const char *payload, size_t len);
 /* Closes: a follower's entries sent go out first (at most
  * CREC_CLOSE_GRACE_MS), a leader stops reading.  No callback follows; the
  * handle goes when its connection and timer have.  Accepts NULL; safe

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "run_cluster_records.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +43,8 @@ struct run_crec {
 	bool leader, closing, done, failed;
 	/* a follower's: lines not yet sent, its facts */
 	struct lines out[2];
-	uint64_t dropped; /* lines past RUN_CREC_QUEUED_MAX */
+	uint64_t dropped; /* lines past RUN_CREC_QUEUED_MAX or MREC_LINE_MAX */
+	uint64_t unsent;  /* entries Redis had no room for (CREC_UNACKED_MAX) */
 	char *facts_now, *facts_sent;
 	uv_timer_t flush_timer;
 	/* the leader's */
@@ -86,8 +88,10 @@ static void lines_send(struct run_crec *c, struct lines *l, enum crec_kind kind)
 		at += mrec_skip_long(l->buf + at, l->len - at, &skipped);
 		c->dropped += skipped;
 		size_t n = mrec_take_lines(l->buf + at, l->len - at);
-		if (n)
-			crec_send(c->tx, kind, l->buf + at, n);
+		if (n && crec_send(c->tx, kind, l->buf + at, n) == -ENOBUFS && !c->unsent++)
+			log_warn("cluster: Redis has not taken the last %u MiB of records: the "
+				 "rest stay in this host's own folder only",
+				 CREC_UNACKED_MAX >> 20);
 		at += n;
 	}
 	l->len = 0;
@@ -580,6 +584,11 @@ void run_crec_close(struct run *r)
 	if (!c->leader) {
 		uv_timer_stop(&c->flush_timer);
 		follower_flush(c);
+		if (c->dropped || c->unsent)
+			log_warn("cluster: %" PRIu64 " record lines and %" PRIu64
+				 " entries were not sent to the leader (too long, or too many "
+				 "waiting): this host's own folder has them",
+				 c->dropped, c->unsent);
 		const char *end = c->facts_now ? c->facts_now : "{}";
 		crec_send(c->tx, CREC_END, end, strlen(end));
 		crec_close(c->tx);
