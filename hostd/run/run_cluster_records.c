@@ -363,6 +363,42 @@ static void facts_in(struct run_crec *c, size_t member, const char *payload, siz
 	mi->facts = f;
 }
 
+/* A member's barrier record: its summary kept for the leader's own of the
+ * same step; 0 or -1 with err. */
+static int barrier_in(struct run_crec *c, size_t member, json_object *o, char *err, size_t errlen)
+{
+	struct member_in *mi = &c->m[member];
+	const char *name = c->s->members[member];
+	uint32_t step;
+	json_object *s;
+	char key[16];
+	if (json_object_object_length(mi->pending) >= 2 * RUN_CREC_HELD_MAX) {
+		snprintf(err, errlen,
+			 "more than %d barrier records not yet matched by the leader's own",
+			 2 * RUN_CREC_HELD_MAX);
+		return -1;
+	}
+	if (mrec_barrier(o, name, mi->nodes, c->r->exp->nsteps, &step, &s, err, errlen) < 0)
+		return -1;
+	if (mrec_unsynchronised(s) && !mi->warned_unsync) {
+		mi->warned_unsync = true;
+		log_warn("cluster: member %s's clock is not synchronised (adjtimex): the skew across "
+			 "hosts is only known to within its maxerror (barriers.ndjson: "
+			 "cluster.across_hosts.skew_bound_ns)",
+			 name);
+	}
+	snprintf(key, sizeof(key), "%" PRIu32, step);
+	/* after the leader's own of that step was written (its hold ran out):
+	 * counted, too late to be in it */
+	if (step > c->released_step)
+		json_object_object_add(mi->pending, key, s);
+	else
+		json_object_put(s);
+	mi->barriers++;
+	mi->last_step = step > mi->last_step ? step : mi->last_step;
+	return 0;
+}
+
 /* Each line of an NDJSON payload, checked by kind. */
 static void lines_in(struct run_crec *c, size_t member, enum crec_kind kind, const char *payload,
 		     size_t len)
@@ -392,39 +428,8 @@ static void lines_in(struct run_crec *c, size_t member, enum crec_kind kind, con
 			results_append_sample(c->r->results, o);
 			c->r->samples_written++;
 			mi->samples++;
-		} else if (o && kind == CREC_BARRIERS) {
-			uint32_t step;
-			json_object *s;
-			if (json_object_object_length(mi->pending) >= 2 * RUN_CREC_HELD_MAX) {
-				snprintf(err, sizeof(err),
-					 "more than %d barrier records not yet matched by the "
-					 "leader's own",
-					 2 * RUN_CREC_HELD_MAX);
-			} else if (mrec_barrier(o, name, mi->nodes, c->r->exp->nsteps, &step, &s,
-						err, sizeof(err)) == 0) {
-				char key[16];
-				snprintf(key, sizeof(key), "%" PRIu32, step);
-				/* after the leader's own of that step was written (its
-				 * hold ran out): counted, too late to be in it */
-				if (step > c->released_step)
-					json_object_object_add(mi->pending, key, s);
-				else
-					json_object_put(s);
-				mi->barriers++;
-				mi->last_step = step > mi->last_step ? step : mi->last_step;
-				if (mrec_unsynchronised(s) && !mi->warned_unsync) {
-					mi->warned_unsync = true;
-					log_warn("cluster: member %s's clock is not synchronised "
-						 "(adjtimex): the skew across hosts is only known "
-						 "to within its maxerror (barriers.ndjson: "
-						 "cluster.across_hosts.skew_bound_ns)",
-						 name);
-				}
-				json_object_put(o);
-				continue;
-			}
-			refusedf(c, member, what, lineno, err);
-		} else {
+		} else if (!o || kind != CREC_BARRIERS ||
+			   barrier_in(c, member, o, err, sizeof(err)) < 0) {
 			refusedf(c, member, what, lineno, err);
 		}
 		json_object_put(o);
