@@ -161,7 +161,8 @@ static void compare_usage(FILE *f)
 		"differ from the base; runs whose plan or guests differ are refused unless\n"
 		"--force or --vary.  Then one row per (benchmark, metric, node), one for the\n"
 		"guests taken together (their mean per iteration) and one for fairness\n"
-		"across guests (Jain's index per iteration); barrier skew per run.\n"
+		"across guests (Jain's index per iteration); barrier skew per run (and\n"
+		"across hosts, for a cluster leader's run).\n"
 		"A run is a results folder, or a run name under --results DIR.\n\n"
 		"options:\n" CMP_OPTS_HELP
 		"  --format FMT              text (default), json, csv or markdown\n"

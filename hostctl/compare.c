@@ -357,6 +357,13 @@ static void fill_skew(const struct run *r, struct cmp_skew *s)
 		s->median_ns = d.median;
 		s->max_ns = d.max;
 	}
+	s->hosts_measured = r->nhosts_skew;
+	s->hosts_median_ns = s->hosts_max_ns = NAN;
+	s->hosts_bound_max_ns = r->hosts_skew_bound_max_ns;
+	if (r->nhosts_skew && stats_describe(r->hosts_skew_ns, r->nhosts_skew, &d) == 0) {
+		s->hosts_median_ns = d.median;
+		s->hosts_max_ns = d.max;
+	}
 }
 
 /* The union of the runs' metrics; -EINVAL when units or directions differ. */

@@ -93,6 +93,9 @@ struct cmp_skew {
 	size_t steps, measured, unstarted;
 	size_t failed_steps;			/* failure records in samples.ndjson */
 	double median_ns, max_ns, bound_max_ns; /* NAN when nothing measured */
+	/* across hosts (a cluster leader's folder): hosts_measured 0 else */
+	size_t hosts_measured;
+	double hosts_median_ns, hosts_max_ns, hosts_bound_max_ns;
 };
 
 struct cmp_result {

@@ -102,6 +102,8 @@ static struct json_object *json_header(const struct cmp_result *c, size_t j)
 	json_object_object_add(o, "ended", str_or_null(m->ended));
 	json_object_object_add(o, "hostd_version", str_or_null(m->hostd_version));
 	json_object_object_add(o, "release", str_or_null(m->release));
+	if (m->cluster_hosts)
+		json_object_object_add(o, "cluster_hosts", json_object_new_string(m->cluster_hosts));
 	json_object_object_add(o, "reason", str_or_null(m->reason));
 	json_object_object_add(o, "guest_kind", str_or_null(m->guest_kind));
 	json_object_object_add(o, "guest_count", int_or_null(m->guest_count));
@@ -203,6 +205,16 @@ static void out_json(FILE *f, const struct cmp_result *c)
 		json_object_object_add(sk, "median_ns", num(s->median_ns));
 		json_object_object_add(sk, "max_ns", num(s->max_ns));
 		json_object_object_add(sk, "bound_max_ns", num(s->bound_max_ns));
+		if (s->hosts_measured) {
+			struct json_object *x = json_object_new_object();
+
+			json_object_object_add(x, "measured",
+					       json_object_new_int64((int64_t)s->hosts_measured));
+			json_object_object_add(x, "median_ns", num(s->hosts_median_ns));
+			json_object_object_add(x, "max_ns", num(s->hosts_max_ns));
+			json_object_object_add(x, "bound_max_ns", num(s->hosts_bound_max_ns));
+			json_object_object_add(sk, "across_hosts", x);
+		}
 		json_object_object_add(o, "barrier_skew", sk);
 		json_object_object_add(o, "header", json_header(c, j));
 		json_object_object_add(o, "failures", json_failures(c, j));

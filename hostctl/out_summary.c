@@ -211,7 +211,19 @@ void out_header(const struct cmp_result *c, size_t run, struct out_lines *l)
 	}
 	push(l, "from %s to %s; hostd %s; release %s", known(m->started), known(m->ended),
 	     known(m->hostd_version), known(m->release));
+	if (m->cluster_hosts)
+		push(l, "cluster of hosts %s: every host's guests, a member's named <member>/<node>",
+		     m->cluster_hosts);
 	push(l, "barrier skew median %s, max %s over %zu steps", med, max, s->steps);
+	if (s->hosts_measured) {
+		char bound[32];
+
+		out_ns(med, sizeof(med), s->hosts_median_ns);
+		out_ns(max, sizeof(max), s->hosts_max_ns);
+		out_ns(bound, sizeof(bound), s->hosts_bound_max_ns);
+		push(l, "skew across hosts median %s, max %s over %zu steps, bound up to %s", med,
+		     max, s->hosts_measured, bound);
+	}
 	if (!r->failed_steps && !m->nmanifest_failures)
 		push(l, "failures: none");
 	else

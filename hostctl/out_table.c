@@ -243,6 +243,20 @@ static void print_aligned(FILE *f, const struct out_table *t)
 	}
 }
 
+/* A cluster leader's run: the skew across every host's nodes. */
+static void print_hosts_skew(FILE *f, const char *run, const struct cmp_skew *s)
+{
+	char text[3][32];
+	double v[3] = { s->hosts_median_ns, s->hosts_max_ns, s->hosts_bound_max_ns };
+
+	for (int i = 0; i < 3; i++)
+		out_ns(text[i], sizeof(text[i]), v[i]);
+	fprintf(f,
+		"  %s across hosts: median %s, max %s over %zu steps, clock bound up to %s (the "
+		"hosts' clock errors added)\n",
+		run, text[0], text[1], s->hosts_measured, text[2]);
+}
+
 static void print_skew_text(FILE *f, const struct cmp_result *c)
 {
 	fprintf(f, "barrier skew (last start minus first start, per released step):\n");
@@ -257,6 +271,8 @@ static void print_skew_text(FILE *f, const struct cmp_result *c)
 			"  %s: median %s, max %s over %zu steps (%zu with nobody started), "
 			"clock bound up to %s\n",
 			c->runs[j].name, med, max, s->steps, s->unstarted, bound);
+		if (s->hosts_measured)
+			print_hosts_skew(f, c->runs[j].name, s);
 		if (s->failed_steps)
 			fprintf(f, "  %s: %zu failed benchmark runs (failure records in samples.ndjson)\n",
 				c->runs[j].name, s->failed_steps);
@@ -434,6 +450,12 @@ void out_markdown(FILE *f, const struct cmp_result *c)
 		out_ns(max, sizeof(max), c->skew[j].max_ns);
 		fprintf(f, "| %s | %zu | %zu | %s | %s |\n", c->runs[j].name, c->skew[j].steps,
 			c->skew[j].unstarted, med, max);
+		if (c->skew[j].hosts_measured) {
+			out_ns(med, sizeof(med), c->skew[j].hosts_median_ns);
+			out_ns(max, sizeof(max), c->skew[j].hosts_max_ns);
+			fprintf(f, "| %s, across hosts | %zu | | %s | %s |\n", c->runs[j].name,
+				c->skew[j].hosts_measured, med, max);
+		}
 	}
 	for (size_t i = 0; i < c->nnotes; i++)
 		fprintf(f, "%s- %s\n", i ? "" : "\nNotes:\n\n", c->notes[i]);

@@ -109,6 +109,17 @@ static void skew_section(FILE *f, const struct report *r)
 		html(f, c->runs[j].name);
 		fprintf(f, "</td><td>%zu</td><td>%zu</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
 			s->steps, s->unstarted, med, max, b);
+		if (!s->hosts_measured)
+			continue;
+		out_ns(med, sizeof(med), s->hosts_median_ns);
+		out_ns(max, sizeof(max), s->hosts_max_ns);
+		out_ns(b, sizeof(b), s->hosts_bound_max_ns);
+		fputs("<tr><td class=\"l\">", f);
+		html(f, c->runs[j].name);
+		fprintf(f,
+			", across hosts</td><td>%zu</td><td></td><td>%s</td><td>%s</td><td>%s</td>"
+			"</tr>\n",
+			s->hosts_measured, med, max, b);
 	}
 	fputs("</table>\n", f);
 	if (r->has_skew)

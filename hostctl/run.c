@@ -479,13 +479,43 @@ static int sample_line(struct run *r, struct run_dict *d, struct json_object *o,
 	return 0;
 }
 
+/* A cluster leader's record: the step's skew across hosts, when known. */
+static int hosts_skew(struct run *r, struct json_object *o, const char *where, struct run_err *e)
+{
+	struct json_object *x, *v;
+
+	if (!json_object_object_get_ex(o, "cluster", &x) ||
+	    !json_object_object_get_ex(x, "across_hosts", &x) ||
+	    !json_object_object_get_ex(x, "skew_ns", &v) || json_object_is_type(v, json_type_null))
+		return 0;
+	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0) {
+		run_err_set(e,
+			    "%s: cluster.across_hosts.skew_ns is %s, expected a non-negative integer "
+			    "or null",
+			    where, json_object_to_json_string(v));
+		return -EINVAL;
+	}
+	if ((r->nhosts_skew & (r->nhosts_skew - 1)) == 0)
+		r->hosts_skew_ns =
+			xrealloc(r->hosts_skew_ns,
+				 (r->nhosts_skew ? 2 * r->nhosts_skew : 1) * sizeof(double));
+	r->hosts_skew_ns[r->nhosts_skew++] = (double)json_object_get_int64(v);
+	if (json_object_object_get_ex(x, "skew_bound_ns", &v) && json_object_is_type(v, json_type_int) &&
+	    json_object_get_double(v) > r->hosts_skew_bound_max_ns)
+		r->hosts_skew_bound_max_ns = json_object_get_double(v);
+	return 0;
+}
+
 static int barrier_line(struct run *r, struct run_dict *d, struct json_object *o, const char *where,
 			struct run_err *e)
 {
 	struct json_object *v;
+	int ret;
 
 	(void)d;
 	r->nsteps++;
+	if ((ret = hosts_skew(r, o, where, e)) < 0)
+		return ret;
 	if (json_object_object_get_ex(o, "skew_bound_ns", &v) &&
 	    json_object_is_type(v, json_type_int) && json_object_get_double(v) > r->skew_bound_max_ns)
 		r->skew_bound_max_ns = json_object_get_double(v);
@@ -557,6 +587,7 @@ void run_free(struct run *r)
 	free(r->node_is_host);
 	free(r->samples);
 	free(r->skew_ns);
+	free(r->hosts_skew_ns);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -85,6 +85,9 @@ struct run_meta {
 	int64_t guest_count, guest_vcpus, guest_memory_mib;
 	char **plan; /* distinct steps, iteration left out: "benchmark [variant] kind what" */
 	size_t nplan;
+	/* a cluster leader's folder: "a (leader), b, c", the hosts whose nodes
+	 * it holds (manifest cluster.hosts); NULL otherwise */
+	char *cluster_hosts;
 	struct run_kv *conf; /* NAME=VALUE lines of config/h.conf and config/g.conf */
 	size_t nconf;
 	char **manifest_failures; /* failures[] in words: "guest-2 at step 3: ..." */
@@ -117,6 +120,11 @@ struct run {
 	double *skew_ns;
 	size_t nskew, nsteps, steps_unstarted;
 	double skew_bound_max_ns;
+	/* a cluster leader's folder: each step's skew across every host's
+	 * nodes (cluster.across_hosts of barriers.ndjson, docs/cluster.md) */
+	double *hosts_skew_ns;
+	size_t nhosts_skew;
+	double hosts_skew_bound_max_ns;
 	/* samples.ndjson lines that are not numbers to compare: failure
 	 * records of steps (where their samples would be), and warm-ups */
 	size_t failed_steps, warmup_samples;

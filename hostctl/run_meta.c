@@ -165,6 +165,30 @@ static char *guest_kernels(struct json_object *man)
 	return all;
 }
 
+/* A cluster leader's hosts: itself, then each member it holds nodes of. */
+static char *cluster_hosts(struct json_object *man)
+{
+	struct json_object *c, *hosts;
+	char *leader = str_at(man, "cluster", "member");
+
+	if (!leader || !json_object_object_get_ex(man, "cluster", &c) ||
+	    !json_object_object_get_ex(c, "hosts", &hosts) ||
+	    !json_object_is_type(hosts, json_type_object) || !json_object_object_length(hosts)) {
+		free(leader);
+		return NULL;
+	}
+	char *text = xasprintf("%s (leader)", leader);
+	free(leader);
+	json_object_object_foreach(hosts, member, h)
+	{
+		char *t = xasprintf("%s, %s", text, member);
+		(void)h;
+		free(text);
+		text = t;
+	}
+	return text;
+}
+
 void run_meta_load(struct run_meta *m, struct json_object *man, const char *dir)
 {
 	struct json_object *v;
@@ -186,6 +210,7 @@ void run_meta_load(struct run_meta *m, struct json_object *man, const char *dir)
 	m->guest_count = int_at(man, "settings", "guest_count");
 	m->guest_vcpus = int_at(man, "settings", "guest_vcpus");
 	m->guest_memory_mib = int_at(man, "settings", "guest_memory_mib");
+	m->cluster_hosts = cluster_hosts(man);
 	if (man && json_object_object_get_ex(man, "plan", &v))
 		plan_add(m, "", v, 0);
 	size_t nmain = m->nplan;
@@ -251,6 +276,7 @@ void run_meta_free(struct run_meta *m)
 	free(m->guest_kind);
 	free(m->guest_kernel);
 	free(m->guest_kernels);
+	free(m->cluster_hosts);
 	for (size_t i = 0; i < m->nplan; i++)
 		free(m->plan[i]);
 	free(m->plan);

@@ -804,6 +804,401 @@ START_TEST(test_check_prints_keys)
 }
 END_TEST
 
+/* ---- every host's records on the leader ---------------------------------- */
+
+/* tmpdir/<member>/t/<file>'s lines, each as its own string (to free). */
+static char **member_lines(const char *member, const char *file, size_t *n)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s/t/%s", tmpdir, member, file);
+	const char *t = read_text(path);
+	ck_assert_msg(t, "no %s: %s", path, member_err(member));
+	char *text = strdup(t), **v = calloc(4096, sizeof(*v)), *save = NULL;
+	*n = 0;
+	for (char *l = strtok_r(text, "\n", &save); l && *n < 4096; l = strtok_r(NULL, "\n", &save))
+		v[(*n)++] = strdup(l);
+	free(text);
+	return v;
+}
+
+static void free_lines(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* How many times needle occurs in hay. */
+static int occurrences(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* The skew across hosts and its bound, recomputed from a leader's barrier
+ * record: every host's starts, the bounds of the two ends and (between
+ * hosts) both hosts' maxerror. */
+static void across_expected(json_object *rec, int64_t *skew, int64_t *bound)
+{
+	json_object *cl = field(rec, "cluster");
+	int64_t lo = INT64_MAX, hi = INT64_MIN, blo = 0, bhi = 0, elo = 0, ehi = 0;
+	const char *hlo = "", *hhi = "";
+	json_object *hosts = json_object_new_object();
+	json_object_object_add(hosts, "a", json_object_get(cl));
+	json_object_object_foreach(field(cl, "members"), mk, mv)
+	{
+		json_object_object_add(hosts, mk, json_object_get(mv));
+	}
+	json_object_object_foreach(hosts, h, s)
+	{
+		bool own = strcmp(h, "a") == 0;
+		int64_t err = json_object_get_int64(field(field(s, "host_clock"), "maxerror_us")) * 1000;
+		json_object_object_foreach(field(s, "started_realtime_ns"), node, t)
+		{
+			int64_t at = json_object_get_int64(t), b;
+			b = own ? json_object_get_int64(
+					  field(field(field(rec, "clock_offsets"), node), "bound_ns"))
+				: json_object_get_int64(field(field(s, "bound_ns"), node));
+			if (at < lo) {
+				lo = at, blo = b, elo = err;
+				hlo = h;
+			}
+			if (at > hi) {
+				hi = at, bhi = b, ehi = err;
+				hhi = h;
+			}
+		}
+	}
+	*skew = hi - lo;
+	*bound = blo + bhi + (strcmp(hlo, hhi) ? elo + ehi : 0);
+	json_object_put(hosts);
+}
+
+/* A leader's barrier record: its skew across nhosts hosts as its facts
+ * say, nobody missing. */
+static void assert_across(json_object *rec, int nhosts, int64_t *skew, int64_t *bound)
+{
+	json_object *x = field(field(rec, "cluster"), "across_hosts");
+	across_expected(rec, skew, bound);
+	ck_assert_int_eq(json_object_get_int64(field(x, "skew_ns")), *skew);
+	ck_assert_int_eq(json_object_get_int64(field(x, "skew_bound_ns")), *bound);
+	ck_assert_int_eq(json_object_array_length(field(x, "hosts")), nhosts);
+	ck_assert_int_eq(json_object_array_length(field(x, "missing")), 0);
+}
+
+/* Leader a and follower b, 3 steps: the leader's folder holds b's samples
+ * as b wrote them (nodes "b/<node>"), b's nodes among its participants,
+ * and each barrier the skew across both hosts with its bound; b's clock
+ * (LOCKSTEP_TEST_ADJTIMEX) is unsynchronised, a's is not: warned once,
+ * naming b, on each side. */
+START_TEST(test_records_on_leader)
+{
+	write_gconf("g.conf", 3, 2000);
+	setenv("LOCKSTEP_TEST_ADJTIMEX", "800,100,0", 1);
+	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=20\n");
+	setenv("LOCKSTEP_TEST_ADJTIMEX", "16000000,16000000,1", 1);
+	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=20\n");
+	unsetenv("LOCKSTEP_TEST_ADJTIMEX");
+	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
+	ck_assert_msg(sa == 0, "leader exit %d: %s", sa, member_err("a"));
+	ck_assert_msg(sb == 0, "follower exit %d: %s", sb, member_err("b"));
+
+	/* every sample of b's own folder, on the leader with its node renamed */
+	size_t nb, na;
+	char **lb = member_lines("b", "samples.ndjson", &nb),
+	     **la = member_lines("a", "samples.ndjson", &na);
+	ck_assert_uint_ge(nb, 3 * 2 * 2);
+	size_t theirs = 0;
+	for (size_t i = 0; i < na; i++)
+		theirs += strstr(la[i], "\"node\":\"b\\/") != NULL; /* json-c writes / as \/ */
+	ck_assert_uint_eq(theirs, nb);
+	for (size_t i = 0; i < nb; i++) {
+		json_object *o = json_tokener_parse(lb[i]);
+		char node[80];
+		snprintf(node, sizeof(node), "b/%s", json_object_get_string(field(o, "node")));
+		json_object_object_add(o, "node", json_object_new_string(node));
+		const char *want = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+		bool found = false;
+		for (size_t k = 0; k < na && !found; k++)
+			found = strcmp(la[k], want) == 0;
+		ck_assert_msg(found, "b's sample %s is not on the leader as %s", lb[i], want);
+		json_object_put(o);
+	}
+	free_lines(la, na);
+	free_lines(lb, nb);
+
+	/* its nodes and its part in the leader's manifest */
+	char path[512];
+	snprintf(path, sizeof(path), "%s/a/t/manifest.json", tmpdir);
+	json_object *m = json_object_from_file(path);
+	ck_assert_ptr_nonnull(m);
+	json_object *parts = field(m, "participants");
+	int theirs_parts = 0;
+	for (size_t i = 0; i < json_object_array_length(parts); i++) {
+		json_object *p = json_object_array_get_idx(parts, i), *v;
+		if (json_object_object_get_ex(p, "member", &v)) {
+			ck_assert_str_eq(json_object_get_string(v), "b");
+			ck_assert(strncmp(json_object_get_string(field(p, "node")), "b/guest-", 8) == 0);
+			theirs_parts++;
+		}
+	}
+	ck_assert_int_eq(theirs_parts, 2);
+	json_object *hb = field(field(field(m, "cluster"), "hosts"), "b");
+	ck_assert_str_eq(json_object_get_string(field(hb, "status")), "complete");
+	ck_assert_int_eq(json_object_get_int64(field(field(hb, "records"), "samples")), (int64_t)nb);
+	ck_assert_int_eq(json_object_get_int64(field(field(hb, "records"), "barriers")), 3);
+	ck_assert_int_eq(json_object_get_int64(field(field(hb, "records"), "refused")), 0);
+	ck_assert(json_object_get_boolean(field(hb, "ended")));
+	ck_assert(json_object_get_boolean(field(hb, "clock_unsynchronised")));
+	json_object *xm = field(field(m, "cluster"), "across_hosts");
+	ck_assert_int_eq(json_object_get_int64(field(xm, "steps")), 3);
+
+	/* each barrier: the skew across hosts and its bound, from both hosts' facts */
+	size_t n;
+	json_object **ra = barriers("a", &n);
+	ck_assert_uint_eq(n, 3);
+	int64_t max_skew = 0, max_bound = 0;
+	for (size_t i = 0; i < n; i++) {
+		int64_t skew, bound;
+		assert_across(ra[i], 2, &skew, &bound);
+		json_object *st = field(field(field(field(ra[i], "cluster"), "members"), "b"),
+					"started_realtime_ns");
+		ck_assert_int_eq(json_object_object_length(st), 2);
+		ck_assert_ptr_nonnull(field(st, "b/guest-1"));
+		max_skew = skew > max_skew ? skew : max_skew;
+		max_bound = bound > max_bound ? bound : max_bound;
+	}
+	ck_assert_int_eq(json_object_get_int64(field(xm, "skew_max_ns")), max_skew);
+	ck_assert_int_eq(json_object_get_int64(field(xm, "skew_bound_max_ns")), max_bound);
+	free_ndjson(ra, n);
+	json_object_put(m);
+	printf("records on the leader: %zu samples of b, skew across hosts at most %lld us "
+	       "(bound %lld us with b unsynchronised)\n",
+	       nb, (long long)(max_skew / 1000), (long long)(max_bound / 1000));
+
+	/* unsynchronised: warned once on each side, naming b; a's clock is fine */
+	ck_assert_int_eq(occurrences(member_err("a"), "member b's clock is not synchronised"), 1);
+	ck_assert_int_eq(occurrences(member_err("b"), "this host's (member b) clock is not "
+						      "synchronised"),
+			 1);
+	ck_assert_int_eq(occurrences(member_err("a"), "this host's (member a) clock"), 0);
+
+	/* hostctl reads the leader's folder as any run */
+	char cmd[1200], out[8192];
+	snprintf(cmd, sizeof(cmd), "%s/hostctl/hostctl compare %s/a/t %s/a/t 2>&1",
+		 getenv("LOCKSTEP_BUILD_ROOT"), tmpdir, tmpdir);
+	FILE *pf = popen(cmd, "r");
+	size_t len = fread(out, 1, sizeof(out) - 1, pf);
+	out[len] = 0;
+	ck_assert_msg(pclose(pf) == 0, "%s: %.2000s", cmd, out);
+	ck_assert_msg(strstr(out, "b/guest-1") && strstr(out, "b/guest-2"), "%.2000s", out);
+	ck_assert_msg(strstr(out, "across hosts"), "%.2000s", out);
+	ck_assert_msg(strstr(out, "cluster of hosts a (leader), b:"), "%.2000s", out);
+	snprintf(cmd, sizeof(cmd), "%s/hostctl/hostctl report -o %s/report %s/a/t 2>&1",
+		 getenv("LOCKSTEP_BUILD_ROOT"), tmpdir, tmpdir);
+	pf = popen(cmd, "r");
+	len = fread(out, 1, sizeof(out) - 1, pf);
+	out[len] = 0;
+	ck_assert_msg(pclose(pf) == 0, "%s: %.2000s", cmd, out);
+	snprintf(path, sizeof(path), "%s/report/index.html", tmpdir);
+	const char *html = read_text(path);
+	ck_assert_msg(html && strstr(html, "b/guest-2") && strstr(html, "across hosts"),
+		      "%s lacks b's guests or the skew across hosts", path);
+}
+END_TEST
+
+/* One entry of b's records stream, as a hostile b would write it. */
+static void hostile_entry(redisContext *rc, const char *member, const char *seq, const char *kind,
+			  const char *data, size_t len)
+{
+	char key[128];
+	snprintf(key, sizeof(key), "t%d__records__b", redis_port);
+	const char *argv[] = { "XADD", key,    "*",  "member", member, "seq",
+			       seq,    "kind", kind, "data",   data };
+	size_t lens[11];
+	for (int i = 0; i < 10; i++)
+		lens[i] = strlen(argv[i]);
+	lens[10] = len;
+	redisReply *r = redisCommandArgv(rc, 11, argv, lens);
+	ck_assert_msg(r && r->type == REDIS_REPLY_STRING, "XADD %s", key);
+	freeReplyObject(r);
+}
+
+/* A follower's records that lie: each refused and named, the good ones
+ * kept.  b is a plain roadblock follower (for the barrier) whose records
+ * stream the test writes. */
+START_TEST(test_hostile_records_refused)
+{
+	redisContext *rc = plain_connect();
+	const char *facts = "{\"participants\":[{\"node\":\"guest-1\",\"kind\":\"local\"}],"
+			    "\"status\":\"running\"}";
+	hostile_entry(rc, "b", "1", "facts", facts, strlen(facts));
+	const char *lines =
+		/* good */
+		"{\"node\":\"guest-1\",\"benchmark\":\"cpu-probe\",\"iteration\":1,\"step\":1,"
+		"\"metric\":\"ops_per_sec\",\"value\":42.5,\"unit\":\"ops/s\",\"better\":\"higher\"}\n"
+		/* a path */
+		"{\"node\":\"../x\",\"benchmark\":\"cpu-probe\",\"iteration\":1,\"step\":1,"
+		"\"metric\":\"ops_per_sec\",\"value\":1,\"unit\":\"ops/s\",\"better\":\"higher\"}\n"
+		/* the leader's node */
+		"{\"node\":\"a/guest-1\",\"benchmark\":\"cpu-probe\",\"iteration\":1,\"step\":1,"
+		"\"metric\":\"ops_per_sec\",\"value\":1,\"unit\":\"ops/s\",\"better\":\"higher\"}\n"
+		/* a node it never declared */
+		"{\"node\":\"guest-9\",\"benchmark\":\"cpu-probe\",\"iteration\":1,\"step\":1,"
+		"\"metric\":\"ops_per_sec\",\"value\":1,\"unit\":\"ops/s\",\"better\":\"higher\"}\n"
+		/* another unit for the same metric: hostctl would refuse the folder */
+		"{\"node\":\"guest-1\",\"benchmark\":\"cpu-probe\",\"iteration\":2,\"step\":2,"
+		"\"metric\":\"ops_per_sec\",\"value\":1,\"unit\":\"furlongs\",\"better\":\"higher\"}\n"
+		/* a terminal escape */
+		"{\"node\":\"guest-1\",\"benchmark\":\"cpu-probe\",\"iteration\":1,\"step\":1,"
+		"\"failed\":true,\"reason\":\"\\u001b[2J\"}\n"
+		/* not JSON */
+		"{\"node\":\n";
+	hostile_entry(rc, "b", "2", "samples", lines, strlen(lines));
+	/* written as b, claiming to be c */
+	hostile_entry(rc, "c", "3", "samples", lines, strlen(lines));
+	/* too big */
+	size_t big = 300 << 10;
+	char *huge = malloc(big);
+	memset(huge, ' ', big);
+	hostile_entry(rc, "b", "3", "samples", huge, big);
+	free(huge);
+	const char *bar = "{\"step\":1,\"cluster\":{\"started_realtime_ns\":{\"guest-1\":-5}}}\n";
+	hostile_entry(rc, "b", "4", "barriers", bar, strlen(bar));
+	hostile_entry(rc, "b", "5", "end", facts, strlen(facts));
+	redisFree(rc);
+
+	int sa = run_with_plain(plain_follower, "a", "leader");
+	ck_assert_msg(sa == 0, "leader exit %d: %s", sa, member_err("a"));
+	const char *err = member_err("a");
+	char want[200];
+	const char *named[] = {
+		"node \"../x\" is not a node name",
+		"node \"a/guest-1\" is not a node name",
+		"node \"guest-9\" is not one of the member's own nodes",
+		"cpu-probe ops_per_sec in \"furlongs\", better higher, but earlier lines say "
+		"\"ops/s\"",
+		"samples line 6: a string holds a control character",
+		"samples line 7: not one JSON object",
+		"it says member \"c\", in another member's stream",
+		"samples of 307200 bytes, more than 262144",
+		"cluster.started_realtime_ns of node \"guest-1\" is not a non-negative integer",
+	};
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		snprintf(want, sizeof(want), "cluster: a record of member b refused: ");
+		ck_assert_msg(strstr(err, named[i]) && strstr(err, want), "want \"%s\" in: %s",
+			      named[i], err);
+	}
+	/* what was refused is nowhere; the good sample is there once */
+	size_t n;
+	char **la = member_lines("a", "samples.ndjson", &n);
+	int good = 0;
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_msg(!strstr(la[i], "..\\/x") && !strstr(la[i], "a\\/guest") &&
+				      !strstr(la[i], "guest-9") && !strstr(la[i], "furlongs") &&
+				      !strstr(la[i], "\\u001b"),
+			      "refused, yet written: %s", la[i]);
+		good += strstr(la[i], "\"node\":\"b\\/guest-1\"") && strstr(la[i], "42.5");
+	}
+	ck_assert_int_eq(good, 1);
+	free_lines(la, n);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/a/t/manifest.json", tmpdir);
+	json_object *m = json_object_from_file(path);
+	json_object *hb = field(field(field(m, "cluster"), "hosts"), "b");
+	ck_assert_int_eq(json_object_get_int64(field(field(hb, "records"), "refused")), 9);
+	ck_assert_int_eq(json_object_get_int64(field(field(hb, "records"), "samples")), 1);
+	ck_assert_int_eq(json_object_array_length(field(hb, "refusals")), 9);
+	json_object_put(m);
+}
+END_TEST
+
+/* b is SIGKILLed once it wrote its second barrier record: what it sent
+ * (its nodes, step 1's samples and barrier) stays in the leader's folder,
+ * which names it as never ended. */
+START_TEST(test_records_kept_follower_lost)
+{
+	char path[512];
+	write_file("g.conf", "BENCHMARKS='nap'\nITERATIONS=6\nCOMMAND_NAP='sleep 0.3'\n", 0644);
+	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=2\n");
+	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=2\n");
+	snprintf(path, sizeof(path), "%s/b/t/barriers.ndjson", tmpdir);
+	const char *t = NULL;
+	for (int i = 0; i < 1000 && !((t = read_text(path)) && occurrences(t, "\n") >= 2); i++)
+		usleep(10000);
+	ck_assert_msg(t && occurrences(t, "\n") >= 2, "b wrote no second barrier: %s", member_err("b"));
+	kill(b, SIGKILL);
+	waitpid(b, NULL, 0);
+	int sa = hostd_test_wait(a);
+	ck_assert_msg(sa == 2, "leader exit %d: %s", sa, member_err("a"));
+	ck_assert_msg(strstr(member_err("a"), "member b sent no end of its records within "
+					      "CLUSTER_TIMEOUT=2s"),
+		      "%s", member_err("a"));
+	size_t n;
+	char **la = member_lines("a", "samples.ndjson", &n);
+	int step1 = 0;
+	for (size_t i = 0; i < n; i++)
+		step1 += strstr(la[i], "\"node\":\"b\\/guest-") && strstr(la[i], "\"step\":1,");
+	ck_assert_int_ge(step1, 2); /* each guest's elapsed of step 1 */
+	free_lines(la, n);
+	snprintf(path, sizeof(path), "%s/a/t/manifest.json", tmpdir);
+	json_object *m = json_object_from_file(path);
+	json_object *hb = field(field(field(m, "cluster"), "hosts"), "b");
+	ck_assert(!json_object_get_boolean(field(hb, "ended")));
+	ck_assert_int_ge(json_object_get_int64(field(field(hb, "records"), "barriers")), 1);
+	ck_assert_ptr_nonnull(participant(m, "b/guest-2"));
+	json_object_put(m);
+	json_object **ra = barriers("a", &n);
+	ck_assert_uint_ge(n, 1);
+	ck_assert_ptr_nonnull(field(field(field(ra[0], "cluster"), "members"), "b"));
+	free_ndjson(ra, n);
+}
+END_TEST
+
+/* Three members of 4 local guests each: every sample of b and c on the
+ * leader, and each step's skew across the 12 guests. */
+START_TEST(test_records_three_members)
+{
+	const char *conf = "CLUSTER_TIMEOUT=20\nGUEST_COUNT=4\nCLUSTER_MEMBERS=\"a b c\"\n";
+	write_gconf("g.conf", 3, 2000);
+	pid_t a = start_member("a", "leader", conf);
+	pid_t b = start_member("b", "follower", conf);
+	pid_t c = start_member("c", "follower", conf);
+	int sa = hostd_test_wait(a), sb = hostd_test_wait(b), sc = hostd_test_wait(c);
+	ck_assert_msg(sa == 0 && sb == 0 && sc == 0, "exits %d %d %d: %s", sa, sb, sc, member_err("a"));
+	size_t na, nb, nc;
+	char **la = member_lines("a", "samples.ndjson", &na);
+	char **lb = member_lines("b", "samples.ndjson", &nb);
+	char **lc = member_lines("c", "samples.ndjson", &nc);
+	size_t in_b = 0, in_c = 0;
+	for (size_t i = 0; i < na; i++) {
+		in_b += strstr(la[i], "\"node\":\"b\\/guest-") != NULL;
+		in_c += strstr(la[i], "\"node\":\"c\\/guest-") != NULL;
+	}
+	ck_assert_uint_ge(nb, 3 * 4 * 2);
+	ck_assert_uint_eq(in_b, nb);
+	ck_assert_uint_eq(in_c, nc);
+	free_lines(la, na);
+	free_lines(lb, nb);
+	free_lines(lc, nc);
+	size_t n;
+	json_object **ra = barriers("a", &n);
+	ck_assert_uint_eq(n, 3);
+	int64_t max_skew = 0;
+	for (size_t i = 0; i < n; i++) {
+		int64_t skew, bound;
+		assert_across(ra[i], 3, &skew, &bound);
+		max_skew = skew > max_skew ? skew : max_skew;
+	}
+	free_ndjson(ra, n);
+	printf("3 hostds x 4 local guests: every sample of b and c on the leader; start skew "
+	       "across the 12 guests at most %lld us\n",
+	       (long long)(max_skew / 1000));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hostd-cluster");
@@ -825,5 +1220,14 @@ int main(void)
 	tcase_add_test(tc, test_reused_cluster_id_refused);
 	tcase_add_test(tc, test_follower_abort_reaches_leader);
 	suite_add_tcase(s, tc);
+	/* every host's records on the leader (CK_RUN_CASE=records alone) */
+	TCase *rec = tcase_create("records");
+	tcase_add_checked_fixture(rec, setup, teardown);
+	tcase_set_timeout(rec, 60);
+	tcase_add_test(rec, test_records_on_leader);
+	tcase_add_test(rec, test_hostile_records_refused);
+	tcase_add_test(rec, test_records_kept_follower_lost);
+	tcase_add_test(rec, test_records_three_members);
+	suite_add_tcase(s, rec);
 	return testlib_main(s);
 }

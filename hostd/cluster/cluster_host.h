@@ -20,7 +20,9 @@
 int cluster_probe(const struct cluster_settings *s, char *err, size_t errlen);
 
 /* The kernel's view of this host's clock (adjtimex): {maxerror_us,
- * esterror_us, unsynchronised}, or {error}; *unsync set. */
+ * esterror_us, unsynchronised}, or {error}; *unsync set.  Test-only: the
+ * environment's LOCKSTEP_TEST_ADJTIMEX="maxerror_us,esterror_us,0|1"
+ * replaces the kernel's answer. */
 json_object *cluster_host_clock(bool *unsync);
 
 #endif

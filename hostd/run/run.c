@@ -18,6 +18,7 @@
 #include "log.h"
 #include "progress_line.h"
 #include "run_cluster.h"
+#include "run_cluster_records.h"
 #include "run_priv.h"
 #include "xalloc.h"
 
@@ -643,6 +644,7 @@ static void finish(struct run *r, enum run_status st, const char *reason)
 	r->ext = NULL;
 	run_launch_stop_all(r);
 	run_cluster_close(r);
+	run_crec_close(r);
 
 	uv_timer_stop(&r->deadline_timer);
 	close_handle((uv_handle_t *)&r->deadline_timer);
@@ -872,6 +874,7 @@ static int teardown(struct run *r, bool discard)
 	go_watch_free(r->go_watch);
 	run_auto_free(r->autoit);
 	run_cluster_free(r);
+	run_crec_free(r);
 	json_object_put(r->failures);
 	json_object_put(r->events);
 	proto_buf_free(&r->go_buf);
@@ -917,7 +920,7 @@ int run_experiment(const struct experiment *exp, const struct run_options *opt)
 	arm_deadline(&r);
 	if (run_cluster_start(&r) < 0)
 		finish(&r, RUN_ABORTED, "Redis (CLUSTER_REDIS) could not be used");
-	else if (run_launch_all(&r) < 0)
+	else if (run_crec_start(&r), run_launch_all(&r) < 0)
 		finish(&r, RUN_ABORTED, "the guests could not be started");
 	progress(&r);
 	uv_run(r.loop, UV_RUN_DEFAULT);

@@ -29,9 +29,10 @@ static void decided(void *data, const struct cluster_result *res)
 	struct run_cluster *rc = r->cluster;
 	if (res->clock_unsync && !rc->warned_unsync) {
 		rc->warned_unsync = true;
-		log_warn("cluster: this host's clock is not synchronised (adjtimex): the release "
-			 "instant shared with the other hosts is only as good as its clock; run "
-			 "chrony or PTP (barriers.ndjson: cluster.host_clock)");
+		log_warn("cluster: this host's (member %s) clock is not synchronised (adjtimex): "
+			 "the release instant shared with the other hosts is only as good as its "
+			 "clock; run chrony or PTP (barriers.ndjson: cluster.host_clock)",
+			 r->exp->cluster.member);
 	}
 	if (res->outcome != CLUSTER_RELEASED) {
 		log_error("%s", res->why);

@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "run_cluster_records.h"
 #include "run_priv.h"
 #include "xalloc.h"
 
@@ -222,6 +223,7 @@ void run_manifest_write(struct run *r)
 	if (r->exp->cluster.enabled)
 		json_object_object_add(m, "cluster", cluster_settings_json(&r->exp->cluster));
 	json_object_object_add(m, "participants", participants(r));
+	run_crec_manifest(r, m); /* the other hosts' nodes and parts, or ours for the leader */
 	json_object_object_add(m, "plan", plan(r->exp->node_plan[0]));
 	if (r->exp->nplans > 1)
 		json_object_object_add(m, "node_plans", node_plans(r));

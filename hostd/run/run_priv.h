@@ -152,6 +152,7 @@ struct run {
 	struct run_auto *autoit;
 	uint32_t last_step;	     /* the plan's last, or where adaptive iterations stopped */
 	struct run_cluster *cluster; /* CLUSTER_*: the other hosts (run_cluster.h); NULL: none */
+	struct run_crec *crec; /* CLUSTER_*: the records to or from them (run_cluster_records.h) */
 };
 
 /* run.c */

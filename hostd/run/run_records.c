@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "run_cluster.h"
+#include "run_cluster_records.h"
 #include "run_priv.h"
 #include "xalloc.h"
 
@@ -278,7 +279,7 @@ bool run_record_flush(struct run *r, bool force, struct record_lateness *late)
 	if (timing)
 		json_object_object_add(o, "timing", timing);
 
-	results_append_barrier(r->results, o);
+	run_crec_barrier(r, o); /* the leader holds it for the other hosts' */
 	json_object_put(o);
 	rec->step = 0;
 	return true;

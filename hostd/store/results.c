@@ -56,6 +56,8 @@ struct results {
 	struct monitor_fd mfd[RESULTS_MONITOR_FDS];
 	uint64_t mfd_clock;
 	size_t monitor_queued; /* bytes of ITEM_MONITOR in the queue (under lock) */
+	results_tee_fn tee;    /* the loop's: lines also sent elsewhere */
+	void *tee_data;
 
 	pthread_t thread;
 	bool thread_started;
@@ -664,10 +666,18 @@ static char *to_line(json_object *o, int flags, size_t *len)
 	return line;
 }
 
+void results_set_tee(struct results *r, results_tee_fn fn, void *data)
+{
+	r->tee = fn;
+	r->tee_data = data;
+}
+
 void results_append_sample(struct results *r, json_object *record)
 {
 	size_t len;
 	char *line = to_line(record, JSON_C_TO_STRING_PLAIN, &len);
+	if (r->tee)
+		r->tee(r->tee_data, RESULTS_LINE_SAMPLE, line, len);
 	enqueue(r, ITEM_SAMPLE, NULL, line, len);
 }
 
@@ -675,6 +685,8 @@ void results_append_barrier(struct results *r, json_object *record)
 {
 	size_t len;
 	char *line = to_line(record, JSON_C_TO_STRING_PLAIN, &len);
+	if (r->tee)
+		r->tee(r->tee_data, RESULTS_LINE_BARRIER, line, len);
 	enqueue(r, ITEM_BARRIER, NULL, line, len);
 }
 

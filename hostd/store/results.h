@@ -84,6 +84,12 @@ int results_monitor_dir(struct results *r, const char *node);
 int results_append_monitor(struct results *r, const char *node, const char *file, const char *data,
 			   size_t len);
 void results_append_barrier(struct results *r, json_object *record);
+/* Every sample and barrier line as it is queued (its text, ending in a
+ * newline), on the caller's thread: a cluster member's records go to its
+ * leader too (run/run_cluster_records.c).  fn NULL: none. */
+enum results_line { RESULTS_LINE_SAMPLE, RESULTS_LINE_BARRIER };
+typedef void (*results_tee_fn)(void *data, enum results_line kind, const char *line, size_t len);
+void results_set_tee(struct results *r, results_tee_fn fn, void *data);
 /* Queues manifest.json for an atomic rewrite (write, fsync, rename); when
  * several are queued only the newest is written. */
 void results_write_manifest(struct results *r, json_object *manifest);

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "cluster_records.h"
+
+#include <errno.h>
+#include <hiredis/adapters/libuv.h>
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "member_records.h"
+#include "xalloc.h"
+
+#define CREC_READ_BLOCK_MS 200
+#define CREC_KEY_MAX 400
+
+static const char *const kind_names[CREC_NKINDS] = { "facts", "samples", "barriers", "end" };
+
+struct crec {
+	uv_loop_t *loop;
+	const struct cluster_settings *s;
+	const struct crec_ops *ops;
+	void *data;
+	redisAsyncContext *ac;
+	uv_timer_t timer; /* the end: grace, then the handle goes */
+	bool closing, failed, reading, timer_closed;
+	uint64_t seq;
+	size_t unacked; /* a follower's bytes sent, Redis' reply not yet in */
+	/* the leader's: per member, the last entry read and seq expected */
+	char (*last)[48];
+	uint64_t *next_seq;
+};
+
+const char *crec_kind_name(enum crec_kind k)
+{
+	return k < CREC_NKINDS ? kind_names[k] : "?";
+}
+
+size_t crec_kind_max(enum crec_kind k)
+{
+	return k == CREC_SAMPLES || k == CREC_BARRIERS ? MREC_LINES_MAX : MREC_FACTS_MAX;
+}
+
+static void stream_key(const struct crec *c, size_t member, char *key)
+{
+	snprintf(key, CREC_KEY_MAX, "%s__records__%s", c->s->id, c->s->members[member]);
+}
+
+static void redis_failed(struct crec *c, const char *what, const char *why)
+{
+	char text[600];
+	if (c->closing || c->failed)
+		return;
+	c->failed = true;
+	snprintf(text, sizeof(text), "cluster records: Redis at %s:%d: %s: %s", c->s->redis_host,
+		 c->s->redis_port, what, why);
+	c->ops->error(c->data, text);
+}
+
+static bool reply_bad(struct crec *c, redisReply *rep, const char *what)
+{
+	if (c->closing || c->failed)
+		return true;
+	if (rep && rep->type != REDIS_REPLY_ERROR)
+		return false;
+	redis_failed(c, what,
+		     rep			 ? rep->str
+		     : c->ac && c->ac->errstr[0] ? c->ac->errstr
+						 : "connection lost");
+	return true;
+}
+
+static void cmd_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	reply_bad(ac->data, reply, priv);
+}
+
+static void xadd_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct crec *c = ac->data;
+	c->unacked -= (size_t)(uintptr_t)priv;
+	reply_bad(c, reply, "XADD");
+}
+
+int crec_send(struct crec *c, enum crec_kind kind, const char *payload, size_t len)
+{
+	char key[CREC_KEY_MAX], seq[24], maxlen[16];
+	if (!c || c->closing || c->failed || !c->ac)
+		return -EPIPE;
+	if (c->unacked + len > CREC_UNACKED_MAX)
+		return -ENOBUFS;
+	c->unacked += len;
+	for (size_t i = 0; i < c->s->nmembers; i++)
+		if (strcmp(c->s->members[i], c->s->member) == 0)
+			stream_key(c, i, key);
+	snprintf(seq, sizeof(seq), "%" PRIu64, ++c->seq);
+	snprintf(maxlen, sizeof(maxlen), "%d", CREC_STREAM_MAXLEN);
+	const char *argv[] = { "XADD",	 key,	       "MAXLEN", "~", maxlen, "*",
+			       "member", c->s->member, "seq",	 seq, "kind", kind_names[kind],
+			       "data",	 payload };
+	size_t lens[14];
+	for (int i = 0; i < 13; i++)
+		lens[i] = strlen(argv[i]);
+	lens[13] = len;
+	redisAsyncCommandArgv(c->ac, xadd_done, (void *)(uintptr_t)len, 14, argv, lens);
+	return 0;
+}
+
+/* ---- the leader ---------------------------------------------------------- */
+
+static void read_next(struct crec *c);
+
+static const char *field(redisReply *f, const char *name, size_t *len)
+{
+	for (size_t j = 0; j + 1 < f->elements; j += 2)
+		if (f->element[j]->type == REDIS_REPLY_STRING && strcmp(f->element[j]->str, name) == 0 &&
+		    f->element[j + 1]->type == REDIS_REPLY_STRING) {
+			*len = (size_t)f->element[j + 1]->len;
+			return f->element[j + 1]->str;
+		}
+	return NULL;
+}
+
+static void refuse(struct crec *c, size_t m, const char *id, const char *why)
+{
+	char text[400];
+	snprintf(text, sizeof(text), "entry %s of %s__records__%s: %s", id, c->s->id,
+		 c->s->members[m], why);
+	c->ops->refused(c->data, m, text);
+}
+
+static void entry_in(struct crec *c, size_t m, redisReply *e)
+{
+	char why[200];
+	size_t len = 0, mlen, slen, klen;
+	if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+	    e->element[0]->type != REDIS_REPLY_STRING || e->element[1]->type != REDIS_REPLY_ARRAY)
+		return;
+	const char *id = e->element[0]->str;
+	snprintf(c->last[m], sizeof(c->last[m]), "%s", id);
+	redisReply *f = e->element[1];
+	const char *member = field(f, "member", &mlen), *seq = field(f, "seq", &slen),
+		   *kind = field(f, "kind", &klen), *data = field(f, "data", &len);
+	if (!member || !seq || !kind || !data || f->elements != 8) {
+		refuse(c, m, id, "not the four fields member, seq, kind, data");
+		return;
+	}
+	if (strcmp(member, c->s->members[m]) != 0) {
+		snprintf(why, sizeof(why), "it says member \"%.64s\", in another member's stream",
+			 member);
+		refuse(c, m, id, why);
+		return;
+	}
+	uint64_t n = strtoull(seq, NULL, 10);
+	if (n != c->next_seq[m]) {
+		snprintf(why, sizeof(why), "seq %" PRIu64 " where %" PRIu64 " was due: %s", n,
+			 c->next_seq[m],
+			 n > c->next_seq[m] ? "entries were lost (the stream was trimmed)"
+					    : "sent again");
+		refuse(c, m, id, why);
+		if (n < c->next_seq[m])
+			return;
+	}
+	c->next_seq[m] = n + 1;
+	int k = 0;
+	while (k < CREC_NKINDS && strcmp(kind, kind_names[k]) != 0)
+		k++;
+	if (k == CREC_NKINDS) {
+		snprintf(why, sizeof(why),
+			 "kind \"%.32s\" is none of facts, samples, barriers, end", kind);
+		refuse(c, m, id, why);
+		return;
+	}
+	if (len > crec_kind_max((enum crec_kind)k)) {
+		snprintf(why, sizeof(why), "%s of %zu bytes, more than %zu", kind, len,
+			 crec_kind_max((enum crec_kind)k));
+		refuse(c, m, id, why);
+		return;
+	}
+	c->ops->entry(c->data, m, (enum crec_kind)k, data, len);
+}
+
+/* One stream of an XREAD reply: its entries and whose (*m), or NULL when
+ * it is malformed or no follower's. */
+static redisReply *stream_of(struct crec *c, redisReply *sr, size_t *m)
+{
+	char key[CREC_KEY_MAX];
+	bool whole = sr->type == REDIS_REPLY_ARRAY && sr->elements == 2 &&
+		     sr->element[0]->type == REDIS_REPLY_STRING &&
+		     sr->element[1]->type == REDIS_REPLY_ARRAY;
+	for (*m = 1; whole && *m < c->s->nmembers; (*m)++) {
+		stream_key(c, *m, key);
+		if (strcmp(key, sr->element[0]->str) == 0)
+			return sr->element[1];
+	}
+	return NULL;
+}
+
+static void read_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct crec *c = ac->data;
+	redisReply *rep = reply;
+	char key[CREC_KEY_MAX];
+	(void)priv;
+	c->reading = false;
+	if (reply_bad(c, rep, "XREAD"))
+		return;
+	for (size_t s = 0; rep->type == REDIS_REPLY_ARRAY && s < rep->elements; s++) {
+		size_t m;
+		redisReply *entries = stream_of(c, rep->element[s], &m);
+		for (size_t i = 0; entries && i < entries->elements; i++) {
+			entry_in(c, m, entries->element[i]);
+			if (c->closing || c->failed)
+				return;
+		}
+		/* what was read is the leader's now: Redis need not keep it */
+		if (entries && entries->elements) {
+			stream_key(c, m, key);
+			redisAsyncCommand(c->ac, cmd_done, "XTRIM", "XTRIM %s MINID %s", key,
+					  c->last[m]);
+		}
+	}
+	read_next(c);
+}
+
+static void read_next(struct crec *c)
+{
+	size_t n = c->s->nmembers - 1;
+	if (c->reading || c->closing || c->failed || !c->ac || n == 0)
+		return;
+	char keys[CLUSTER_MEMBERS_MAX][CREC_KEY_MAX], block[16], count[16];
+	const char *argv[6 + 2 * CLUSTER_MEMBERS_MAX];
+	size_t lens[6 + 2 * CLUSTER_MEMBERS_MAX];
+	int a = 0;
+	snprintf(block, sizeof(block), "%d", CREC_READ_BLOCK_MS);
+	snprintf(count, sizeof(count), "%d", CREC_READ_COUNT);
+	argv[a++] = "XREAD";
+	argv[a++] = "COUNT";
+	argv[a++] = count;
+	argv[a++] = "BLOCK";
+	argv[a++] = block;
+	argv[a++] = "STREAMS";
+	for (size_t m = 1; m <= n; m++) {
+		stream_key(c, m, keys[m - 1]);
+		argv[a++] = keys[m - 1];
+	}
+	for (size_t m = 1; m <= n; m++)
+		argv[a++] = c->last[m];
+	for (int i = 0; i < a; i++)
+		lens[i] = strlen(argv[i]);
+	c->reading = true;
+	redisAsyncCommandArgv(c->ac, read_done, NULL, a, argv, lens);
+}
+
+/* ---- the handle ---------------------------------------------------------- */
+
+static void timer_closed(uv_handle_t *h)
+{
+	struct crec *c = h->data;
+	free(c->last);
+	free(c->next_seq);
+	free(c);
+}
+
+static void final_cb(uv_timer_t *t)
+{
+	struct crec *c = t->data;
+	redisAsyncContext *ac = c->ac;
+	c->ac = NULL;
+	if (ac)
+		redisAsyncFree(ac); /* pending callbacks run with no reply: we are closing */
+	uv_close((uv_handle_t *)&c->timer, timer_closed);
+}
+
+static void connected(const redisAsyncContext *ac, int status)
+{
+	struct crec *c = ac->data;
+	if (status == REDIS_OK)
+		return;
+	if (c->ac == ac)
+		c->ac = NULL; /* hiredis frees it */
+	redis_failed(c, "connect", ac->errstr);
+}
+
+static void disconnected(const redisAsyncContext *ac, int status)
+{
+	struct crec *c = ac->data;
+	(void)status;
+	if (c->ac != ac)
+		return;
+	c->ac = NULL;
+	if (c->closing) {
+		/* flushed: no need to wait out the grace */
+		uv_timer_stop(&c->timer);
+		uv_timer_start(&c->timer, final_cb, 0, 0);
+		return;
+	}
+	redis_failed(c, "connection", ac->errstr[0] ? ac->errstr : "closed");
+}
+
+static void early_error_cb(uv_timer_t *t)
+{
+	struct crec *c = t->data;
+	redis_failed(c, "connect", "cannot connect");
+}
+
+struct crec *crec_new(uv_loop_t *loop, const struct cluster_settings *s, const struct crec_ops *ops,
+		      void *data)
+{
+	struct crec *c = xcalloc(1, sizeof(*c));
+	c->loop = loop;
+	c->s = s;
+	c->ops = ops;
+	c->data = data;
+	c->last = xcalloc(s->nmembers, sizeof(*c->last));
+	c->next_seq = xcalloc(s->nmembers, sizeof(*c->next_seq));
+	for (size_t m = 0; m < s->nmembers; m++) {
+		snprintf(c->last[m], sizeof(c->last[m]), "0");
+		c->next_seq[m] = 1;
+	}
+	uv_timer_init(loop, &c->timer);
+	c->timer.data = c;
+	redisAsyncContext *ac = redisAsyncConnect(s->redis_host, s->redis_port);
+	if (!ac)
+		abort(); /* out of memory */
+	ac->data = c;
+	if (ac->err) {
+		redisAsyncFree(ac);
+		uv_timer_start(&c->timer, early_error_cb, 0, 0);
+		return c;
+	}
+	c->ac = ac;
+	redisLibuvAttach(ac, loop);
+	redisAsyncSetConnectCallback(ac, connected);
+	redisAsyncSetDisconnectCallback(ac, disconnected);
+	if (s->password) {
+		const char *argv[] = { "AUTH", s->password };
+		size_t lens[] = { 4, strlen(s->password) };
+		redisAsyncCommandArgv(ac, cmd_done, "AUTH (CLUSTER_PASSWORD_FILE)", 2, argv, lens);
+	}
+	if (s->role == CLUSTER_LEADER)
+		read_next(c);
+	return c;
+}
+
+static void close_cb(uv_timer_t *t)
+{
+	struct crec *c = t->data;
+	if (!c->ac || c->s->role == CLUSTER_LEADER) {
+		final_cb(t);
+		return;
+	}
+	uv_timer_start(&c->timer, final_cb, CREC_CLOSE_GRACE_MS, 0);
+	redisAsyncDisconnect(c->ac); /* after the replies pending */
+}
+
+void crec_close(struct crec *c)
+{
+	if (!c || c->closing)
+		return;
+	c->closing = true;
+	uv_timer_stop(&c->timer);
+	/* not from inside a hiredis callback, which may be this caller's */
+	uv_timer_start(&c->timer, close_cb, 0, 0);
+}
