@@ -409,35 +409,59 @@ START_TEST(test_follower_never_comes)
 }
 END_TEST
 
+/* Waits (10 s at most) until member wrote its first barrier record. */
+static void wait_first_barrier(const char *member)
+{
+	char path[512];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/%s/t/barriers.ndjson", tmpdir, member);
+	for (int i = 0; i < 1000 && (stat(path, &st) != 0 || st.st_size == 0); i++)
+		usleep(10000);
+	ck_assert_msg(stat(path, &st) == 0 && st.st_size > 0, "%s wrote no barrier: %s", member,
+		      member_err(member));
+}
+
+/* Leader a and follower b (their h.conf lines) on iterations steps that
+ * each sleep secs, started; waits until who wrote its first barrier. */
+static void start_nap_pair(int iterations, const char *secs, const char *conf_a, const char *conf_b,
+			   const char *who, pid_t *a, pid_t *b)
+{
+	char g[160];
+	snprintf(g, sizeof(g), "BENCHMARKS='nap'\nITERATIONS=%d\nCOMMAND_NAP='sleep %s'\n",
+		 iterations, secs);
+	write_file("g.conf", g, 0644);
+	*a = start_member("a", "leader", conf_a);
+	*b = start_member("b", "follower", conf_b);
+	wait_first_barrier(who);
+}
+
 /* Leader a and follower b on 6 steps; b SIGKILLed once it wrote its first
  * barrier.  The leader's exit status. */
 static int run_follower_dies(const char *leader_conf)
 {
-	char path[512];
+	pid_t a, b;
 	/* steps long enough that b dies in one of the first */
-	write_file("g.conf", "BENCHMARKS='nap'\nITERATIONS=6\nCOMMAND_NAP='sleep 0.2'\n", 0644);
-	pid_t a = start_member("a", "leader", leader_conf);
-	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=2\n");
-	snprintf(path, sizeof(path), "%s/b/t/barriers.ndjson", tmpdir);
-	struct stat st;
-	for (int i = 0; i < 1000 && (stat(path, &st) != 0 || st.st_size == 0); i++)
-		usleep(10000);
-	ck_assert_msg(stat(path, &st) == 0 && st.st_size > 0, "the follower wrote no barrier: %s",
-		      member_err("b"));
+	start_nap_pair(6, "0.2", leader_conf, "CLUSTER_TIMEOUT=2\n", "b", &a, &b);
 	kill(b, SIGKILL);
 	waitpid(b, NULL, 0);
 	return hostd_test_wait(a);
 }
 
-/* The follower dies after its first step: the leader's next barrier times
- * out naming it; its results so far stay. */
+/* The follower dies after its first step: its heartbeats stop and the
+ * leader names it within CLUSTER_TIMEOUT (silent for CLUSTER_TIMEOUT/2),
+ * not at its next barrier; its results so far stay. */
 START_TEST(test_follower_dies_results_kept)
 {
 	char path[512];
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int sa = run_follower_dies("CLUSTER_TIMEOUT=2\n");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ck_assert_msg(sa == 2, "leader exit %d: %s", sa, member_err("a"));
 	const char *err = member_err("a");
-	ck_assert_msg(strstr(err, "from b within CLUSTER_TIMEOUT=2s (ON_HOST_FAILURE=abort)"),
+	ck_assert_msg(strstr(err, "cluster: member b silent for ") &&
+			      strstr(err, "a member silent for CLUSTER_TIMEOUT/2 = 1.00 s is lost): "
+					  "heartbeat-timeout sent (ON_HOST_FAILURE=abort)"),
 		      "leader's stderr: %s", err);
 	size_t n;
 	json_object **ra = barriers("a", &n);
@@ -454,6 +478,30 @@ START_TEST(test_follower_dies_results_kept)
 			 "b");
 	ck_assert_ptr_null(strstr(json_object_to_json_string(m), REDIS_PW));
 	json_object_put(m);
+	ck_assert_msg(t1.tv_sec - t0.tv_sec < 15, "took %ld s", (long)(t1.tv_sec - t0.tv_sec));
+}
+END_TEST
+
+/* The leader is SIGKILLed mid-run: the follower names it through the
+ * heartbeats it no longer gets, within CLUSTER_TIMEOUT, and aborts. */
+START_TEST(test_leader_dies_follower_names_it)
+{
+	pid_t a, b;
+	start_nap_pair(4, "1", "CLUSTER_TIMEOUT=3\n", "CLUSTER_TIMEOUT=3\n", "a", &a, &b);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	kill(a, SIGKILL);
+	waitpid(a, NULL, 0);
+	int sb = hostd_test_wait(b);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ck_assert_msg(sb == 2, "follower exit %d: %s", sb, member_err("b"));
+	ck_assert_msg(strstr(member_err("b"), "cluster: the leader a silent for "), "follower: %s",
+		      member_err("b"));
+	ck_assert_msg(took < 3.0, "named %.1f s after the kill, CLUSTER_TIMEOUT=3: %s", took,
+		      member_err("b"));
+	printf("leader SIGKILLed: the follower named it and ended %.2f s later (CLUSTER_TIMEOUT=3)\n",
+	       took);
 }
 END_TEST
 
@@ -763,21 +811,14 @@ END_TEST
  * naming Redis, with what ran kept. */
 START_TEST(test_redis_dies_midrun)
 {
-	char path[512];
-	struct stat st;
-	write_file("g.conf", "BENCHMARKS='nap'\nITERATIONS=6\nCOMMAND_NAP='sleep 0.2'\n", 0644);
-	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=30\n");
-	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=30\n");
-	snprintf(path, sizeof(path), "%s/a/t/barriers.ndjson", tmpdir);
-	for (int i = 0; i < 1000 && (stat(path, &st) != 0 || st.st_size == 0); i++)
-		usleep(10000);
+	pid_t a, b;
+	start_nap_pair(6, "0.2", "CLUSTER_TIMEOUT=30\n", "CLUSTER_TIMEOUT=30\n", "a", &a, &b);
 	kill(redis_pid, SIGTERM);
 	waitpid(redis_pid, NULL, 0);
 	redis_pid = 0;
 	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
 	char want[128];
-	snprintf(want, sizeof(want), "cluster: Redis at 127.0.0.1:%d closed the connection",
-		 redis_port);
+	snprintf(want, sizeof(want), "cluster: Redis at 127.0.0.1:%d", redis_port);
 	ck_assert_msg(sa == 2 && strstr(member_err("a"), want), "leader exit %d: %s", sa,
 		      member_err("a"));
 	ck_assert_msg(sb == 2 && strstr(member_err("b"), want), "follower exit %d: %s", sb,
@@ -814,6 +855,7 @@ int main(void)
 	tcase_add_test(tc, test_follower_never_comes);
 	tcase_add_test(tc, test_follower_dies_results_kept);
 	tcase_add_test(tc, test_follower_dies_leader_continues);
+	tcase_add_test(tc, test_leader_dies_follower_names_it);
 	tcase_add_test(tc, test_different_plan_refused);
 	tcase_add_test(tc, test_wrong_password);
 	tcase_add_test(tc, test_redis_unreachable);

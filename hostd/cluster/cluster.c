@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -49,6 +50,18 @@ struct cluster {
 	uint32_t pending; /* a step ready while the last read was out */
 	char plan[RB_SHA256_HEX + 1];
 	struct step st;
+	/* heartbeats (docs/cluster.md "Heartbeats"): on the roadblock of the
+	 * step released last, read by hb */
+	redisAsyncContext *hb;
+	uv_timer_t hb_timer;
+	uint32_t hb_step; /* 0: no step released yet, no heartbeats */
+	char hb_id[RB_ID_MAX], hb_last[48];
+	bool hb_reading, leader_lost;
+	int64_t hb_read_t0, hb_every_ns, hb_silent_ns;
+	int64_t heard[CLUSTER_MEMBERS_MAX];	 /* mono ns a member's message was last read */
+	int64_t heard_real[CLUSTER_MEMBERS_MAX]; /* the same on CLOCK_REALTIME, for the message */
+	bool ended[CLUSTER_MEMBERS_MAX];	 /* said lockstep-end: its run is over */
+	json_object *carry;			 /* events between steps, for the next record */
 };
 
 static const char *stream_suffix(const struct cluster *c, int which)
@@ -61,6 +74,8 @@ static const char *stream_suffix(const struct cluster *c, int which)
 }
 
 /* ---- outcome ------------------------------------------------------------ */
+
+static void hb_follow(struct cluster *c);
 
 static void deliver(struct cluster *c, enum cluster_outcome out, int64_t at, const char *why)
 {
@@ -86,6 +101,8 @@ static void deliver(struct cluster *c, enum cluster_outcome out, int64_t at, con
 	if (out != CLUSTER_RELEASED)
 		c->failed = true;
 	c->cb(c->data, &res);
+	if (out == CLUSTER_RELEASED)
+		hb_follow(c);
 }
 
 static void fail(struct cluster *c, enum cluster_outcome out, const char *fmt, ...)
@@ -99,6 +116,12 @@ static void fail(struct cluster *c, enum cluster_outcome out, const char *fmt, .
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
+	if (c->st.st != ST_WAITING) {
+		/* between barriers (a heartbeat): the record of the step
+		 * released last is the run's, and stays as it was */
+		json_object_put(c->st.record);
+		c->st.record = NULL;
+	}
 	c->st.st = ST_DONE;
 	deliver(c, out, 0, why);
 }
@@ -125,34 +148,41 @@ static void cmd_done(redisAsyncContext *ac, void *reply, void *priv)
 	reply_bad(c, ac, reply, priv ? priv : "a command");
 }
 
-static void xadd(struct cluster *c, const char *stream_suffix_, struct rb_msg *m)
+static void xadd(struct cluster *c, const char *rb, const char *stream_suffix_, struct rb_msg *m)
 {
 	char stream[RB_ID_MAX + RB_NAME_MAX + 16];
 	char *text = rb_msg_encode(m);
 	rb_msg_clear(m);
 	if (!text)
 		return; /* only a user-object we build ourselves: never */
-	snprintf(stream, sizeof(stream), "%s__stream__%s", c->st.id, stream_suffix_);
+	snprintf(stream, sizeof(stream), "%s__stream__%s", rb, stream_suffix_);
 	const char *argv[] = { "XADD", stream, "*", "msg", text };
 	size_t len[] = { 4, strlen(stream), 1, 3, strlen(text) };
 	redisAsyncCommandArgv(c->cmd, cmd_done, "XADD", 5, argv, len);
 	free(text);
 }
 
-/* A message of ours for step's roadblock. */
-static void send_msg(struct cluster *c, const char *stream, enum rb_recipient to, const char *to_id,
-		     enum rb_command cmd, json_object *user_object, const char *value)
+/* A message of ours for roadblock rb. */
+static void send_rb(struct cluster *c, const char *rb, const char *stream, enum rb_recipient to,
+		    const char *to_id, enum rb_command cmd, json_object *user_object, const char *value)
 {
 	struct rb_msg m;
 	char uuid[RB_UUID_MAX];
 	snprintf(uuid, sizeof(uuid), "%s-%" PRIu64, c->uuid_base, ++c->seq);
-	rb_msg_init(&m, uuid, c->st.id, clock_real_ns() / 1000000000,
+	rb_msg_init(&m, uuid, rb, clock_real_ns() / 1000000000,
 		    c->s->role == CLUSTER_LEADER ? RB_ROLE_LEADER : RB_ROLE_FOLLOWER, c->s->member,
 		    to, to_id, cmd);
 	m.user_object = user_object;
 	if (value)
 		snprintf(m.value, sizeof(m.value), "%s", value);
-	xadd(c, stream, &m);
+	xadd(c, rb, stream, &m);
+}
+
+/* A message of ours for the step's roadblock. */
+static void send_msg(struct cluster *c, const char *stream, enum rb_recipient to, const char *to_id,
+		     enum rb_command cmd, json_object *user_object, const char *value)
+{
+	send_rb(c, c->st.id, stream, to, to_id, cmd, user_object, value);
 }
 
 static void to_followers(struct cluster *c, enum rb_command cmd, json_object *uo)
@@ -365,38 +395,42 @@ static bool message_for_me(const struct cluster *c, const struct rb_msg *m)
 	       strcmp(m->recipient_id, c->s->member) == 0;
 }
 
+/* A stream entry [id, [field, value, ...]]: its id into last (size
+ * bytes) and its "msg" field, or NULL when it has none. */
+static const redisReply *entry_msg(const redisReply *e, char *last, size_t size)
+{
+	if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+	    e->element[0]->type != REDIS_REPLY_STRING || e->element[1]->type != REDIS_REPLY_ARRAY)
+		return NULL;
+	snprintf(last, size, "%s", e->element[0]->str);
+	const redisReply *f = e->element[1];
+	for (size_t j = 0; j + 1 < f->elements; j += 2)
+		if (f->element[j]->type == REDIS_REPLY_STRING &&
+		    strcmp(f->element[j]->str, "msg") == 0 &&
+		    f->element[j + 1]->type == REDIS_REPLY_STRING)
+			return f->element[j + 1];
+	return NULL;
+}
+
 static void handle_entry(struct cluster *c, int which, redisReply *e)
 {
 	struct step *st = &c->st;
-	if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
-	    e->element[0]->type != REDIS_REPLY_STRING || e->element[1]->type != REDIS_REPLY_ARRAY)
-		return;
-	snprintf(st->last[which], sizeof(st->last[which]), "%s", e->element[0]->str);
-	redisReply *f = e->element[1];
-	for (size_t j = 0; j + 1 < f->elements; j += 2) {
-		if (f->element[j]->type != REDIS_REPLY_STRING ||
-		    strcmp(f->element[j]->str, "msg") != 0 ||
-		    f->element[j + 1]->type != REDIS_REPLY_STRING)
-			continue;
+	const redisReply *text = entry_msg(e, st->last[which], sizeof(st->last[which]));
+	if (text) {
 		struct rb_msg m;
 		char err[320];
-		if (rb_msg_decode(f->element[j + 1]->str, (size_t)f->element[j + 1]->len, &m, err,
-				  sizeof(err)) < 0) {
+		if (rb_msg_decode(text->str, (size_t)text->len, &m, err, sizeof(err)) < 0) {
 			add_event(st, "%s__stream__%s entry %s: %s", st->id,
 				  stream_suffix(c, which), e->element[0]->str, err);
-			continue;
-		}
-		if (strcmp(m.roadblock, st->id) != 0 || !message_for_me(c, &m)) {
-			rb_msg_clear(&m);
-			continue;
-		}
-		if (c->s->role == CLUSTER_LEADER)
-			leader_handle(c, &m);
-		else
-			follower_handle(c, &m);
-		rb_msg_clear(&m);
-		if (c->closing || c->failed || st->st == ST_DONE)
 			return;
+		}
+		if (strcmp(m.roadblock, st->id) == 0 && message_for_me(c, &m)) {
+			if (c->s->role == CLUSTER_LEADER)
+				leader_handle(c, &m);
+			else
+				follower_handle(c, &m);
+		}
+		rb_msg_clear(&m);
 	}
 }
 
@@ -462,6 +496,223 @@ static void read_next(struct cluster *c)
 		len[i] = strlen(argv[i]);
 	c->reading = true;
 	redisAsyncCommandArgv(c->rd, read_done, NULL, n, argv, len);
+}
+
+/* ---- heartbeats ------------------------------------------------------------ */
+
+/* The run's end, said on the heartbeats' roadblock: the others stop
+ * watching this member.  {"lockstep-end":{"member":NAME}} */
+static json_object *end_object(const char *member)
+{
+	json_object *o = json_object_new_object(), *in = json_object_new_object();
+	json_object_object_add(in, "member", json_object_new_string(member));
+	json_object_object_add(o, "lockstep-end", in);
+	return o;
+}
+
+/* m (from sender i) is a lockstep-end of its own. */
+static bool is_end_object(const struct rb_msg *m)
+{
+	json_object *in = NULL, *who = NULL;
+	return m->command == RB_USER_OBJECT && m->user_object &&
+	       json_object_is_type(m->user_object, json_type_object) &&
+	       json_object_object_get_ex(m->user_object, "lockstep-end", &in) &&
+	       json_object_is_type(in, json_type_object) &&
+	       json_object_object_get_ex(in, "member", &who) &&
+	       json_object_is_type(who, json_type_string) &&
+	       strcmp(json_object_get_string(who), m->sender_id) == 0;
+}
+
+/* An event outside any barrier: into the next step's record. */
+static void carry_event(struct cluster *c, const char *text)
+{
+	if (!c->carry)
+		c->carry = json_object_new_array();
+	if (json_object_array_length(c->carry) < 32)
+		json_object_array_add(c->carry, json_object_new_string(text));
+}
+
+/* Told, not failed: the run goes on (ON_HOST_FAILURE=continue). */
+static void notify(struct cluster *c, const char *why)
+{
+	struct cluster_result res = { .step = c->st.k, .outcome = CLUSTER_MEMBER_LOST, .why = why };
+	c->cb(c->data, &res);
+}
+
+/* "silent for 3.2 s (last heard 12:01:02.345 UTC)" of member i. */
+static void silence_text(const struct cluster *c, size_t i, int64_t now, char *buf, size_t size)
+{
+	time_t secs = (time_t)(c->heard_real[i] / 1000000000);
+	struct tm tm;
+	char at[32];
+	gmtime_r(&secs, &tm);
+	strftime(at, sizeof(at), "%H:%M:%S", &tm);
+	snprintf(buf, size,
+		 "silent for %.1f s (last heard %s.%03d UTC, on roadblock %s; heartbeats every "
+		 "%.2f s, a member silent for CLUSTER_TIMEOUT/2 = %.2f s is lost)",
+		 (double)(now - c->heard[i]) / 1e9, at, (int)(c->heard_real[i] / 1000000 % 1000),
+		 c->hb_id, (double)c->hb_every_ns / 1e9, (double)c->hb_silent_ns / 1e9);
+}
+
+/* The leader: follower i has been silent too long. */
+static void leader_lost_follower(struct cluster *c, size_t i, int64_t now)
+{
+	char silence[600], why[900];
+	silence_text(c, i, now, silence, sizeof(silence));
+	if (c->s->on_failure == CLUSTER_ON_FAILURE_ABORT) {
+		send_rb(c, c->hb_id, "followers", RB_TO_ALL, NULL, RB_HEARTBEAT_TIMEOUT, NULL, NULL);
+		if (c->st.st == ST_WAITING && strcmp(c->st.id, c->hb_id) != 0)
+			to_followers(c, RB_ALL_ABORT, NULL);
+		fail(c, CLUSTER_HEARTBEAT,
+		     "cluster: member %s %s: heartbeat-timeout sent (ON_HOST_FAILURE=abort)",
+		     c->s->members[i], silence);
+		return;
+	}
+	c->roster.dropped[i] = true;
+	snprintf(why, sizeof(why),
+		 "cluster: member %s %s: left out of the rest of the run (ON_HOST_FAILURE=continue)",
+		 c->s->members[i], silence);
+	if (c->st.st == ST_WAITING) {
+		add_event(&c->st, "%s", why);
+		record_dropped(c);
+	} else {
+		carry_event(c, why);
+	}
+	notify(c, why);
+	leader_advance(c); /* it may be the one a barrier waits for */
+}
+
+/* A follower: the leader has been silent too long. */
+static void follower_lost_leader(struct cluster *c, int64_t now)
+{
+	char silence[600], why[900];
+	silence_text(c, 0, now, silence, sizeof(silence));
+	c->leader_lost = true;
+	if (c->s->on_failure == CLUSTER_ON_FAILURE_ABORT || c->st.st == ST_WAITING) {
+		fail(c, CLUSTER_HEARTBEAT, "cluster: the leader %s %s%s", c->s->members[0], silence,
+		     c->st.st == ST_WAITING ? "" : " (ON_HOST_FAILURE=abort)");
+		return;
+	}
+	snprintf(why, sizeof(why),
+		 "cluster: the leader %s %s: this step finishes, the run ends at the next "
+		 "(ON_HOST_FAILURE=continue)",
+		 c->s->members[0], silence);
+	carry_event(c, why);
+	notify(c, why);
+}
+
+static void hb_entry(struct cluster *c, redisReply *e)
+{
+	const redisReply *text = entry_msg(e, c->hb_last, sizeof(c->hb_last));
+	struct rb_msg m;
+	char err[320];
+	/* a bad one was, or will be, an event of the barrier's reader */
+	if (!text || rb_msg_decode(text->str, (size_t)text->len, &m, err, sizeof(err)) < 0)
+		return;
+	ssize_t i = member_index(c, m.sender_id);
+	bool leader = c->s->role == CLUSTER_LEADER;
+	if (strcmp(m.roadblock, c->hb_id) == 0 && message_for_me(c, &m) && i >= 0 &&
+	    (leader ? m.sender_type == RB_ROLE_FOLLOWER && i > 0
+		    : m.sender_type == RB_ROLE_LEADER && i == 0)) {
+		c->heard[i] = clock_mono_ns();
+		c->heard_real[i] = clock_real_ns();
+		if (is_end_object(&m))
+			c->ended[i] = true;
+		else if (!leader && m.command == RB_HEARTBEAT_TIMEOUT)
+			fail(c, CLUSTER_HEARTBEAT,
+			     "cluster step %u (roadblock %s): the leader %s sent heartbeat-timeout "
+			     "(a member went silent; the leader's log names it)",
+			     c->hb_step, c->hb_id, m.sender_id);
+		else if (!leader && m.command == RB_ALL_ABORT && c->st.st != ST_WAITING)
+			fail(c, CLUSTER_ABORTED, "cluster (roadblock %s): the leader %s sent all-abort",
+			     c->hb_id, m.sender_id);
+	}
+	rb_msg_clear(&m);
+}
+
+static void hb_read(struct cluster *c);
+
+static void hb_read_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct cluster *c = ac->data;
+	redisReply *rep = reply;
+	(void)priv;
+	c->hb_reading = false;
+	if (reply_bad(c, ac, rep, "XREAD (heartbeats)"))
+		return;
+	for (size_t s = 0; rep->type == REDIS_REPLY_ARRAY && s < rep->elements; s++) {
+		redisReply *sr = rep->element[s];
+		const char *name = sr->type == REDIS_REPLY_ARRAY && sr->elements == 2 &&
+						   sr->element[0]->type == REDIS_REPLY_STRING
+					   ? sr->element[0]->str
+					   : "";
+		size_t idlen = strlen(c->hb_id);
+		if (sr->type != REDIS_REPLY_ARRAY || sr->elements != 2 ||
+		    sr->element[1]->type != REDIS_REPLY_ARRAY || strncmp(name, c->hb_id, idlen) != 0 ||
+		    strncmp(name + idlen, "__stream__", 10) != 0)
+			continue; /* the roadblock before the one followed now */
+		for (size_t i = 0; i < sr->element[1]->elements && !c->closing && !c->failed; i++)
+			hb_entry(c, sr->element[1]->element[i]);
+	}
+	hb_read(c);
+}
+
+static void hb_read(struct cluster *c)
+{
+	if (c->hb_reading || c->closing || c->failed || !c->hb || !c->hb_step)
+		return;
+	char stream[RB_ID_MAX + 32], block[16];
+	snprintf(stream, sizeof(stream), "%s__stream__%s", c->hb_id, stream_suffix(c, S_INBOX));
+	snprintf(block, sizeof(block), "%lld", (long long)(c->hb_every_ns / 1000000));
+	const char *argv[] = { "XREAD", "BLOCK", block, "STREAMS", stream, c->hb_last };
+	size_t len[6];
+	for (int i = 0; i < 6; i++)
+		len[i] = strlen(argv[i]);
+	c->hb_reading = true;
+	c->hb_read_t0 = clock_mono_ns();
+	redisAsyncCommandArgv(c->hb, hb_read_done, NULL, 6, argv, len);
+}
+
+static void hb_tick(uv_timer_t *t)
+{
+	struct cluster *c = t->data;
+	if (c->closing || c->failed)
+		return;
+	if (c->s->role == CLUSTER_LEADER)
+		send_rb(c, c->hb_id, "followers", RB_TO_ALL, NULL, RB_LEADER_HEARTBEAT, NULL, NULL);
+	else
+		send_rb(c, c->hb_id, "leader", RB_TO_LEADER, c->s->members[0],
+			RB_FOLLOWER_HEARTBEAT, NULL, NULL);
+	int64_t now = clock_mono_ns();
+	if (c->s->role == CLUSTER_FOLLOWER) {
+		if (!c->ended[0] && !c->leader_lost && now - c->heard[0] > c->hb_silent_ns)
+			follower_lost_leader(c, now);
+		return;
+	}
+	for (size_t i = 1; i < c->s->nmembers && !c->failed && !c->closing; i++)
+		if (!c->roster.dropped[i] && !c->ended[i] && now - c->heard[i] > c->hb_silent_ns)
+			leader_lost_follower(c, i, now);
+}
+
+/* Step st was released here: heartbeats go on its roadblock from now on,
+ * and every member is heard afresh when they begin. */
+static void hb_follow(struct cluster *c)
+{
+	if (c->closing || c->failed)
+		return;
+	if (!c->hb_step) {
+		int64_t now = clock_mono_ns(), real = clock_real_ns();
+		for (size_t i = 0; i < c->s->nmembers; i++) {
+			c->heard[i] = now;
+			c->heard_real[i] = real;
+		}
+		uv_timer_start(&c->hb_timer, hb_tick, (uint64_t)(c->hb_every_ns / 1000000),
+			       (uint64_t)(c->hb_every_ns / 1000000));
+	}
+	c->hb_step = c->st.k;
+	snprintf(c->hb_id, sizeof(c->hb_id), "%s", c->st.id);
+	snprintf(c->hb_last, sizeof(c->hb_last), "0");
+	hb_read(c);
 }
 
 /* ---- a step --------------------------------------------------------------- */
@@ -576,6 +827,10 @@ static void step_reset(struct cluster *c, uint32_t k)
 	json_object_object_add(st->record, "ready_realtime_ns", json_object_new_int64(clock_real_ns()));
 	if (c->s->role == CLUSTER_LEADER)
 		record_dropped(c);
+	if (c->carry) {
+		json_object_object_add(st->record, "events", c->carry);
+		c->carry = NULL;
+	}
 }
 
 /* This member arrives at the step's roadblock: a PING for its round trip,
@@ -657,6 +912,8 @@ static void forget(struct cluster *c, const redisAsyncContext *ac)
 		c->cmd = NULL;
 	else if (ac == c->rd)
 		c->rd = NULL;
+	else if (ac == c->hb)
+		c->hb = NULL;
 }
 
 static void connected(const redisAsyncContext *ac, int status)
@@ -711,6 +968,7 @@ static void handle_closed(uv_handle_t *h)
 	struct cluster *c = h->data;
 	if (--c->handles == 0) {
 		json_object_put(c->st.record);
+		json_object_put(c->carry);
 		free(c);
 	}
 }
@@ -728,6 +986,7 @@ static void close_final(uv_timer_t *t)
 		redisAsyncFree(cmd);
 	uv_close((uv_handle_t *)&c->timeout_timer, handle_closed);
 	uv_close((uv_handle_t *)&c->close_timer, handle_closed);
+	uv_close((uv_handle_t *)&c->hb_timer, handle_closed);
 }
 
 /* What was written last (all-abort, follower-gone) still goes out: the
@@ -736,10 +995,12 @@ static void close_final(uv_timer_t *t)
 static void close_cb(uv_timer_t *t)
 {
 	struct cluster *c = t->data;
-	redisAsyncContext *rd = c->rd;
-	c->rd = NULL;
+	redisAsyncContext *rd = c->rd, *hb = c->hb;
+	c->rd = c->hb = NULL;
 	if (rd)
 		redisAsyncFree(rd); /* pending callbacks run with no reply; ours see closing */
+	if (hb)
+		redisAsyncFree(hb);
 	if (!c->cmd) {
 		close_final(t);
 		return;
@@ -754,6 +1015,7 @@ static void early_error_cb(uv_timer_t *t)
 	struct cluster *c = t->data;
 	redisAsyncContext *bad = c->cmd && c->cmd->err ? c->cmd
 				 : c->rd && c->rd->err ? c->rd
+				 : c->hb && c->hb->err ? c->hb
 						       : NULL;
 	if (bad)
 		fail(c, CLUSTER_REDIS_ERROR, "cluster: cannot reach Redis at %s:%d (CLUSTER_REDIS): %s",
@@ -774,19 +1036,43 @@ struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,
 		 (uint64_t)clock_real_ns());
 	uv_timer_init(loop, &c->timeout_timer);
 	uv_timer_init(loop, &c->close_timer);
-	c->timeout_timer.data = c->close_timer.data = c;
-	c->handles = 2;
+	uv_timer_init(loop, &c->hb_timer);
+	c->timeout_timer.data = c->close_timer.data = c->hb_timer.data = c;
+	c->handles = 3;
+	cluster_heartbeat_bounds(s->timeout_s, &c->hb_every_ns, &c->hb_silent_ns);
 	c->cmd = connect_one(c);
 	c->rd = connect_one(c);
-	if (c->cmd->err || c->rd->err)
+	c->hb = connect_one(c);
+	if (c->cmd->err || c->rd->err || c->hb->err)
 		uv_timer_start(&c->close_timer, early_error_cb, 0, 0);
 	return c;
+}
+
+void cluster_heartbeat_bounds(double timeout_s, int64_t *every_ns, int64_t *silent_ns)
+{
+	int64_t t = (int64_t)(timeout_s * 1e9);
+	*every_ns = t / 6;
+	if (*every_ns > CLUSTER_HB_EVERY_MAX_NS)
+		*every_ns = CLUSTER_HB_EVERY_MAX_NS;
+	if (*every_ns < CLUSTER_HB_EVERY_MIN_NS)
+		*every_ns = CLUSTER_HB_EVERY_MIN_NS;
+	*silent_ns = t / 2;
 }
 
 void cluster_step_ready(struct cluster *c, uint32_t k)
 {
 	if (c->closing || c->failed || !c->cmd || !c->rd || c->cmd->err || c->rd->err)
 		return;
+	if (c->leader_lost) {
+		/* ON_HOST_FAILURE=continue let the step finish; no leader
+		 * releases the next */
+		char silence[600];
+		silence_text(c, 0, clock_mono_ns(), silence, sizeof(silence));
+		c->st.k = k;
+		fail(c, CLUSTER_HEARTBEAT, "cluster step %u: the leader %s %s: the run ends here",
+		     k, c->s->members[0], silence);
+		return;
+	}
 	if (c->reading) {
 		/* the last step's read is out: begin when it is back */
 		c->pending = k;
@@ -822,9 +1108,19 @@ void cluster_close(struct cluster *c)
 {
 	if (!c || c->closing)
 		return;
+	/* the others stop watching this member: its run is over */
+	if (c->hb_step && c->cmd) {
+		if (c->s->role == CLUSTER_LEADER)
+			send_rb(c, c->hb_id, "followers", RB_TO_ALL, NULL, RB_USER_OBJECT,
+				end_object(c->s->member), NULL);
+		else
+			send_rb(c, c->hb_id, "leader", RB_TO_LEADER, c->s->members[0],
+				RB_USER_OBJECT, end_object(c->s->member), NULL);
+	}
 	c->closing = true;
 	uv_timer_stop(&c->timeout_timer);
 	uv_timer_stop(&c->close_timer);
+	uv_timer_stop(&c->hb_timer);
 	/* not from inside a hiredis callback, which may be this caller's */
 	uv_timer_start(&c->close_timer, close_cb, 0, 0);
 }

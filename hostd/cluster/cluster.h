@@ -31,6 +31,9 @@
 #define CLUSTER_STALE_SLACK_S 60
 /* At the end, how long the last messages written may take to go out. */
 #define CLUSTER_CLOSE_GRACE_MS 1000
+/* Heartbeats: every CLUSTER_TIMEOUT/6 within these bounds. */
+#define CLUSTER_HB_EVERY_MIN_NS 50000000LL
+#define CLUSTER_HB_EVERY_MAX_NS 5000000000LL
 
 enum cluster_outcome {
 	CLUSTER_RELEASED,
@@ -38,6 +41,8 @@ enum cluster_outcome {
 	CLUSTER_ABORTED,     /* roadblock's exit 4: all-abort */
 	CLUSTER_HEARTBEAT,   /* roadblock's exit 5 */
 	CLUSTER_REDIS_ERROR, /* the server unreachable or refusing */
+	CLUSTER_MEMBER_LOST, /* told, not failed: a member went silent and the
+				run goes on without it (ON_HOST_FAILURE=continue) */
 };
 
 struct cluster_result {
@@ -59,6 +64,12 @@ struct cluster;
  * follower's differs (every member must run the same g.conf). */
 struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,
 			    const char *plan_sha256, cluster_cb cb, void *data);
+/* Once a step is released every member sends a heartbeat (roadblock's
+ * leader-heartbeat, follower-heartbeat) on that step's roadblock every
+ * every_ns; the leader names a follower, a follower its leader, not heard
+ * from for silent_ns: CLUSTER_TIMEOUT/6 (50 ms to 5 s) and
+ * CLUSTER_TIMEOUT/2, so that one is named within CLUSTER_TIMEOUT. */
+void cluster_heartbeat_bounds(double timeout_s, int64_t *every_ns, int64_t *silent_ns);
 /* This host's own barrier of step k is complete. */
 void cluster_step_ready(struct cluster *c, uint32_t k);
 /* The local run is aborting: the leader sends all-abort, a follower

@@ -33,6 +33,10 @@ static void decided(void *data, const struct cluster_result *res)
 			 "instant shared with the other hosts is only as good as its clock; run "
 			 "chrony or PTP (barriers.ndjson: cluster.host_clock)");
 	}
+	if (res->outcome == CLUSTER_MEMBER_LOST) {
+		log_warn("%s", res->why);
+		return;
+	}
 	if (res->outcome != CLUSTER_RELEASED) {
 		log_error("%s", res->why);
 		run_cluster_decided(r, res->why);
