@@ -168,16 +168,12 @@ static int dump_messages(void)
 	return n;
 }
 
-static void setup(void)
+/* redis-server on 127.0.0.1:redis_port with the test's password, its data
+ * in tmpdir; appendonly "yes" or "no". */
+static void start_redis(const char *appendonly)
 {
-	hostd_test_setup();
-	ck_assert_msg(access("/usr/bin/redis-server", X_OK) == 0,
-		      "redis-server is missing: tools/install-deps installs it");
-	redis_port = free_port();
 	char port[16];
 	snprintf(port, sizeof(port), "%d", redis_port);
-	/* with a password: the members AUTH from CLUSTER_PASSWORD_FILE */
-	write_file("redis.pw", REDIS_PW "\n", 0600);
 	const char *argv[] = { "/usr/bin/redis-server",
 			       "--port",
 			       port,
@@ -186,7 +182,7 @@ static void setup(void)
 			       "--save",
 			       "",
 			       "--appendonly",
-			       "no",
+			       appendonly,
 			       "--dir",
 			       tmpdir,
 			       "--requirepass",
@@ -199,12 +195,28 @@ static void setup(void)
 		      "redis-server on 127.0.0.1:%d did not answer PING with NOAUTH", redis_port);
 }
 
+static void stop_redis(int sig)
+{
+	kill(redis_pid, sig);
+	waitpid(redis_pid, NULL, 0);
+	redis_pid = 0;
+}
+
+static void setup(void)
+{
+	hostd_test_setup();
+	ck_assert_msg(access("/usr/bin/redis-server", X_OK) == 0,
+		      "redis-server is missing: tools/install-deps installs it");
+	redis_port = free_port();
+	/* with a password: the members AUTH from CLUSTER_PASSWORD_FILE */
+	write_file("redis.pw", REDIS_PW "\n", 0600);
+	start_redis("no");
+}
+
 static void teardown(void)
 {
-	if (redis_pid > 0) {
-		kill(redis_pid, SIGTERM);
-		waitpid(redis_pid, NULL, 0);
-	}
+	if (redis_pid > 0)
+		stop_redis(SIGTERM);
 	hostd_test_teardown();
 }
 
@@ -296,19 +308,27 @@ static void write_gconf(const char *name, int iterations, int units)
 	write_file(name, g, 0644);
 }
 
+/* Both members exited 0 with steps barrier records each: into ra, rb. */
+static void both_complete(int sa, int sb, size_t steps, json_object ***ra, json_object ***rb)
+{
+	size_t na, nb;
+	ck_assert_msg(sa == 0, "leader exit %d: %s", sa, member_err("a"));
+	ck_assert_msg(sb == 0, "follower exit %d: %s", sb, member_err("b"));
+	*ra = barriers("a", &na);
+	*rb = barriers("b", &nb);
+	ck_assert_uint_eq(na, steps);
+	ck_assert_uint_eq(nb, steps);
+}
+
 START_TEST(test_two_hosts_one_instant)
 {
 	write_gconf("g.conf", 3, 2000);
 	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=20\n");
 	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=20\n");
 	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
-	ck_assert_msg(sa == 0, "leader exit %d: %s", sa, member_err("a"));
-	ck_assert_msg(sb == 0, "follower exit %d: %s", sb, member_err("b"));
-
-	size_t na, nb;
-	json_object **ra = barriers("a", &na), **rb = barriers("b", &nb);
-	ck_assert_uint_eq(na, 3);
-	ck_assert_uint_eq(nb, 3);
+	json_object **ra, **rb;
+	size_t na = 3, nb = 3;
+	both_complete(sa, sb, 3, &ra, &rb);
 	int64_t spread_max = 0;
 	for (size_t i = 0; i < na; i++) {
 		json_object *ca = field(ra[i], "cluster"), *cb = field(rb[i], "cluster");
@@ -807,18 +827,69 @@ START_TEST(test_service_refuses_password_file)
 }
 END_TEST
 
-/* Redis goes away mid-run: both members end the run as aborted at once,
- * naming Redis, with what ran kept. */
+/* Redis goes away mid-run and stays away: both members try to connect
+ * again for CLUSTER_TIMEOUT, then end the run as aborted naming Redis,
+ * with what ran kept. */
 START_TEST(test_redis_dies_midrun)
 {
 	pid_t a, b;
-	start_nap_pair(6, "0.2", "CLUSTER_TIMEOUT=30\n", "CLUSTER_TIMEOUT=30\n", "a", &a, &b);
-	kill(redis_pid, SIGTERM);
-	waitpid(redis_pid, NULL, 0);
-	redis_pid = 0;
+	start_nap_pair(6, "0.2", "CLUSTER_TIMEOUT=3\n", "CLUSTER_TIMEOUT=3\n", "a", &a, &b);
+	stop_redis(SIGTERM);
 	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
 	char want[128];
-	snprintf(want, sizeof(want), "cluster: Redis at 127.0.0.1:%d", redis_port);
+	snprintf(want, sizeof(want), "Redis at 127.0.0.1:%d lost (", redis_port);
+	ck_assert_msg(sa == 2 && strstr(member_err("a"), want) &&
+			      strstr(member_err("a"), "and not back within CLUSTER_TIMEOUT=3s ("),
+		      "leader exit %d: %s", sa, member_err("a"));
+	ck_assert_msg(sb == 2 && strstr(member_err("b"), want), "follower exit %d: %s", sb,
+		      member_err("b"));
+}
+END_TEST
+
+/* Redis restarted mid-run: a pair of 8 steps of 0.3 s, Redis killed at
+ * the first barrier and started again (same port) after 0.5 s with
+ * appendonly as given.  The members' exit statuses. */
+static void run_redis_restart(const char *appendonly, int *sa, int *sb)
+{
+	pid_t a, b;
+	stop_redis(SIGTERM);
+	start_redis(appendonly);
+	start_nap_pair(8, "0.3", "CLUSTER_TIMEOUT=6\n", "CLUSTER_TIMEOUT=6\n", "a", &a, &b);
+	stop_redis(SIGKILL);
+	usleep(500000);
+	start_redis(appendonly);
+	*sa = hostd_test_wait(a);
+	*sb = hostd_test_wait(b);
+}
+
+/* With appendonly the streams survive: both reconnect, read on from the
+ * last entries seen, and complete every step with one instant each. */
+START_TEST(test_redis_restart_survived)
+{
+	int sa, sb;
+	run_redis_restart("yes", &sa, &sb);
+	json_object **ra, **rb;
+	size_t na = 8, nb = 8;
+	both_complete(sa, sb, 8, &ra, &rb);
+	for (size_t i = 0; i < na; i++)
+		ck_assert_int_eq(json_object_get_int64(
+					 field(field(ra[i], "cluster"), "release_realtime_ns")),
+				 json_object_get_int64(
+					 field(field(rb[i], "cluster"), "release_realtime_ns")));
+	free_ndjson(ra, na);
+	free_ndjson(rb, nb);
+}
+END_TEST
+
+/* Without persistence the barriers' keys are gone: the run ends aborted
+ * naming Redis and its address, not at a later timeout. */
+START_TEST(test_redis_restart_without_data)
+{
+	int sa, sb;
+	run_redis_restart("no", &sa, &sb);
+	char want[128];
+	snprintf(want, sizeof(want),
+		 "cluster: Redis at 127.0.0.1:%d came back without the run's data", redis_port);
 	ck_assert_msg(sa == 2 && strstr(member_err("a"), want), "leader exit %d: %s", sa,
 		      member_err("a"));
 	ck_assert_msg(sb == 2 && strstr(member_err("b"), want), "follower exit %d: %s", sb,
@@ -864,6 +935,8 @@ int main(void)
 	tcase_add_test(tc, test_check_prints_keys);
 	tcase_add_test(tc, test_service_refuses_password_file);
 	tcase_add_test(tc, test_redis_dies_midrun);
+	tcase_add_test(tc, test_redis_restart_survived);
+	tcase_add_test(tc, test_redis_restart_without_data);
 	tcase_add_test(tc, test_reused_cluster_id_refused);
 	tcase_add_test(tc, test_follower_abort_reaches_leader);
 	suite_add_tcase(s, tc);

@@ -62,6 +62,28 @@ struct cluster {
 	int64_t heard_real[CLUSTER_MEMBERS_MAX]; /* the same on CLOCK_REALTIME, for the message */
 	bool ended[CLUSTER_MEMBERS_MAX];	 /* said lockstep-end: its run is over */
 	json_object *carry;			 /* events between steps, for the next record */
+	/* Redis lost and reconnected (docs/cluster.md "Redis restarts") */
+	struct out_cmd *outbox, **outbox_tail; /* commands without a reply yet, in order */
+	uv_timer_t retry_timer;
+	bool down;		   /* the connections are being remade */
+	bool dropping;		   /* freeing the last try's: their losses are known */
+	int64_t down_since;	   /* mono ns */
+	int64_t backoff_ms;	   /* the next try's wait */
+	int tries, ups;		   /* tries since down; connections up in this try */
+	char down_why[256];	   /* what was seen when it went */
+	char known_key[RB_ID_MAX]; /* a roadblock key known to be in Redis */
+	int64_t read_t0;	   /* the barrier's XREAD sent (mono ns) */
+};
+
+/* A command on the command connection, kept until its reply comes: a
+ * connection lost before sends it again on the next. */
+struct out_cmd {
+	struct out_cmd *next;
+	redisCallbackFn *cb;
+	void *priv;
+	int argc;
+	char **argv;
+	size_t *len;
 };
 
 static const char *stream_suffix(const struct cluster *c, int which)
@@ -128,12 +150,22 @@ static void fail(struct cluster *c, enum cluster_outcome out, const char *fmt, .
 
 /* ---- Redis commands ------------------------------------------------------ */
 
+static void link_lost(struct cluster *c, const redisAsyncContext *ac, const char *why);
+
 static bool reply_bad(struct cluster *c, redisAsyncContext *ac, redisReply *rep, const char *what)
 {
 	if (c->closing)
 		return true;
 	if (rep && rep->type != REDIS_REPLY_ERROR)
 		return false;
+	if (!rep) {
+		/* the connection went: made again within CLUSTER_TIMEOUT */
+		char why[300];
+		snprintf(why, sizeof(why), "%s: %s", what,
+			 ac->errstr[0] ? ac->errstr : "connection lost");
+		link_lost(c, ac, why);
+		return true;
+	}
 	fail(c, CLUSTER_REDIS_ERROR, "cluster: Redis at %s:%d: %s: %s", c->s->redis_host,
 	     c->s->redis_port, what,
 	     rep	     ? rep->str
@@ -148,6 +180,82 @@ static void cmd_done(redisAsyncContext *ac, void *reply, void *priv)
 	reply_bad(c, ac, reply, priv ? priv : "a command");
 }
 
+static void out_free(struct out_cmd *o)
+{
+	for (int i = 0; i < o->argc; i++)
+		free(o->argv[i]);
+	free(o->argv);
+	free(o->len);
+	free(o);
+}
+
+static void out_issue(struct cluster *c, struct out_cmd *o);
+
+/* A reply to a command of the outbox: it leaves the outbox, unless the
+ * connection went before the reply (no reply, not closing): then it stays,
+ * to go again on the next connection. */
+static void out_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct cluster *c = ac->data;
+	struct out_cmd *o = priv, **pp = &c->outbox;
+	if (!reply && !c->closing) {
+		link_lost(c, ac, ac->errstr[0] ? ac->errstr : "connection lost");
+		return;
+	}
+	while (*pp && *pp != o)
+		pp = &(*pp)->next;
+	if (*pp) {
+		*pp = o->next;
+		if (c->outbox_tail == &o->next)
+			c->outbox_tail = pp;
+	}
+	o->cb(ac, reply, o->priv);
+	out_free(o);
+}
+
+static void out_issue(struct cluster *c, struct out_cmd *o)
+{
+	if (c->down || !c->cmd)
+		return; /* sent when the connection is back */
+	redisAsyncCommandArgv(c->cmd, out_done, o, o->argc, (const char **)o->argv, o->len);
+}
+
+/* A command on the command connection, through the outbox. */
+static void cmd_send(struct cluster *c, redisCallbackFn *cb, void *priv, int argc,
+		     const char **argv, const size_t *len)
+{
+	struct out_cmd *o = xcalloc(1, sizeof(*o));
+	o->cb = cb;
+	o->priv = priv;
+	o->argc = argc;
+	o->argv = xcalloc((size_t)argc, sizeof(*o->argv));
+	o->len = xcalloc((size_t)argc, sizeof(*o->len));
+	for (int i = 0; i < argc; i++) {
+		o->len[i] = len ? len[i] : strlen(argv[i]);
+		o->argv[i] = xmalloc(o->len[i] + 1);
+		memcpy(o->argv[i], argv[i], o->len[i]);
+		o->argv[i][o->len[i]] = 0;
+	}
+	if (!c->outbox_tail)
+		c->outbox_tail = &c->outbox;
+	*c->outbox_tail = o;
+	c->outbox_tail = &o->next;
+	out_issue(c, o);
+}
+
+/* The same, of words: cmd_words(c, cb, priv, "GET", key, NULL). */
+static void cmd_words(struct cluster *c, redisCallbackFn *cb, void *priv, ...)
+{
+	const char *argv[8];
+	int argc = 0;
+	va_list ap;
+	va_start(ap, priv);
+	for (const char *w; argc < 8 && (w = va_arg(ap, const char *));)
+		argv[argc++] = w;
+	va_end(ap);
+	cmd_send(c, cb, priv, argc, argv, NULL);
+}
+
 static void xadd(struct cluster *c, const char *rb, const char *stream_suffix_, struct rb_msg *m)
 {
 	char stream[RB_ID_MAX + RB_NAME_MAX + 16];
@@ -158,7 +266,7 @@ static void xadd(struct cluster *c, const char *rb, const char *stream_suffix_, 
 	snprintf(stream, sizeof(stream), "%s__stream__%s", rb, stream_suffix_);
 	const char *argv[] = { "XADD", stream, "*", "msg", text };
 	size_t len[] = { 4, strlen(stream), 1, 3, strlen(text) };
-	redisAsyncCommandArgv(c->cmd, cmd_done, "XADD", 5, argv, len);
+	cmd_send(c, cmd_done, "XADD", 5, argv, len);
 	free(text);
 }
 
@@ -475,7 +583,8 @@ static void read_done(redisAsyncContext *ac, void *reply, void *priv)
 static void read_next(struct cluster *c)
 {
 	struct step *st = &c->st;
-	if (c->reading || c->closing || c->failed || st->st == ST_DONE || st->st == ST_IDLE)
+	if (c->reading || c->closing || c->failed || c->down || !c->rd || st->st == ST_DONE ||
+	    st->st == ST_IDLE)
 		return;
 	char names[S_COUNT][RB_ID_MAX + RB_NAME_MAX + 16], block[16];
 	const char *argv[5 + 2 * S_COUNT];
@@ -495,6 +604,7 @@ static void read_next(struct cluster *c)
 	for (int i = 0; i < n; i++)
 		len[i] = strlen(argv[i]);
 	c->reading = true;
+	c->read_t0 = clock_mono_ns();
 	redisAsyncCommandArgv(c->rd, read_done, NULL, n, argv, len);
 }
 
@@ -659,7 +769,7 @@ static void hb_read_done(redisAsyncContext *ac, void *reply, void *priv)
 
 static void hb_read(struct cluster *c)
 {
-	if (c->hb_reading || c->closing || c->failed || !c->hb || !c->hb_step)
+	if (c->hb_reading || c->closing || c->failed || c->down || !c->hb || !c->hb_step)
 		return;
 	char stream[RB_ID_MAX + 32], block[16];
 	snprintf(stream, sizeof(stream), "%s__stream__%s", c->hb_id, stream_suffix(c, S_INBOX));
@@ -676,14 +786,24 @@ static void hb_read(struct cluster *c)
 static void hb_tick(uv_timer_t *t)
 {
 	struct cluster *c = t->data;
-	if (c->closing || c->failed)
+	int64_t now = clock_mono_ns(), stuck = c->hb_every_ns + CLUSTER_STUCK_NS;
+	if (c->closing || c->failed || c->down)
+		return; /* nobody is judged while this member cannot hear */
+	if ((c->hb_reading && now - c->hb_read_t0 > stuck) ||
+	    (c->reading && now - c->read_t0 > CLUSTER_READ_BLOCK_MS * 1000000LL + CLUSTER_STUCK_NS)) {
+		/* a blocked read that never returns: a connection gone without
+		 * a word (a cut cable; the libuv adapter drops socket errors) */
+		char why[96];
+		snprintf(why, sizeof(why), "an XREAD BLOCK unanswered for %.1f s",
+			 (double)(now - (c->hb_reading ? c->hb_read_t0 : c->read_t0)) / 1e9);
+		link_lost(c, NULL, why);
 		return;
+	}
 	if (c->s->role == CLUSTER_LEADER)
 		send_rb(c, c->hb_id, "followers", RB_TO_ALL, NULL, RB_LEADER_HEARTBEAT, NULL, NULL);
 	else
 		send_rb(c, c->hb_id, "leader", RB_TO_LEADER, c->s->members[0],
 			RB_FOLLOWER_HEARTBEAT, NULL, NULL);
-	int64_t now = clock_mono_ns();
 	if (c->s->role == CLUSTER_FOLLOWER) {
 		if (!c->ended[0] && !c->leader_lost && now - c->heard[0] > c->hb_silent_ns)
 			follower_lost_leader(c, now);
@@ -741,7 +861,7 @@ static void initiate(struct cluster *c)
 	send_msg(c, "global", RB_TO_ALL, NULL, RB_INITIATOR_INFO, NULL, NULL);
 	char key[RB_ID_MAX + 16];
 	snprintf(key, sizeof(key), "%s__initialized", c->st.id);
-	redisAsyncCommand(c->cmd, cmd_done, "RPUSH", "RPUSH %s 1", key);
+	cmd_words(c, cmd_done, "RPUSH", "RPUSH", key, "1", NULL);
 }
 
 /* An integer reply to a command of step k (priv); false when it failed or
@@ -785,13 +905,14 @@ static void msetnx_done(redisAsyncContext *ac, void *reply, void *priv)
 	if (!step_int(c, ac, reply, priv, "MSETNX", &v))
 		return;
 	c->st.initiator = v == 1;
+	snprintf(c->known_key, sizeof(c->known_key), "%s", c->st.id);
 	json_object_object_add(c->st.record, "initiator", json_object_new_boolean(c->st.initiator));
 	/* read only a roadblock known to be this run's */
 	if (c->st.initiator) {
 		initiate(c);
 		read_next(c);
 	} else {
-		redisAsyncCommand(c->cmd, created_done, priv, "GET %s", c->st.id);
+		cmd_words(c, created_done, priv, "GET", c->st.id, NULL);
 	}
 }
 
@@ -840,12 +961,13 @@ static void step_join(struct cluster *c)
 	struct step *st = &c->st;
 	uint32_t k = st->k;
 	c->ping_t0 = clock_mono_ns();
-	redisAsyncCommand(c->cmd, ping_done, NULL, "PING");
+	cmd_words(c, ping_done, NULL, "PING", NULL);
 	char key[RB_ID_MAX + 16];
 	snprintf(key, sizeof(key), "%s__timedout", st->id);
-	redisAsyncCommand(c->cmd, timedout_done, (void *)(uintptr_t)k, "EXISTS %s", key);
-	redisAsyncCommand(c->cmd, msetnx_done, (void *)(uintptr_t)k, "MSETNX %s %lld", st->id,
-			  (long long)(clock_real_ns() / 1000000000));
+	char now[32];
+	snprintf(now, sizeof(now), "%lld", (long long)(clock_real_ns() / 1000000000));
+	cmd_words(c, timedout_done, (void *)(uintptr_t)k, "EXISTS", key, NULL);
+	cmd_words(c, msetnx_done, (void *)(uintptr_t)k, "MSETNX", st->id, now, NULL);
 	send_msg(c, c->s->member, c->s->role == CLUSTER_LEADER ? RB_TO_LEADER : RB_TO_FOLLOWER,
 		 c->s->member, RB_PERSONAL_STREAM_CREATED, NULL, NULL);
 	if (c->s->role == CLUSTER_LEADER)
@@ -870,10 +992,20 @@ static void timeout_cb(uv_timer_t *t)
 	char missing[512], key[RB_ID_MAX + 16];
 	if (c->closing || c->failed || st->st != ST_WAITING)
 		return;
+	if (c->down) {
+		/* nobody could be heard: Redis is the one missing */
+		c->down = false;
+		fail(c, CLUSTER_REDIS_ERROR,
+		     "cluster step %u (roadblock %s): Redis at %s:%d lost (%s) %.1f s ago and not "
+		     "back within CLUSTER_TIMEOUT=%gs (%d tries to connect again)",
+		     st->k, st->id, c->s->redis_host, c->s->redis_port, c->down_why,
+		     (double)(clock_mono_ns() - c->down_since) / 1e9, c->s->timeout_s, c->tries);
+		return;
+	}
 	if (st->initiator) {
 		/* late members learn that this roadblock already failed */
 		snprintf(key, sizeof(key), "%s__timedout", st->id);
-		redisAsyncCommand(c->cmd, cmd_done, "SETNX", "SETNX %s 1", key);
+		cmd_words(c, cmd_done, "SETNX", "SETNX", key, "1", NULL);
 	}
 	if (c->s->role == CLUSTER_FOLLOWER) {
 		fail(c, CLUSTER_TIMED_OUT,
@@ -916,15 +1048,147 @@ static void forget(struct cluster *c, const redisAsyncContext *ac)
 		c->hb = NULL;
 }
 
+static redisAsyncContext *connect_one(struct cluster *c);
+
+/* Back, with the run's data (or it never had any yet): what was not
+ * answered goes again, the reads go on from the last entries seen, and
+ * every member is heard afresh (they were cut off too). */
+static void resume(struct cluster *c)
+{
+	int64_t now = clock_mono_ns(), real = clock_real_ns();
+	uv_timer_stop(&c->retry_timer);
+	c->down = false;
+	c->tries = 0;
+	for (size_t i = 0; i < c->s->nmembers; i++) {
+		c->heard[i] = now;
+		c->heard_real[i] = real;
+	}
+	for (struct out_cmd *o = c->outbox; o; o = o->next)
+		out_issue(c, o);
+	read_next(c);
+	hb_read(c);
+}
+
+static void persist_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct cluster *c = ac->data;
+	redisReply *rep = reply;
+	(void)priv;
+	if (c->closing || c->failed)
+		return;
+	if (!rep) {
+		link_lost(c, ac, ac->errstr[0] ? ac->errstr : "connection lost");
+		return;
+	}
+	if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 1) {
+		resume(c);
+		return;
+	}
+	c->down = false;
+	fail(c, CLUSTER_REDIS_ERROR,
+	     "cluster: Redis at %s:%d came back without the run's data (the roadblock key %s is "
+	     "gone: it restarted without persistence, appendonly no?) after %s; the "
+	     "barriers cannot go on",
+	     c->s->redis_host, c->s->redis_port, c->known_key, c->down_why);
+}
+
+/* Every connection of a try is up: is the run's data still there? */
+static void link_up(struct cluster *c)
+{
+	if (!c->known_key[0]) {
+		resume(c);
+		return;
+	}
+	const char *argv[] = { "EXISTS", c->known_key };
+	redisAsyncCommandArgv(c->cmd, persist_done, NULL, 2, argv, NULL);
+}
+
+static void retry_cb(uv_timer_t *t);
+
+static void retry_later(struct cluster *c)
+{
+	if (c->closing || c->failed || uv_is_active((uv_handle_t *)&c->retry_timer))
+		return;
+	uv_timer_start(&c->retry_timer, retry_cb, (uint64_t)c->backoff_ms, 0);
+	c->backoff_ms = c->backoff_ms * 2 > CLUSTER_RETRY_MAX_MS ? CLUSTER_RETRY_MAX_MS
+								 : c->backoff_ms * 2;
+}
+
+/* A connection went (ac: the one that said so, being freed by hiredis;
+ * NULL: one found stuck).  The others are dropped and all made again, for
+ * CLUSTER_TIMEOUT. */
+static void link_lost(struct cluster *c, const redisAsyncContext *ac, const char *why)
+{
+	if (ac)
+		forget(c, ac);
+	if (c->closing || c->failed || c->dropping)
+		return;
+	if (!c->down) {
+		c->down = true;
+		c->down_since = clock_mono_ns();
+		c->backoff_ms = CLUSTER_RETRY_FIRST_MS;
+		snprintf(c->down_why, sizeof(c->down_why), "%s", why);
+		uv_timer_stop(&c->retry_timer);
+		retry_later(c);
+		return;
+	}
+	retry_later(c);
+}
+
+/* Outside any hiredis callback: what is left of the connections goes, and
+ * new ones are made, unless CLUSTER_TIMEOUT has passed since Redis went. */
+static void retry_cb(uv_timer_t *t)
+{
+	struct cluster *c = t->data;
+	redisAsyncContext *old[] = { c->cmd, c->rd, c->hb };
+	if (c->closing || c->failed)
+		return;
+	c->cmd = c->rd = c->hb = NULL;
+	c->reading = c->hb_reading = false;
+	c->dropping = true;
+	for (int i = 0; i < 3; i++)
+		if (old[i])
+			redisAsyncFree(old[i]); /* their callbacks see the connection lost */
+	c->dropping = false;
+	double gone = (double)(clock_mono_ns() - c->down_since) / 1e9;
+	if (gone > c->s->timeout_s) {
+		c->down = false;
+		fail(c, CLUSTER_REDIS_ERROR,
+		     "cluster: Redis at %s:%d lost (%s) and not back within CLUSTER_TIMEOUT=%gs "
+		     "(%d tries to connect again)",
+		     c->s->redis_host, c->s->redis_port, c->down_why, c->s->timeout_s, c->tries);
+		return;
+	}
+	c->tries++;
+	c->ups = 0;
+	c->cmd = connect_one(c);
+	c->rd = connect_one(c);
+	c->hb = connect_one(c);
+	if (c->cmd->err || c->rd->err || c->hb->err) {
+		retry_later(c); /* this try's contexts go at the next */
+		return;
+	}
+	/* a try that is not back (connected, its data checked) within this
+	 * is dropped for the next: a connect into a dying server's backlog
+	 * hangs, the libuv adapter drops its error */
+	uv_timer_start(&c->retry_timer, retry_cb, CLUSTER_TRY_MS, 0);
+}
+
 static void connected(const redisAsyncContext *ac, int status)
 {
 	struct cluster *c = ac->data;
-	if (status == REDIS_OK)
+	if (status != REDIS_OK) {
+		forget(c, ac);
+		if (!c->closing && !c->down)
+			fail(c, CLUSTER_REDIS_ERROR,
+			     "cluster: cannot reach Redis at %s:%d (CLUSTER_REDIS): %s",
+			     c->s->redis_host, c->s->redis_port, ac->errstr);
+		else
+			retry_later(c);
 		return;
-	forget(c, ac);
-	if (!c->closing)
-		fail(c, CLUSTER_REDIS_ERROR, "cluster: cannot reach Redis at %s:%d (CLUSTER_REDIS): %s",
-		     c->s->redis_host, c->s->redis_port, ac->errstr);
+	}
+	if (c->down && ++c->ups == 3 && c->cmd && c->rd && c->hb)
+		link_up(c);
 }
 
 static void disconnected(const redisAsyncContext *ac, int status)
@@ -937,9 +1201,9 @@ static void disconnected(const redisAsyncContext *ac, int status)
 		uv_timer_start(&c->close_timer, close_final, 0, 0);
 	}
 	if (!c->closing)
-		fail(c, CLUSTER_REDIS_ERROR, "cluster: Redis at %s:%d closed the connection%s%s",
-		     c->s->redis_host, c->s->redis_port, status != REDIS_OK ? ": " : "",
-		     status != REDIS_OK ? ac->errstr : "");
+		link_lost(c, NULL,
+			  status != REDIS_OK && ac->errstr[0] ? ac->errstr
+							      : "it closed the connection");
 }
 
 static redisAsyncContext *connect_one(struct cluster *c)
@@ -969,6 +1233,11 @@ static void handle_closed(uv_handle_t *h)
 	if (--c->handles == 0) {
 		json_object_put(c->st.record);
 		json_object_put(c->carry);
+		while (c->outbox) {
+			struct out_cmd *o = c->outbox;
+			c->outbox = o->next;
+			out_free(o);
+		}
 		free(c);
 	}
 }
@@ -987,6 +1256,7 @@ static void close_final(uv_timer_t *t)
 	uv_close((uv_handle_t *)&c->timeout_timer, handle_closed);
 	uv_close((uv_handle_t *)&c->close_timer, handle_closed);
 	uv_close((uv_handle_t *)&c->hb_timer, handle_closed);
+	uv_close((uv_handle_t *)&c->retry_timer, handle_closed);
 }
 
 /* What was written last (all-abort, follower-gone) still goes out: the
@@ -1037,8 +1307,9 @@ struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,
 	uv_timer_init(loop, &c->timeout_timer);
 	uv_timer_init(loop, &c->close_timer);
 	uv_timer_init(loop, &c->hb_timer);
-	c->timeout_timer.data = c->close_timer.data = c->hb_timer.data = c;
-	c->handles = 3;
+	uv_timer_init(loop, &c->retry_timer);
+	c->timeout_timer.data = c->close_timer.data = c->hb_timer.data = c->retry_timer.data = c;
+	c->handles = 4;
 	cluster_heartbeat_bounds(s->timeout_s, &c->hb_every_ns, &c->hb_silent_ns);
 	c->cmd = connect_one(c);
 	c->rd = connect_one(c);
@@ -1061,7 +1332,7 @@ void cluster_heartbeat_bounds(double timeout_s, int64_t *every_ns, int64_t *sile
 
 void cluster_step_ready(struct cluster *c, uint32_t k)
 {
-	if (c->closing || c->failed || !c->cmd || !c->rd || c->cmd->err || c->rd->err)
+	if (c->closing || c->failed || (!c->down && (!c->cmd || !c->rd || c->cmd->err || c->rd->err)))
 		return;
 	if (c->leader_lost) {
 		/* ON_HOST_FAILURE=continue let the step finish; no leader
@@ -1109,7 +1380,7 @@ void cluster_close(struct cluster *c)
 	if (!c || c->closing)
 		return;
 	/* the others stop watching this member: its run is over */
-	if (c->hb_step && c->cmd) {
+	if (c->hb_step && !c->down && c->cmd) {
 		if (c->s->role == CLUSTER_LEADER)
 			send_rb(c, c->hb_id, "followers", RB_TO_ALL, NULL, RB_USER_OBJECT,
 				end_object(c->s->member), NULL);
@@ -1121,6 +1392,7 @@ void cluster_close(struct cluster *c)
 	uv_timer_stop(&c->timeout_timer);
 	uv_timer_stop(&c->close_timer);
 	uv_timer_stop(&c->hb_timer);
+	uv_timer_stop(&c->retry_timer);
 	/* not from inside a hiredis callback, which may be this caller's */
 	uv_timer_start(&c->close_timer, close_cb, 0, 0);
 }

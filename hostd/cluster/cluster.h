@@ -31,6 +31,13 @@
 #define CLUSTER_STALE_SLACK_S 60
 /* At the end, how long the last messages written may take to go out. */
 #define CLUSTER_CLOSE_GRACE_MS 1000
+/* Redis lost: tries to connect again after 100 ms, doubling to 1 s, for
+ * CLUSTER_TIMEOUT; a blocked read unanswered this long past its BLOCK is a
+ * connection lost. */
+#define CLUSTER_RETRY_FIRST_MS 100
+#define CLUSTER_RETRY_MAX_MS 1000
+#define CLUSTER_TRY_MS 1000 /* one try's connect, AUTH and check, at most */
+#define CLUSTER_STUCK_NS 2000000000LL
 /* Heartbeats: every CLUSTER_TIMEOUT/6 within these bounds. */
 #define CLUSTER_HB_EVERY_MIN_NS 50000000LL
 #define CLUSTER_HB_EVERY_MAX_NS 5000000000LL
