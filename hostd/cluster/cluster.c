@@ -672,7 +672,7 @@ static void leader_lost_follower(struct cluster *c, size_t i, int64_t now)
 	if (c->s->on_failure == CLUSTER_ON_FAILURE_ABORT) {
 		send_rb(c, c->hb_id, "followers", RB_TO_ALL, NULL, RB_HEARTBEAT_TIMEOUT, NULL, NULL);
 		if (c->st.st == ST_WAITING && strcmp(c->st.id, c->hb_id) != 0)
-			to_followers(c, RB_ALL_ABORT, NULL);
+			to_followers(c, RB_HEARTBEAT_TIMEOUT, NULL); /* those waiting there */
 		fail(c, CLUSTER_HEARTBEAT,
 		     "cluster: member %s %s: heartbeat-timeout sent (ON_HOST_FAILURE=abort)",
 		     c->s->members[i], silence);
