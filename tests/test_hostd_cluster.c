@@ -708,15 +708,17 @@ END_TEST
 
 /* A plain roadblock member (plain_leader or plain_follower) beside one
  * hostd member on 3 steps; the plain one must see every step through.  The
- * hostd's exit status. */
+ * steps (0.8 s) are longer than a heartbeat silence (CLUSTER_TIMEOUT/2 =
+ * 0.75 s): a plain member sends no heartbeats in a step and must not be
+ * named for it.  The hostd's exit status. */
 static int run_with_plain(void (*plain)(int), const char *member, const char *role)
 {
-	write_gconf("g.conf", 3, 2000);
+	write_file("g.conf", "BENCHMARKS='nap'\nITERATIONS=3\nCOMMAND_NAP='sleep 0.8'\n", 0644);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0)
 		plain(3);
-	int rc = hostd_test_wait(start_member(member, role, "CLUSTER_TIMEOUT=15\n"));
+	int rc = hostd_test_wait(start_member(member, role, "CLUSTER_TIMEOUT=1.5\n"));
 	int st;
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the plain member ended with %d: %s",

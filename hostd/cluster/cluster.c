@@ -61,6 +61,9 @@ struct cluster {
 	int64_t heard[CLUSTER_MEMBERS_MAX];	 /* mono ns a member's message was last read */
 	int64_t heard_real[CLUSTER_MEMBERS_MAX]; /* the same on CLOCK_REALTIME, for the message */
 	bool ended[CLUSTER_MEMBERS_MAX];	 /* said lockstep-end: its run is over */
+	bool lockstep[CLUSTER_MEMBERS_MAX];	 /* a lockstep member: a plain roadblock one
+					       sends no heartbeats in a step, and is
+					       not watched */
 	json_object *carry;			 /* events between steps, for the next record */
 	/* Redis lost and reconnected (docs/cluster.md "Redis restarts") */
 	struct out_cmd *outbox, **outbox_tail; /* commands without a reply yet, in order */
@@ -416,6 +419,7 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 		if (r <= 0)
 			return;
 		c->roster.rtt_ns[i] = rtt;
+		c->lockstep[i] = true;
 		if (strcmp(plan, c->plan) != 0) {
 			to_followers(c, RB_ALL_ABORT, NULL);
 			fail(c, CLUSTER_ABORTED,
@@ -458,6 +462,7 @@ static void follower_handle(struct cluster *c, const struct rb_msg *m)
 			add_event(st, "a release from %s: %s", m->sender_id, err);
 		else if (r > 0 && k == st->k) {
 			st->have_at = true;
+			c->lockstep[0] = true;
 			st->at_real = at;
 			st->lead = lead;
 			json_object_object_add(st->record, "lead_ns", json_object_new_int64(lead));
@@ -805,12 +810,14 @@ static void hb_tick(uv_timer_t *t)
 		send_rb(c, c->hb_id, "leader", RB_TO_LEADER, c->s->members[0],
 			RB_FOLLOWER_HEARTBEAT, NULL, NULL);
 	if (c->s->role == CLUSTER_FOLLOWER) {
-		if (!c->ended[0] && !c->leader_lost && now - c->heard[0] > c->hb_silent_ns)
+		if (c->lockstep[0] && !c->ended[0] && !c->leader_lost &&
+		    now - c->heard[0] > c->hb_silent_ns)
 			follower_lost_leader(c, now);
 		return;
 	}
 	for (size_t i = 1; i < c->s->nmembers && !c->failed && !c->closing; i++)
-		if (!c->roster.dropped[i] && !c->ended[i] && now - c->heard[i] > c->hb_silent_ns)
+		if (c->lockstep[i] && !c->roster.dropped[i] && !c->ended[i] &&
+		    now - c->heard[i] > c->hb_silent_ns)
 			leader_lost_follower(c, i, now);
 }
 
