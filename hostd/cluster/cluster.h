@@ -11,7 +11,10 @@
  * abort, Redis) with a sentence naming the step, the roadblock and who was
  * missing.  The leader picks the instant on all-ready: now plus twice the
  * slowest member's measured round trip through Redis plus a margin, sent
- * as a user-object before all-go.  Nothing here logs.
+ * as a user-object before all-go.  Once a step is released the members
+ * send heartbeats, and one silent too long is named (docs/cluster.md
+ * "Heartbeats"); a lost Redis connection is made again within
+ * CLUSTER_TIMEOUT ("Redis restarts").  Nothing here logs.
  */
 #ifndef LOCKSTEP_CLUSTER_H
 #define LOCKSTEP_CLUSTER_H
