@@ -504,24 +504,64 @@ END_TEST
 
 /* The leader is SIGKILLed mid-run: the follower names it through the
  * heartbeats it no longer gets, within CLUSTER_TIMEOUT, and aborts. */
-START_TEST(test_leader_dies_follower_names_it)
+/* Leader a and follower b (its extra h.conf lines) on steps of secs,
+ * CLUSTER_TIMEOUT=3; a SIGKILLed once it wrote its first barrier.  b's
+ * exit status; *took: seconds from the kill to b's end. */
+static int kill_leader(const char *secs, const char *b_conf, double *took)
 {
 	pid_t a, b;
-	start_nap_pair(4, "1", "CLUSTER_TIMEOUT=3\n", "CLUSTER_TIMEOUT=3\n", "a", &a, &b);
+	char conf[128];
 	struct timespec t0, t1;
+	snprintf(conf, sizeof(conf), "CLUSTER_TIMEOUT=3\n%s", b_conf);
+	start_nap_pair(4, secs, "CLUSTER_TIMEOUT=3\n", conf, "a", &a, &b);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	kill(a, SIGKILL);
 	waitpid(a, NULL, 0);
 	int sb = hostd_test_wait(b);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	*took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	ck_assert_msg(sb == 2, "follower exit %d: %s", sb, member_err("b"));
 	ck_assert_msg(strstr(member_err("b"), "cluster: the leader a silent for "), "follower: %s",
 		      member_err("b"));
+	return sb;
+}
+
+/* The leader is SIGKILLed mid-run: the follower names it through the
+ * heartbeats it no longer gets, within CLUSTER_TIMEOUT, and aborts. */
+START_TEST(test_leader_dies_follower_names_it)
+{
+	double took;
+	kill_leader("1", "", &took);
 	ck_assert_msg(took < 3.0, "named %.1f s after the kill, CLUSTER_TIMEOUT=3: %s", took,
 		      member_err("b"));
 	printf("leader SIGKILLed: the follower named it and ended %.2f s later (CLUSTER_TIMEOUT=3)\n",
 	       took);
+}
+END_TEST
+
+/* The same with ON_HOST_FAILURE=continue on the follower and steps of
+ * 3.5 s: it names the leader mid-step, lets the step finish (its record
+ * kept), and ends at the next barrier, which no leader would release. */
+START_TEST(test_leader_dies_follower_finishes_step)
+{
+	double took;
+	kill_leader("3.5", "ON_HOST_FAILURE=continue\n", &took);
+	const char *err = member_err("b");
+	ck_assert_msg(strstr(err, ": this step finishes, the run ends at the next "
+				  "(ON_HOST_FAILURE=continue)") &&
+			      strstr(err, "cluster step 2: the leader a silent for ") &&
+			      strstr(err, ": the run ends here"),
+		      "follower: %s", err);
+	size_t n;
+	json_object **rb = barriers("b", &n);
+	ck_assert_uint_eq(n, 1);
+	free_ndjson(rb, n);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/b/t/samples.ndjson", tmpdir);
+	const char *samples = read_text(path);
+	ck_assert_msg(samples && strstr(samples, "\"step\":1"), "step 1's samples: %s",
+		      samples ? samples : "(none)");
+	ck_assert_msg(took > 2.0, "ended %.1f s after the kill: before its step finished", took);
 }
 END_TEST
 
@@ -929,6 +969,7 @@ int main(void)
 	tcase_add_test(tc, test_follower_dies_results_kept);
 	tcase_add_test(tc, test_follower_dies_leader_continues);
 	tcase_add_test(tc, test_leader_dies_follower_names_it);
+	tcase_add_test(tc, test_leader_dies_follower_finishes_step);
 	tcase_add_test(tc, test_different_plan_refused);
 	tcase_add_test(tc, test_wrong_password);
 	tcase_add_test(tc, test_redis_unreachable);
