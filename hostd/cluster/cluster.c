@@ -694,6 +694,11 @@ static void leader_lost_follower(struct cluster *c, size_t i, int64_t now)
 		carry_event(c, why);
 	}
 	notify(c, why);
+	if (c->st.st == ST_RELEASED && roster_all(&c->roster, ROSTER_GONE)) {
+		/* it was the last one not gone */
+		to_followers(c, RB_ALL_GONE, NULL);
+		c->st.st = ST_DONE;
+	}
 	leader_advance(c); /* it may be the one a barrier waits for */
 }
 
