@@ -920,6 +920,15 @@ START_TEST(test_redis_restart_survived)
 					 field(field(rb[i], "cluster"), "release_realtime_ns")));
 	free_ndjson(ra, na);
 	free_ndjson(rb, nb);
+	/* the heartbeats (every second here) and the end of each run are
+	 * messages roadblock accepts too, the ones sent twice included */
+	int n = dump_messages();
+	char out[1024];
+	ck_assert_msg(schema_check("messages.ndjson", out, sizeof(out)) == 0,
+		      "roadblock's schema or checksum refused a message: %s", out);
+	ck_assert_msg(atoi(out) == n, "checked %s of %d", out, n);
+	ck_assert_msg(strstr(out, "leader-heartbeat") && strstr(out, "follower-heartbeat"),
+		      "no heartbeats among the messages: %s", out);
 }
 END_TEST
 
