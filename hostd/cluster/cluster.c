@@ -1077,6 +1077,12 @@ static void resume(struct cluster *c)
 	}
 	for (struct out_cmd *o = c->outbox; o; o = o->next)
 		out_issue(c, o);
+	if (c->pending && c->st.st != ST_WAITING) {
+		/* asked while the last read was out, which the loss ended */
+		uint32_t k = c->pending;
+		c->pending = 0;
+		step_begin(c, k);
+	}
 	read_next(c);
 	hb_read(c);
 }
