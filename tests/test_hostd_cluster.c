@@ -565,6 +565,42 @@ START_TEST(test_leader_dies_follower_finishes_step)
 }
 END_TEST
 
+/* A follower that hangs (SIGSTOP) is named by the leader through its
+ * heartbeats within CLUSTER_TIMEOUT, as one that died. */
+START_TEST(test_follower_hangs_named)
+{
+	pid_t a, b;
+	start_nap_pair(6, "0.5", "CLUSTER_TIMEOUT=3\n", "CLUSTER_TIMEOUT=3\n", "a", &a, &b);
+	kill(b, SIGSTOP);
+	int sa = hostd_test_wait(a);
+	kill(b, SIGKILL);
+	waitpid(b, NULL, 0);
+	ck_assert_msg(sa == 2 && strstr(member_err("a"), "cluster: member b silent for "),
+		      "leader exit %d: %s", sa, member_err("a"));
+}
+END_TEST
+
+/* The leader stopped for 2.5 s (CLUSTER_TIMEOUT=3: silent after 1.5 s):
+ * its follower names it, rightly; the leader, once it runs again, reads
+ * what came meanwhile before it judges anyone, and does not name the
+ * follower it simply did not hear while stopped.  It ends on the
+ * follower's follower-ready-abort. */
+START_TEST(test_stopped_leader_judges_after_reading)
+{
+	pid_t a, b;
+	start_nap_pair(6, "0.5", "CLUSTER_TIMEOUT=3\n", "CLUSTER_TIMEOUT=3\n", "a", &a, &b);
+	kill(a, SIGSTOP);
+	usleep(2500000);
+	kill(a, SIGCONT);
+	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
+	ck_assert_msg(sb == 2 && strstr(member_err("b"), "cluster: the leader a silent for "),
+		      "follower exit %d: %s", sb, member_err("b"));
+	ck_assert_msg(sa == 2 && !strstr(member_err("a"), "member b silent") &&
+			      strstr(member_err("a"), "follower b said follower-ready-abort"),
+		      "leader exit %d: %s", sa, member_err("a"));
+}
+END_TEST
+
 /* The same, ON_HOST_FAILURE=continue: the leader leaves b out and completes. */
 START_TEST(test_follower_dies_leader_continues)
 {
@@ -979,6 +1015,8 @@ int main(void)
 	tcase_add_test(tc, test_follower_dies_leader_continues);
 	tcase_add_test(tc, test_leader_dies_follower_names_it);
 	tcase_add_test(tc, test_leader_dies_follower_finishes_step);
+	tcase_add_test(tc, test_follower_hangs_named);
+	tcase_add_test(tc, test_stopped_leader_judges_after_reading);
 	tcase_add_test(tc, test_different_plan_refused);
 	tcase_add_test(tc, test_wrong_password);
 	tcase_add_test(tc, test_redis_unreachable);

@@ -76,6 +76,7 @@ struct cluster {
 	char down_why[256];	   /* what was seen when it went */
 	char known_key[RB_ID_MAX]; /* a roadblock key known to be in Redis */
 	int64_t read_t0;	   /* the barrier's XREAD sent (mono ns) */
+	int64_t hb_tick_at;	   /* the last heartbeat tick (mono ns) */
 };
 
 /* A command on the command connection, kept until its reply comes: a
@@ -613,6 +614,24 @@ static void read_next(struct cluster *c)
 	redisAsyncCommandArgv(c->rd, read_done, NULL, n, argv, len);
 }
 
+static void step_reset(struct cluster *c, uint32_t k);
+static void step_join(struct cluster *c);
+
+/* This member's run is ending: the others learn it at this roadblock, or
+ * the next one when it is between steps, not at its timeout (roadblock's
+ * leader answers a follower's follower-ready-abort with all-abort). */
+static void say_abort(struct cluster *c)
+{
+	if (c->st.st != ST_WAITING) {
+		step_reset(c, c->st.k + 1);
+		step_join(c);
+	}
+	if (c->s->role == CLUSTER_LEADER)
+		to_followers(c, RB_ALL_ABORT, NULL);
+	else
+		to_leader(c, RB_FOLLOWER_READY_ABORT, NULL);
+}
+
 /* ---- heartbeats ------------------------------------------------------------ */
 
 /* The run's end, said on the heartbeats' roadblock: the others stop
@@ -709,8 +728,11 @@ static void follower_lost_leader(struct cluster *c, int64_t now)
 	silence_text(c, 0, now, silence, sizeof(silence));
 	c->leader_lost = true;
 	if (c->s->on_failure == CLUSTER_ON_FAILURE_ABORT || c->st.st == ST_WAITING) {
+		const char *policy = c->st.st == ST_WAITING ? "" : " (ON_HOST_FAILURE=abort)";
+		/* a leader only slow, not gone, need not wait for its timeout */
+		say_abort(c);
 		fail(c, CLUSTER_HEARTBEAT, "cluster: the leader %s %s%s", c->s->members[0], silence,
-		     c->st.st == ST_WAITING ? "" : " (ON_HOST_FAILURE=abort)");
+		     policy);
 		return;
 	}
 	snprintf(why, sizeof(why),
@@ -797,8 +819,13 @@ static void hb_tick(uv_timer_t *t)
 {
 	struct cluster *c = t->data;
 	int64_t now = clock_mono_ns(), stuck = c->hb_every_ns + CLUSTER_STUCK_NS;
+	int64_t late = now - c->hb_tick_at;
+	c->hb_tick_at = now;
 	if (c->closing || c->failed || c->down)
 		return; /* nobody is judged while this member cannot hear */
+	if (late > 2 * c->hb_every_ns)
+		return; /* this loop was held up (stopped, starved): what came
+			   meanwhile is read before anyone is judged */
 	if ((c->hb_reading && now - c->hb_read_t0 > stuck) ||
 	    (c->reading && now - c->read_t0 > CLUSTER_READ_BLOCK_MS * 1000000LL + CLUSTER_STUCK_NS)) {
 		/* a blocked read that never returns: a connection gone without
@@ -838,6 +865,7 @@ static void hb_follow(struct cluster *c)
 			c->heard[i] = now;
 			c->heard_real[i] = real;
 		}
+		c->hb_tick_at = now;
 		uv_timer_start(&c->hb_timer, hb_tick, (uint64_t)(c->hb_every_ns / 1000000),
 			       (uint64_t)(c->hb_every_ns / 1000000));
 	}
@@ -1357,7 +1385,7 @@ void cluster_step_ready(struct cluster *c, uint32_t k)
 		 * releases the next */
 		char silence[600];
 		silence_text(c, 0, clock_mono_ns(), silence, sizeof(silence));
-		c->st.k = k;
+		say_abort(c); /* at step k: a leader only slow learns it at once */
 		fail(c, CLUSTER_HEARTBEAT, "cluster step %u: the leader %s %s: the run ends here",
 		     k, c->s->members[0], silence);
 		return;
@@ -1380,17 +1408,7 @@ void cluster_abort(struct cluster *c)
 	if (c->failed)
 		return;
 	c->failed = true; /* no callback follows */
-	if (c->st.st != ST_WAITING) {
-		/* between steps: the others learn it at the next one, not at
-		 * its timeout (roadblock's leader answers a follower's
-		 * follower-ready-abort with all-abort) */
-		step_reset(c, c->st.k + 1);
-		step_join(c);
-	}
-	if (c->s->role == CLUSTER_LEADER)
-		to_followers(c, RB_ALL_ABORT, NULL);
-	else
-		to_leader(c, RB_FOLLOWER_READY_ABORT, NULL);
+	say_abort(c);
 }
 
 void cluster_close(struct cluster *c)
