@@ -168,16 +168,12 @@ static int dump_messages(void)
 	return n;
 }
 
-static void setup(void)
+/* redis-server on 127.0.0.1:redis_port with the test's password, its data
+ * in tmpdir; appendonly "yes" or "no". */
+static void start_redis(const char *appendonly)
 {
-	hostd_test_setup();
-	ck_assert_msg(access("/usr/bin/redis-server", X_OK) == 0,
-		      "redis-server is missing: tools/install-deps installs it");
-	redis_port = free_port();
 	char port[16];
 	snprintf(port, sizeof(port), "%d", redis_port);
-	/* with a password: the members AUTH from CLUSTER_PASSWORD_FILE */
-	write_file("redis.pw", REDIS_PW "\n", 0600);
 	const char *argv[] = { "/usr/bin/redis-server",
 			       "--port",
 			       port,
@@ -186,7 +182,7 @@ static void setup(void)
 			       "--save",
 			       "",
 			       "--appendonly",
-			       "no",
+			       appendonly,
 			       "--dir",
 			       tmpdir,
 			       "--requirepass",
@@ -199,12 +195,28 @@ static void setup(void)
 		      "redis-server on 127.0.0.1:%d did not answer PING with NOAUTH", redis_port);
 }
 
+static void stop_redis(int sig)
+{
+	kill(redis_pid, sig);
+	waitpid(redis_pid, NULL, 0);
+	redis_pid = 0;
+}
+
+static void setup(void)
+{
+	hostd_test_setup();
+	ck_assert_msg(access("/usr/bin/redis-server", X_OK) == 0,
+		      "redis-server is missing: tools/install-deps installs it");
+	redis_port = free_port();
+	/* with a password: the members AUTH from CLUSTER_PASSWORD_FILE */
+	write_file("redis.pw", REDIS_PW "\n", 0600);
+	start_redis("no");
+}
+
 static void teardown(void)
 {
-	if (redis_pid > 0) {
-		kill(redis_pid, SIGTERM);
-		waitpid(redis_pid, NULL, 0);
-	}
+	if (redis_pid > 0)
+		stop_redis(SIGTERM);
 	hostd_test_teardown();
 }
 
@@ -296,19 +308,27 @@ static void write_gconf(const char *name, int iterations, int units)
 	write_file(name, g, 0644);
 }
 
+/* Both members exited 0 with steps barrier records each: into ra, rb. */
+static void both_complete(int sa, int sb, size_t steps, json_object ***ra, json_object ***rb)
+{
+	size_t na, nb;
+	ck_assert_msg(sa == 0, "leader exit %d: %s", sa, member_err("a"));
+	ck_assert_msg(sb == 0, "follower exit %d: %s", sb, member_err("b"));
+	*ra = barriers("a", &na);
+	*rb = barriers("b", &nb);
+	ck_assert_uint_eq(na, steps);
+	ck_assert_uint_eq(nb, steps);
+}
+
 START_TEST(test_two_hosts_one_instant)
 {
 	write_gconf("g.conf", 3, 2000);
 	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=20\n");
 	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=20\n");
 	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
-	ck_assert_msg(sa == 0, "leader exit %d: %s", sa, member_err("a"));
-	ck_assert_msg(sb == 0, "follower exit %d: %s", sb, member_err("b"));
-
-	size_t na, nb;
-	json_object **ra = barriers("a", &na), **rb = barriers("b", &nb);
-	ck_assert_uint_eq(na, 3);
-	ck_assert_uint_eq(nb, 3);
+	json_object **ra, **rb;
+	size_t na = 3, nb = 3;
+	both_complete(sa, sb, 3, &ra, &rb);
 	int64_t spread_max = 0;
 	for (size_t i = 0; i < na; i++) {
 		json_object *ca = field(ra[i], "cluster"), *cb = field(rb[i], "cluster");
@@ -409,35 +429,59 @@ START_TEST(test_follower_never_comes)
 }
 END_TEST
 
+/* Waits (10 s at most) until member wrote its first barrier record. */
+static void wait_first_barrier(const char *member)
+{
+	char path[512];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/%s/t/barriers.ndjson", tmpdir, member);
+	for (int i = 0; i < 1000 && (stat(path, &st) != 0 || st.st_size == 0); i++)
+		usleep(10000);
+	ck_assert_msg(stat(path, &st) == 0 && st.st_size > 0, "%s wrote no barrier: %s", member,
+		      member_err(member));
+}
+
+/* Leader a and follower b (their h.conf lines) on iterations steps that
+ * each sleep secs, started; waits until who wrote its first barrier. */
+static void start_nap_pair(int iterations, const char *secs, const char *conf_a, const char *conf_b,
+			   const char *who, pid_t *a, pid_t *b)
+{
+	char g[160];
+	snprintf(g, sizeof(g), "BENCHMARKS='nap'\nITERATIONS=%d\nCOMMAND_NAP='sleep %s'\n",
+		 iterations, secs);
+	write_file("g.conf", g, 0644);
+	*a = start_member("a", "leader", conf_a);
+	*b = start_member("b", "follower", conf_b);
+	wait_first_barrier(who);
+}
+
 /* Leader a and follower b on 6 steps; b SIGKILLed once it wrote its first
  * barrier.  The leader's exit status. */
 static int run_follower_dies(const char *leader_conf)
 {
-	char path[512];
+	pid_t a, b;
 	/* steps long enough that b dies in one of the first */
-	write_file("g.conf", "BENCHMARKS='nap'\nITERATIONS=6\nCOMMAND_NAP='sleep 0.2'\n", 0644);
-	pid_t a = start_member("a", "leader", leader_conf);
-	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=2\n");
-	snprintf(path, sizeof(path), "%s/b/t/barriers.ndjson", tmpdir);
-	struct stat st;
-	for (int i = 0; i < 1000 && (stat(path, &st) != 0 || st.st_size == 0); i++)
-		usleep(10000);
-	ck_assert_msg(stat(path, &st) == 0 && st.st_size > 0, "the follower wrote no barrier: %s",
-		      member_err("b"));
+	start_nap_pair(6, "0.2", leader_conf, "CLUSTER_TIMEOUT=2\n", "b", &a, &b);
 	kill(b, SIGKILL);
 	waitpid(b, NULL, 0);
 	return hostd_test_wait(a);
 }
 
-/* The follower dies after its first step: the leader's next barrier times
- * out naming it; its results so far stay. */
+/* The follower dies after its first step: its heartbeats stop and the
+ * leader names it within CLUSTER_TIMEOUT (silent for CLUSTER_TIMEOUT/2),
+ * not at its next barrier; its results so far stay. */
 START_TEST(test_follower_dies_results_kept)
 {
 	char path[512];
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int sa = run_follower_dies("CLUSTER_TIMEOUT=2\n");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ck_assert_msg(sa == 2, "leader exit %d: %s", sa, member_err("a"));
 	const char *err = member_err("a");
-	ck_assert_msg(strstr(err, "from b within CLUSTER_TIMEOUT=2s (ON_HOST_FAILURE=abort)"),
+	ck_assert_msg(strstr(err, "cluster: member b silent for ") &&
+			      strstr(err, "a member silent for CLUSTER_TIMEOUT/2 = 1.00 s is lost): "
+					  "heartbeat-timeout sent (ON_HOST_FAILURE=abort)"),
 		      "leader's stderr: %s", err);
 	size_t n;
 	json_object **ra = barriers("a", &n);
@@ -454,6 +498,107 @@ START_TEST(test_follower_dies_results_kept)
 			 "b");
 	ck_assert_ptr_null(strstr(json_object_to_json_string(m), REDIS_PW));
 	json_object_put(m);
+	ck_assert_msg(t1.tv_sec - t0.tv_sec < 15, "took %ld s", (long)(t1.tv_sec - t0.tv_sec));
+}
+END_TEST
+
+/* The leader is SIGKILLed mid-run: the follower names it through the
+ * heartbeats it no longer gets, within CLUSTER_TIMEOUT, and aborts. */
+/* Leader a and follower b (its extra h.conf lines) on steps of secs,
+ * CLUSTER_TIMEOUT=3; a SIGKILLed once it wrote its first barrier.  b's
+ * exit status; *took: seconds from the kill to b's end. */
+static int kill_leader(const char *secs, const char *b_conf, double *took)
+{
+	pid_t a, b;
+	char conf[128];
+	struct timespec t0, t1;
+	snprintf(conf, sizeof(conf), "CLUSTER_TIMEOUT=3\n%s", b_conf);
+	start_nap_pair(4, secs, "CLUSTER_TIMEOUT=3\n", conf, "a", &a, &b);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	kill(a, SIGKILL);
+	waitpid(a, NULL, 0);
+	int sb = hostd_test_wait(b);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ck_assert_msg(sb == 2, "follower exit %d: %s", sb, member_err("b"));
+	ck_assert_msg(strstr(member_err("b"), "cluster: the leader a silent for "), "follower: %s",
+		      member_err("b"));
+	return sb;
+}
+
+/* The leader is SIGKILLed mid-run: the follower names it through the
+ * heartbeats it no longer gets, within CLUSTER_TIMEOUT, and aborts. */
+START_TEST(test_leader_dies_follower_names_it)
+{
+	double took;
+	kill_leader("1", "", &took);
+	ck_assert_msg(took < 3.0, "named %.1f s after the kill, CLUSTER_TIMEOUT=3: %s", took,
+		      member_err("b"));
+	printf("leader SIGKILLed: the follower named it and ended %.2f s later (CLUSTER_TIMEOUT=3)\n",
+	       took);
+}
+END_TEST
+
+/* The same with ON_HOST_FAILURE=continue on the follower and steps of
+ * 3.5 s: it names the leader mid-step, lets the step finish (its record
+ * kept), and ends at the next barrier, which no leader would release. */
+START_TEST(test_leader_dies_follower_finishes_step)
+{
+	double took;
+	kill_leader("3.5", "ON_HOST_FAILURE=continue\n", &took);
+	const char *err = member_err("b");
+	ck_assert_msg(strstr(err, ": this step finishes, the run ends at the next "
+				  "(ON_HOST_FAILURE=continue)") &&
+			      strstr(err, "cluster step 2: the leader a silent for ") &&
+			      strstr(err, ": the run ends here"),
+		      "follower: %s", err);
+	size_t n;
+	json_object **rb = barriers("b", &n);
+	ck_assert_uint_eq(n, 1);
+	free_ndjson(rb, n);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/b/t/samples.ndjson", tmpdir);
+	const char *samples = read_text(path);
+	ck_assert_msg(samples && strstr(samples, "\"step\":1"), "step 1's samples: %s",
+		      samples ? samples : "(none)");
+	ck_assert_msg(took > 2.0, "ended %.1f s after the kill: before its step finished", took);
+}
+END_TEST
+
+/* A follower that hangs (SIGSTOP) is named by the leader through its
+ * heartbeats within CLUSTER_TIMEOUT, as one that died. */
+START_TEST(test_follower_hangs_named)
+{
+	pid_t a, b;
+	start_nap_pair(6, "0.5", "CLUSTER_TIMEOUT=3\n", "CLUSTER_TIMEOUT=3\n", "a", &a, &b);
+	kill(b, SIGSTOP);
+	int sa = hostd_test_wait(a);
+	kill(b, SIGKILL);
+	waitpid(b, NULL, 0);
+	ck_assert_msg(sa == 2 && strstr(member_err("a"), "cluster: member b silent for "),
+		      "leader exit %d: %s", sa, member_err("a"));
+}
+END_TEST
+
+/* The leader stopped for 2.5 s (CLUSTER_TIMEOUT=3: silent after 1.5 s):
+ * its follower names it, rightly; the leader, once it runs again, does not
+ * name the follower it simply did not hear while stopped, and ends on the
+ * follower's follower-ready-abort.  (Stopped in epoll_wait, its loop reads
+ * what came before its timers run, so this passes without the late-tick
+ * rule too: that rule is for a loop starved while busy.) */
+START_TEST(test_stopped_leader_judges_after_reading)
+{
+	pid_t a, b;
+	start_nap_pair(6, "0.5", "CLUSTER_TIMEOUT=3\n", "CLUSTER_TIMEOUT=3\n", "a", &a, &b);
+	kill(a, SIGSTOP);
+	usleep(2500000);
+	kill(a, SIGCONT);
+	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
+	ck_assert_msg(sb == 2 && strstr(member_err("b"), "cluster: the leader a silent for "),
+		      "follower exit %d: %s", sb, member_err("b"));
+	ck_assert_msg(sa == 2 && !strstr(member_err("a"), "member b silent") &&
+			      strstr(member_err("a"), "follower b said follower-ready-abort"),
+		      "leader exit %d: %s", sa, member_err("a"));
 }
 END_TEST
 
@@ -640,15 +785,17 @@ END_TEST
 
 /* A plain roadblock member (plain_leader or plain_follower) beside one
  * hostd member on 3 steps; the plain one must see every step through.  The
- * hostd's exit status. */
+ * steps (0.8 s) are longer than a heartbeat silence (CLUSTER_TIMEOUT/2 =
+ * 0.75 s): a plain member sends no heartbeats in a step and must not be
+ * named for it.  The hostd's exit status. */
 static int run_with_plain(void (*plain)(int), const char *member, const char *role)
 {
-	write_gconf("g.conf", 3, 2000);
+	write_file("g.conf", "BENCHMARKS='nap'\nITERATIONS=3\nCOMMAND_NAP='sleep 0.8'\n", 0644);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0)
 		plain(3);
-	int rc = hostd_test_wait(start_member(member, role, "CLUSTER_TIMEOUT=15\n"));
+	int rc = hostd_test_wait(start_member(member, role, "CLUSTER_TIMEOUT=1.5\n"));
 	int st;
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the plain member ended with %d: %s",
@@ -759,25 +906,78 @@ START_TEST(test_service_refuses_password_file)
 }
 END_TEST
 
-/* Redis goes away mid-run: both members end the run as aborted at once,
- * naming Redis, with what ran kept. */
+/* Redis goes away mid-run and stays away: both members try to connect
+ * again for CLUSTER_TIMEOUT, then end the run as aborted naming Redis,
+ * with what ran kept. */
 START_TEST(test_redis_dies_midrun)
 {
-	char path[512];
-	struct stat st;
-	write_file("g.conf", "BENCHMARKS='nap'\nITERATIONS=6\nCOMMAND_NAP='sleep 0.2'\n", 0644);
-	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=30\n");
-	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=30\n");
-	snprintf(path, sizeof(path), "%s/a/t/barriers.ndjson", tmpdir);
-	for (int i = 0; i < 1000 && (stat(path, &st) != 0 || st.st_size == 0); i++)
-		usleep(10000);
-	kill(redis_pid, SIGTERM);
-	waitpid(redis_pid, NULL, 0);
-	redis_pid = 0;
+	pid_t a, b;
+	start_nap_pair(6, "0.2", "CLUSTER_TIMEOUT=3\n", "CLUSTER_TIMEOUT=3\n", "a", &a, &b);
+	stop_redis(SIGTERM);
 	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
 	char want[128];
-	snprintf(want, sizeof(want), "cluster: Redis at 127.0.0.1:%d closed the connection",
-		 redis_port);
+	snprintf(want, sizeof(want), "Redis at 127.0.0.1:%d lost (", redis_port);
+	ck_assert_msg(sa == 2 && strstr(member_err("a"), want) &&
+			      strstr(member_err("a"), "and not back within CLUSTER_TIMEOUT=3s ("),
+		      "leader exit %d: %s", sa, member_err("a"));
+	ck_assert_msg(sb == 2 && strstr(member_err("b"), want), "follower exit %d: %s", sb,
+		      member_err("b"));
+}
+END_TEST
+
+/* Redis restarted mid-run: a pair of 8 steps of 0.3 s, Redis killed at
+ * the first barrier and started again (same port) after 0.5 s with
+ * appendonly as given.  The members' exit statuses. */
+static void run_redis_restart(const char *appendonly, int *sa, int *sb)
+{
+	pid_t a, b;
+	stop_redis(SIGTERM);
+	start_redis(appendonly);
+	start_nap_pair(8, "0.3", "CLUSTER_TIMEOUT=6\n", "CLUSTER_TIMEOUT=6\n", "a", &a, &b);
+	stop_redis(SIGKILL);
+	usleep(500000);
+	start_redis(appendonly);
+	*sa = hostd_test_wait(a);
+	*sb = hostd_test_wait(b);
+}
+
+/* With appendonly the streams survive: both reconnect, read on from the
+ * last entries seen, and complete every step with one instant each. */
+START_TEST(test_redis_restart_survived)
+{
+	int sa, sb;
+	run_redis_restart("yes", &sa, &sb);
+	json_object **ra, **rb;
+	size_t na = 8, nb = 8;
+	both_complete(sa, sb, 8, &ra, &rb);
+	for (size_t i = 0; i < na; i++)
+		ck_assert_int_eq(json_object_get_int64(
+					 field(field(ra[i], "cluster"), "release_realtime_ns")),
+				 json_object_get_int64(
+					 field(field(rb[i], "cluster"), "release_realtime_ns")));
+	free_ndjson(ra, na);
+	free_ndjson(rb, nb);
+	/* the heartbeats (every second here) and the end of each run are
+	 * messages roadblock accepts too, the ones sent twice included */
+	int n = dump_messages();
+	char out[1024];
+	ck_assert_msg(schema_check("messages.ndjson", out, sizeof(out)) == 0,
+		      "roadblock's schema or checksum refused a message: %s", out);
+	ck_assert_msg(atoi(out) == n, "checked %s of %d", out, n);
+	ck_assert_msg(strstr(out, "leader-heartbeat") && strstr(out, "follower-heartbeat"),
+		      "no heartbeats among the messages: %s", out);
+}
+END_TEST
+
+/* Without persistence the barriers' keys are gone: the run ends aborted
+ * naming Redis and its address, not at a later timeout. */
+START_TEST(test_redis_restart_without_data)
+{
+	int sa, sb;
+	run_redis_restart("no", &sa, &sb);
+	char want[128];
+	snprintf(want, sizeof(want),
+		 "cluster: Redis at 127.0.0.1:%d came back without the run's data", redis_port);
 	ck_assert_msg(sa == 2 && strstr(member_err("a"), want), "leader exit %d: %s", sa,
 		      member_err("a"));
 	ck_assert_msg(sb == 2 && strstr(member_err("b"), want), "follower exit %d: %s", sb,
@@ -1209,6 +1409,10 @@ int main(void)
 	tcase_add_test(tc, test_follower_never_comes);
 	tcase_add_test(tc, test_follower_dies_results_kept);
 	tcase_add_test(tc, test_follower_dies_leader_continues);
+	tcase_add_test(tc, test_leader_dies_follower_names_it);
+	tcase_add_test(tc, test_leader_dies_follower_finishes_step);
+	tcase_add_test(tc, test_follower_hangs_named);
+	tcase_add_test(tc, test_stopped_leader_judges_after_reading);
 	tcase_add_test(tc, test_different_plan_refused);
 	tcase_add_test(tc, test_wrong_password);
 	tcase_add_test(tc, test_redis_unreachable);
@@ -1217,6 +1421,8 @@ int main(void)
 	tcase_add_test(tc, test_check_prints_keys);
 	tcase_add_test(tc, test_service_refuses_password_file);
 	tcase_add_test(tc, test_redis_dies_midrun);
+	tcase_add_test(tc, test_redis_restart_survived);
+	tcase_add_test(tc, test_redis_restart_without_data);
 	tcase_add_test(tc, test_reused_cluster_id_refused);
 	tcase_add_test(tc, test_follower_abort_reaches_leader);
 	suite_add_tcase(s, tc);

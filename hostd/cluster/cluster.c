@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -49,6 +50,44 @@ struct cluster {
 	uint32_t pending; /* a step ready while the last read was out */
 	char plan[RB_SHA256_HEX + 1];
 	struct step st;
+	/* heartbeats (docs/cluster.md "Heartbeats"): on the roadblock of the
+	 * step released last, read by hb */
+	redisAsyncContext *hb;
+	uv_timer_t hb_timer;
+	uint32_t hb_step; /* 0: no step released yet, no heartbeats */
+	char hb_id[RB_ID_MAX], hb_last[48];
+	bool hb_reading, leader_lost;
+	int64_t hb_read_t0, hb_every_ns, hb_silent_ns;
+	int64_t heard[CLUSTER_MEMBERS_MAX];	 /* mono ns a member's message was last read */
+	int64_t heard_real[CLUSTER_MEMBERS_MAX]; /* the same on CLOCK_REALTIME, for the message */
+	bool ended[CLUSTER_MEMBERS_MAX];	 /* said lockstep-end: its run is over */
+	bool lockstep[CLUSTER_MEMBERS_MAX];	 /* a lockstep member: a plain roadblock one
+					       sends no heartbeats in a step, and is
+					       not watched */
+	json_object *carry;			 /* events between steps, for the next record */
+	/* Redis lost and reconnected (docs/cluster.md "Redis restarts") */
+	struct out_cmd *outbox, **outbox_tail; /* commands without a reply yet, in order */
+	uv_timer_t retry_timer;
+	bool down;		   /* the connections are being remade */
+	bool dropping;		   /* freeing the last try's: their losses are known */
+	int64_t down_since;	   /* mono ns */
+	int64_t backoff_ms;	   /* the next try's wait */
+	int tries, ups;		   /* tries since down; connections up in this try */
+	char down_why[256];	   /* what was seen when it went */
+	char known_key[RB_ID_MAX]; /* a roadblock key known to be in Redis */
+	int64_t read_t0;	   /* the barrier's XREAD sent (mono ns) */
+	int64_t hb_tick_at;	   /* the last heartbeat tick (mono ns) */
+};
+
+/* A command on the command connection, kept until its reply comes: a
+ * connection lost before sends it again on the next. */
+struct out_cmd {
+	struct out_cmd *next;
+	redisCallbackFn *cb;
+	void *priv;
+	int argc;
+	char **argv;
+	size_t *len;
 };
 
 static const char *stream_suffix(const struct cluster *c, int which)
@@ -61,6 +100,8 @@ static const char *stream_suffix(const struct cluster *c, int which)
 }
 
 /* ---- outcome ------------------------------------------------------------ */
+
+static void hb_follow(struct cluster *c);
 
 static void deliver(struct cluster *c, enum cluster_outcome out, int64_t at, const char *why)
 {
@@ -86,6 +127,8 @@ static void deliver(struct cluster *c, enum cluster_outcome out, int64_t at, con
 	if (out != CLUSTER_RELEASED)
 		c->failed = true;
 	c->cb(c->data, &res);
+	if (out == CLUSTER_RELEASED)
+		hb_follow(c);
 }
 
 static void fail(struct cluster *c, enum cluster_outcome out, const char *fmt, ...)
@@ -99,11 +142,19 @@ static void fail(struct cluster *c, enum cluster_outcome out, const char *fmt, .
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
+	if (c->st.st != ST_WAITING) {
+		/* between barriers (a heartbeat): the record of the step
+		 * released last is the run's, and stays as it was */
+		json_object_put(c->st.record);
+		c->st.record = NULL;
+	}
 	c->st.st = ST_DONE;
 	deliver(c, out, 0, why);
 }
 
 /* ---- Redis commands ------------------------------------------------------ */
+
+static void link_lost(struct cluster *c, const redisAsyncContext *ac, const char *why);
 
 static bool reply_bad(struct cluster *c, redisAsyncContext *ac, redisReply *rep, const char *what)
 {
@@ -111,6 +162,14 @@ static bool reply_bad(struct cluster *c, redisAsyncContext *ac, redisReply *rep,
 		return true;
 	if (rep && rep->type != REDIS_REPLY_ERROR)
 		return false;
+	if (!rep) {
+		/* the connection went: made again within CLUSTER_TIMEOUT */
+		char why[300];
+		snprintf(why, sizeof(why), "%s: %s", what,
+			 ac->errstr[0] ? ac->errstr : "connection lost");
+		link_lost(c, ac, why);
+		return true;
+	}
 	fail(c, CLUSTER_REDIS_ERROR, "cluster: Redis at %s:%d: %s: %s", c->s->redis_host,
 	     c->s->redis_port, what,
 	     rep	     ? rep->str
@@ -125,34 +184,117 @@ static void cmd_done(redisAsyncContext *ac, void *reply, void *priv)
 	reply_bad(c, ac, reply, priv ? priv : "a command");
 }
 
-static void xadd(struct cluster *c, const char *stream_suffix_, struct rb_msg *m)
+static void out_free(struct out_cmd *o)
+{
+	for (int i = 0; i < o->argc; i++)
+		free(o->argv[i]);
+	free(o->argv);
+	free(o->len);
+	free(o);
+}
+
+static void out_issue(struct cluster *c, struct out_cmd *o);
+
+/* A reply to a command of the outbox: it leaves the outbox, unless the
+ * connection went before the reply (no reply, not closing): then it stays,
+ * to go again on the next connection. */
+static void out_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct cluster *c = ac->data;
+	struct out_cmd *o = priv, **pp = &c->outbox;
+	if (!reply && !c->closing) {
+		link_lost(c, ac, ac->errstr[0] ? ac->errstr : "connection lost");
+		return;
+	}
+	while (*pp && *pp != o)
+		pp = &(*pp)->next;
+	if (*pp) {
+		*pp = o->next;
+		if (c->outbox_tail == &o->next)
+			c->outbox_tail = pp;
+	}
+	o->cb(ac, reply, o->priv);
+	out_free(o);
+}
+
+static void out_issue(struct cluster *c, struct out_cmd *o)
+{
+	if (c->down || !c->cmd)
+		return; /* sent when the connection is back */
+	redisAsyncCommandArgv(c->cmd, out_done, o, o->argc, (const char **)o->argv, o->len);
+}
+
+/* A command on the command connection, through the outbox. */
+static void cmd_send(struct cluster *c, redisCallbackFn *cb, void *priv, int argc,
+		     const char **argv, const size_t *len)
+{
+	struct out_cmd *o = xcalloc(1, sizeof(*o));
+	o->cb = cb;
+	o->priv = priv;
+	o->argc = argc;
+	o->argv = xcalloc((size_t)argc, sizeof(*o->argv));
+	o->len = xcalloc((size_t)argc, sizeof(*o->len));
+	for (int i = 0; i < argc; i++) {
+		o->len[i] = len ? len[i] : strlen(argv[i]);
+		o->argv[i] = xmalloc(o->len[i] + 1);
+		memcpy(o->argv[i], argv[i], o->len[i]);
+		o->argv[i][o->len[i]] = 0;
+	}
+	if (!c->outbox_tail)
+		c->outbox_tail = &c->outbox;
+	*c->outbox_tail = o;
+	c->outbox_tail = &o->next;
+	out_issue(c, o);
+}
+
+/* The same, of words: cmd_words(c, cb, priv, "GET", key, NULL). */
+static void cmd_words(struct cluster *c, redisCallbackFn *cb, void *priv, ...)
+{
+	const char *argv[8];
+	int argc = 0;
+	va_list ap;
+	va_start(ap, priv);
+	for (const char *w; argc < 8 && (w = va_arg(ap, const char *));)
+		argv[argc++] = w;
+	va_end(ap);
+	cmd_send(c, cb, priv, argc, argv, NULL);
+}
+
+static void xadd(struct cluster *c, const char *rb, const char *stream_suffix_, struct rb_msg *m)
 {
 	char stream[RB_ID_MAX + RB_NAME_MAX + 16];
 	char *text = rb_msg_encode(m);
 	rb_msg_clear(m);
 	if (!text)
 		return; /* only a user-object we build ourselves: never */
-	snprintf(stream, sizeof(stream), "%s__stream__%s", c->st.id, stream_suffix_);
+	snprintf(stream, sizeof(stream), "%s__stream__%s", rb, stream_suffix_);
 	const char *argv[] = { "XADD", stream, "*", "msg", text };
 	size_t len[] = { 4, strlen(stream), 1, 3, strlen(text) };
-	redisAsyncCommandArgv(c->cmd, cmd_done, "XADD", 5, argv, len);
+	cmd_send(c, cmd_done, "XADD", 5, argv, len);
 	free(text);
 }
 
-/* A message of ours for step's roadblock. */
-static void send_msg(struct cluster *c, const char *stream, enum rb_recipient to, const char *to_id,
-		     enum rb_command cmd, json_object *user_object, const char *value)
+/* A message of ours for roadblock rb. */
+static void send_rb(struct cluster *c, const char *rb, const char *stream, enum rb_recipient to,
+		    const char *to_id, enum rb_command cmd, json_object *user_object, const char *value)
 {
 	struct rb_msg m;
 	char uuid[RB_UUID_MAX];
 	snprintf(uuid, sizeof(uuid), "%s-%" PRIu64, c->uuid_base, ++c->seq);
-	rb_msg_init(&m, uuid, c->st.id, clock_real_ns() / 1000000000,
+	rb_msg_init(&m, uuid, rb, clock_real_ns() / 1000000000,
 		    c->s->role == CLUSTER_LEADER ? RB_ROLE_LEADER : RB_ROLE_FOLLOWER, c->s->member,
 		    to, to_id, cmd);
 	m.user_object = user_object;
 	if (value)
 		snprintf(m.value, sizeof(m.value), "%s", value);
-	xadd(c, stream, &m);
+	xadd(c, rb, stream, &m);
+}
+
+/* A message of ours for the step's roadblock. */
+static void send_msg(struct cluster *c, const char *stream, enum rb_recipient to, const char *to_id,
+		     enum rb_command cmd, json_object *user_object, const char *value)
+{
+	send_rb(c, c->st.id, stream, to, to_id, cmd, user_object, value);
 }
 
 static void to_followers(struct cluster *c, enum rb_command cmd, json_object *uo)
@@ -278,6 +420,7 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 		if (r <= 0)
 			return;
 		c->roster.rtt_ns[i] = rtt;
+		c->lockstep[i] = true;
 		if (strcmp(plan, c->plan) != 0) {
 			to_followers(c, RB_ALL_ABORT, NULL);
 			fail(c, CLUSTER_ABORTED,
@@ -320,6 +463,7 @@ static void follower_handle(struct cluster *c, const struct rb_msg *m)
 			add_event(st, "a release from %s: %s", m->sender_id, err);
 		else if (r > 0 && k == st->k) {
 			st->have_at = true;
+			c->lockstep[0] = true;
 			st->at_real = at;
 			st->lead = lead;
 			json_object_object_add(st->record, "lead_ns", json_object_new_int64(lead));
@@ -365,38 +509,42 @@ static bool message_for_me(const struct cluster *c, const struct rb_msg *m)
 	       strcmp(m->recipient_id, c->s->member) == 0;
 }
 
+/* A stream entry [id, [field, value, ...]]: its id into last (size
+ * bytes) and its "msg" field, or NULL when it has none. */
+static const redisReply *entry_msg(const redisReply *e, char *last, size_t size)
+{
+	if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+	    e->element[0]->type != REDIS_REPLY_STRING || e->element[1]->type != REDIS_REPLY_ARRAY)
+		return NULL;
+	snprintf(last, size, "%s", e->element[0]->str);
+	const redisReply *f = e->element[1];
+	for (size_t j = 0; j + 1 < f->elements; j += 2)
+		if (f->element[j]->type == REDIS_REPLY_STRING &&
+		    strcmp(f->element[j]->str, "msg") == 0 &&
+		    f->element[j + 1]->type == REDIS_REPLY_STRING)
+			return f->element[j + 1];
+	return NULL;
+}
+
 static void handle_entry(struct cluster *c, int which, redisReply *e)
 {
 	struct step *st = &c->st;
-	if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
-	    e->element[0]->type != REDIS_REPLY_STRING || e->element[1]->type != REDIS_REPLY_ARRAY)
-		return;
-	snprintf(st->last[which], sizeof(st->last[which]), "%s", e->element[0]->str);
-	redisReply *f = e->element[1];
-	for (size_t j = 0; j + 1 < f->elements; j += 2) {
-		if (f->element[j]->type != REDIS_REPLY_STRING ||
-		    strcmp(f->element[j]->str, "msg") != 0 ||
-		    f->element[j + 1]->type != REDIS_REPLY_STRING)
-			continue;
+	const redisReply *text = entry_msg(e, st->last[which], sizeof(st->last[which]));
+	if (text) {
 		struct rb_msg m;
 		char err[320];
-		if (rb_msg_decode(f->element[j + 1]->str, (size_t)f->element[j + 1]->len, &m, err,
-				  sizeof(err)) < 0) {
+		if (rb_msg_decode(text->str, (size_t)text->len, &m, err, sizeof(err)) < 0) {
 			add_event(st, "%s__stream__%s entry %s: %s", st->id,
 				  stream_suffix(c, which), e->element[0]->str, err);
-			continue;
-		}
-		if (strcmp(m.roadblock, st->id) != 0 || !message_for_me(c, &m)) {
-			rb_msg_clear(&m);
-			continue;
-		}
-		if (c->s->role == CLUSTER_LEADER)
-			leader_handle(c, &m);
-		else
-			follower_handle(c, &m);
-		rb_msg_clear(&m);
-		if (c->closing || c->failed || st->st == ST_DONE)
 			return;
+		}
+		if (strcmp(m.roadblock, st->id) == 0 && message_for_me(c, &m)) {
+			if (c->s->role == CLUSTER_LEADER)
+				leader_handle(c, &m);
+			else
+				follower_handle(c, &m);
+		}
+		rb_msg_clear(&m);
 	}
 }
 
@@ -441,7 +589,8 @@ static void read_done(redisAsyncContext *ac, void *reply, void *priv)
 static void read_next(struct cluster *c)
 {
 	struct step *st = &c->st;
-	if (c->reading || c->closing || c->failed || st->st == ST_DONE || st->st == ST_IDLE)
+	if (c->reading || c->closing || c->failed || c->down || !c->rd || st->st == ST_DONE ||
+	    st->st == ST_IDLE)
 		return;
 	char names[S_COUNT][RB_ID_MAX + RB_NAME_MAX + 16], block[16];
 	const char *argv[5 + 2 * S_COUNT];
@@ -461,7 +610,269 @@ static void read_next(struct cluster *c)
 	for (int i = 0; i < n; i++)
 		len[i] = strlen(argv[i]);
 	c->reading = true;
+	c->read_t0 = clock_mono_ns();
 	redisAsyncCommandArgv(c->rd, read_done, NULL, n, argv, len);
+}
+
+static void step_reset(struct cluster *c, uint32_t k);
+static void step_join(struct cluster *c);
+
+/* This member's run is ending: the others learn it at this roadblock, or
+ * the next one when it is between steps, not at its timeout (roadblock's
+ * leader answers a follower's follower-ready-abort with all-abort). */
+static void say_abort(struct cluster *c)
+{
+	if (c->st.st != ST_WAITING) {
+		step_reset(c, c->st.k + 1);
+		step_join(c);
+	}
+	if (c->s->role == CLUSTER_LEADER)
+		to_followers(c, RB_ALL_ABORT, NULL);
+	else
+		to_leader(c, RB_FOLLOWER_READY_ABORT, NULL);
+}
+
+/* ---- heartbeats ------------------------------------------------------------ */
+
+/* The run's end, said on the heartbeats' roadblock: the others stop
+ * watching this member.  {"lockstep-end":{"member":NAME}} */
+static json_object *end_object(const char *member)
+{
+	json_object *o = json_object_new_object(), *in = json_object_new_object();
+	json_object_object_add(in, "member", json_object_new_string(member));
+	json_object_object_add(o, "lockstep-end", in);
+	return o;
+}
+
+/* m (from sender i) is a lockstep-end of its own. */
+static bool is_end_object(const struct rb_msg *m)
+{
+	json_object *in = NULL, *who = NULL;
+	return m->command == RB_USER_OBJECT && m->user_object &&
+	       json_object_is_type(m->user_object, json_type_object) &&
+	       json_object_object_get_ex(m->user_object, "lockstep-end", &in) &&
+	       json_object_is_type(in, json_type_object) &&
+	       json_object_object_get_ex(in, "member", &who) &&
+	       json_object_is_type(who, json_type_string) &&
+	       strcmp(json_object_get_string(who), m->sender_id) == 0;
+}
+
+/* An event outside any barrier: into the next step's record. */
+static void carry_event(struct cluster *c, const char *text)
+{
+	if (!c->carry)
+		c->carry = json_object_new_array();
+	if (json_object_array_length(c->carry) < 32)
+		json_object_array_add(c->carry, json_object_new_string(text));
+}
+
+/* Told, not failed: the run goes on (ON_HOST_FAILURE=continue). */
+static void notify(struct cluster *c, const char *why)
+{
+	struct cluster_result res = { .step = c->st.k, .outcome = CLUSTER_MEMBER_LOST, .why = why };
+	c->cb(c->data, &res);
+}
+
+/* "silent for 3.2 s (last heard 12:01:02.345 UTC)" of member i. */
+static void silence_text(const struct cluster *c, size_t i, int64_t now, char *buf, size_t size)
+{
+	time_t secs = (time_t)(c->heard_real[i] / 1000000000);
+	struct tm tm;
+	char at[32];
+	gmtime_r(&secs, &tm);
+	strftime(at, sizeof(at), "%H:%M:%S", &tm);
+	snprintf(buf, size,
+		 "silent for %.1f s (last heard %s.%03d UTC, on roadblock %s; heartbeats every "
+		 "%.2f s, a member silent for CLUSTER_TIMEOUT/2 = %.2f s is lost)",
+		 (double)(now - c->heard[i]) / 1e9, at, (int)(c->heard_real[i] / 1000000 % 1000),
+		 c->hb_id, (double)c->hb_every_ns / 1e9, (double)c->hb_silent_ns / 1e9);
+}
+
+/* The leader: follower i has been silent too long. */
+static void leader_lost_follower(struct cluster *c, size_t i, int64_t now)
+{
+	char silence[600], why[900];
+	silence_text(c, i, now, silence, sizeof(silence));
+	if (c->s->on_failure == CLUSTER_ON_FAILURE_ABORT) {
+		send_rb(c, c->hb_id, "followers", RB_TO_ALL, NULL, RB_HEARTBEAT_TIMEOUT, NULL, NULL);
+		if (c->st.st == ST_WAITING && strcmp(c->st.id, c->hb_id) != 0)
+			to_followers(c, RB_HEARTBEAT_TIMEOUT, NULL); /* those waiting there */
+		fail(c, CLUSTER_HEARTBEAT,
+		     "cluster: member %s %s: heartbeat-timeout sent (ON_HOST_FAILURE=abort)",
+		     c->s->members[i], silence);
+		return;
+	}
+	c->roster.dropped[i] = true;
+	snprintf(why, sizeof(why),
+		 "cluster: member %s %s: left out of the rest of the run (ON_HOST_FAILURE=continue)",
+		 c->s->members[i], silence);
+	if (c->st.st == ST_WAITING) {
+		add_event(&c->st, "%s", why);
+		record_dropped(c);
+	} else {
+		carry_event(c, why);
+	}
+	notify(c, why);
+	if (c->st.st == ST_RELEASED && roster_all(&c->roster, ROSTER_GONE)) {
+		/* it was the last one not gone */
+		to_followers(c, RB_ALL_GONE, NULL);
+		c->st.st = ST_DONE;
+	}
+	leader_advance(c); /* it may be the one a barrier waits for */
+}
+
+/* A follower: the leader has been silent too long. */
+static void follower_lost_leader(struct cluster *c, int64_t now)
+{
+	char silence[600], why[900];
+	silence_text(c, 0, now, silence, sizeof(silence));
+	c->leader_lost = true;
+	if (c->s->on_failure == CLUSTER_ON_FAILURE_ABORT || c->st.st == ST_WAITING) {
+		const char *policy = c->st.st == ST_WAITING ? "" : " (ON_HOST_FAILURE=abort)";
+		/* a leader only slow, not gone, need not wait for its timeout */
+		say_abort(c);
+		fail(c, CLUSTER_HEARTBEAT, "cluster: the leader %s %s%s", c->s->members[0], silence,
+		     policy);
+		return;
+	}
+	snprintf(why, sizeof(why),
+		 "cluster: the leader %s %s: this step finishes, the run ends at the next "
+		 "(ON_HOST_FAILURE=continue)",
+		 c->s->members[0], silence);
+	carry_event(c, why);
+	notify(c, why);
+}
+
+static void hb_entry(struct cluster *c, redisReply *e)
+{
+	const redisReply *text = entry_msg(e, c->hb_last, sizeof(c->hb_last));
+	struct rb_msg m;
+	char err[320];
+	/* a bad one was, or will be, an event of the barrier's reader */
+	if (!text || rb_msg_decode(text->str, (size_t)text->len, &m, err, sizeof(err)) < 0)
+		return;
+	ssize_t i = member_index(c, m.sender_id);
+	bool leader = c->s->role == CLUSTER_LEADER;
+	if (strcmp(m.roadblock, c->hb_id) == 0 && message_for_me(c, &m) && i >= 0 &&
+	    (leader ? m.sender_type == RB_ROLE_FOLLOWER && i > 0
+		    : m.sender_type == RB_ROLE_LEADER && i == 0)) {
+		c->heard[i] = clock_mono_ns();
+		c->heard_real[i] = clock_real_ns();
+		if (is_end_object(&m))
+			c->ended[i] = true;
+		else if (!leader && m.command == RB_HEARTBEAT_TIMEOUT)
+			fail(c, CLUSTER_HEARTBEAT,
+			     "cluster step %u (roadblock %s): the leader %s sent heartbeat-timeout "
+			     "(a member went silent; the leader's log names it)",
+			     c->hb_step, c->hb_id, m.sender_id);
+		else if (!leader && m.command == RB_ALL_ABORT && c->st.st != ST_WAITING)
+			fail(c, CLUSTER_ABORTED, "cluster (roadblock %s): the leader %s sent all-abort",
+			     c->hb_id, m.sender_id);
+	}
+	rb_msg_clear(&m);
+}
+
+static void hb_read(struct cluster *c);
+
+static void hb_read_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct cluster *c = ac->data;
+	redisReply *rep = reply;
+	(void)priv;
+	c->hb_reading = false;
+	if (reply_bad(c, ac, rep, "XREAD (heartbeats)"))
+		return;
+	for (size_t s = 0; rep->type == REDIS_REPLY_ARRAY && s < rep->elements; s++) {
+		redisReply *sr = rep->element[s];
+		const char *name = sr->type == REDIS_REPLY_ARRAY && sr->elements == 2 &&
+						   sr->element[0]->type == REDIS_REPLY_STRING
+					   ? sr->element[0]->str
+					   : "";
+		size_t idlen = strlen(c->hb_id);
+		if (sr->type != REDIS_REPLY_ARRAY || sr->elements != 2 ||
+		    sr->element[1]->type != REDIS_REPLY_ARRAY || strncmp(name, c->hb_id, idlen) != 0 ||
+		    strncmp(name + idlen, "__stream__", 10) != 0)
+			continue; /* the roadblock before the one followed now */
+		for (size_t i = 0; i < sr->element[1]->elements && !c->closing && !c->failed; i++)
+			hb_entry(c, sr->element[1]->element[i]);
+	}
+	hb_read(c);
+}
+
+static void hb_read(struct cluster *c)
+{
+	if (c->hb_reading || c->closing || c->failed || c->down || !c->hb || !c->hb_step)
+		return;
+	char stream[RB_ID_MAX + 32], block[16];
+	snprintf(stream, sizeof(stream), "%s__stream__%s", c->hb_id, stream_suffix(c, S_INBOX));
+	snprintf(block, sizeof(block), "%lld", (long long)(c->hb_every_ns / 1000000));
+	const char *argv[] = { "XREAD", "BLOCK", block, "STREAMS", stream, c->hb_last };
+	size_t len[6];
+	for (int i = 0; i < 6; i++)
+		len[i] = strlen(argv[i]);
+	c->hb_reading = true;
+	c->hb_read_t0 = clock_mono_ns();
+	redisAsyncCommandArgv(c->hb, hb_read_done, NULL, 6, argv, len);
+}
+
+static void hb_tick(uv_timer_t *t)
+{
+	struct cluster *c = t->data;
+	int64_t now = clock_mono_ns(), stuck = c->hb_every_ns + CLUSTER_STUCK_NS;
+	int64_t late = now - c->hb_tick_at;
+	c->hb_tick_at = now;
+	if (c->closing || c->failed || c->down)
+		return; /* nobody is judged while this member cannot hear */
+	if (late > 2 * c->hb_every_ns)
+		return; /* this loop was held up (stopped, starved): what came
+			   meanwhile is read before anyone is judged */
+	if ((c->hb_reading && now - c->hb_read_t0 > stuck) ||
+	    (c->reading && now - c->read_t0 > CLUSTER_READ_BLOCK_MS * 1000000LL + CLUSTER_STUCK_NS)) {
+		/* a blocked read that never returns: a connection gone without
+		 * a word (a cut cable; the libuv adapter drops socket errors) */
+		char why[96];
+		snprintf(why, sizeof(why), "an XREAD BLOCK unanswered for %.1f s",
+			 (double)(now - (c->hb_reading ? c->hb_read_t0 : c->read_t0)) / 1e9);
+		link_lost(c, NULL, why);
+		return;
+	}
+	if (c->s->role == CLUSTER_LEADER)
+		send_rb(c, c->hb_id, "followers", RB_TO_ALL, NULL, RB_LEADER_HEARTBEAT, NULL, NULL);
+	else
+		send_rb(c, c->hb_id, "leader", RB_TO_LEADER, c->s->members[0],
+			RB_FOLLOWER_HEARTBEAT, NULL, NULL);
+	if (c->s->role == CLUSTER_FOLLOWER) {
+		if (c->lockstep[0] && !c->ended[0] && !c->leader_lost &&
+		    now - c->heard[0] > c->hb_silent_ns)
+			follower_lost_leader(c, now);
+		return;
+	}
+	for (size_t i = 1; i < c->s->nmembers && !c->failed && !c->closing; i++)
+		if (c->lockstep[i] && !c->roster.dropped[i] && !c->ended[i] &&
+		    now - c->heard[i] > c->hb_silent_ns)
+			leader_lost_follower(c, i, now);
+}
+
+/* Step st was released here: heartbeats go on its roadblock from now on,
+ * and every member is heard afresh when they begin. */
+static void hb_follow(struct cluster *c)
+{
+	if (c->closing || c->failed)
+		return;
+	if (!c->hb_step) {
+		int64_t now = clock_mono_ns(), real = clock_real_ns();
+		for (size_t i = 0; i < c->s->nmembers; i++) {
+			c->heard[i] = now;
+			c->heard_real[i] = real;
+		}
+		c->hb_tick_at = now;
+		uv_timer_start(&c->hb_timer, hb_tick, (uint64_t)(c->hb_every_ns / 1000000),
+			       (uint64_t)(c->hb_every_ns / 1000000));
+	}
+	c->hb_step = c->st.k;
+	snprintf(c->hb_id, sizeof(c->hb_id), "%s", c->st.id);
+	snprintf(c->hb_last, sizeof(c->hb_last), "0");
+	hb_read(c);
 }
 
 /* ---- a step --------------------------------------------------------------- */
@@ -490,7 +901,7 @@ static void initiate(struct cluster *c)
 	send_msg(c, "global", RB_TO_ALL, NULL, RB_INITIATOR_INFO, NULL, NULL);
 	char key[RB_ID_MAX + 16];
 	snprintf(key, sizeof(key), "%s__initialized", c->st.id);
-	redisAsyncCommand(c->cmd, cmd_done, "RPUSH", "RPUSH %s 1", key);
+	cmd_words(c, cmd_done, "RPUSH", "RPUSH", key, "1", NULL);
 }
 
 /* An integer reply to a command of step k (priv); false when it failed or
@@ -534,13 +945,14 @@ static void msetnx_done(redisAsyncContext *ac, void *reply, void *priv)
 	if (!step_int(c, ac, reply, priv, "MSETNX", &v))
 		return;
 	c->st.initiator = v == 1;
+	snprintf(c->known_key, sizeof(c->known_key), "%s", c->st.id);
 	json_object_object_add(c->st.record, "initiator", json_object_new_boolean(c->st.initiator));
 	/* read only a roadblock known to be this run's */
 	if (c->st.initiator) {
 		initiate(c);
 		read_next(c);
 	} else {
-		redisAsyncCommand(c->cmd, created_done, priv, "GET %s", c->st.id);
+		cmd_words(c, created_done, priv, "GET", c->st.id, NULL);
 	}
 }
 
@@ -576,6 +988,10 @@ static void step_reset(struct cluster *c, uint32_t k)
 	json_object_object_add(st->record, "ready_realtime_ns", json_object_new_int64(clock_real_ns()));
 	if (c->s->role == CLUSTER_LEADER)
 		record_dropped(c);
+	if (c->carry) {
+		json_object_object_add(st->record, "events", c->carry);
+		c->carry = NULL;
+	}
 }
 
 /* This member arrives at the step's roadblock: a PING for its round trip,
@@ -585,12 +1001,13 @@ static void step_join(struct cluster *c)
 	struct step *st = &c->st;
 	uint32_t k = st->k;
 	c->ping_t0 = clock_mono_ns();
-	redisAsyncCommand(c->cmd, ping_done, NULL, "PING");
+	cmd_words(c, ping_done, NULL, "PING", NULL);
 	char key[RB_ID_MAX + 16];
 	snprintf(key, sizeof(key), "%s__timedout", st->id);
-	redisAsyncCommand(c->cmd, timedout_done, (void *)(uintptr_t)k, "EXISTS %s", key);
-	redisAsyncCommand(c->cmd, msetnx_done, (void *)(uintptr_t)k, "MSETNX %s %lld", st->id,
-			  (long long)(clock_real_ns() / 1000000000));
+	char now[32];
+	snprintf(now, sizeof(now), "%lld", (long long)(clock_real_ns() / 1000000000));
+	cmd_words(c, timedout_done, (void *)(uintptr_t)k, "EXISTS", key, NULL);
+	cmd_words(c, msetnx_done, (void *)(uintptr_t)k, "MSETNX", st->id, now, NULL);
 	send_msg(c, c->s->member, c->s->role == CLUSTER_LEADER ? RB_TO_LEADER : RB_TO_FOLLOWER,
 		 c->s->member, RB_PERSONAL_STREAM_CREATED, NULL, NULL);
 	if (c->s->role == CLUSTER_LEADER)
@@ -615,10 +1032,20 @@ static void timeout_cb(uv_timer_t *t)
 	char missing[512], key[RB_ID_MAX + 16];
 	if (c->closing || c->failed || st->st != ST_WAITING)
 		return;
+	if (c->down) {
+		/* nobody could be heard: Redis is the one missing */
+		c->down = false;
+		fail(c, CLUSTER_REDIS_ERROR,
+		     "cluster step %u (roadblock %s): Redis at %s:%d lost (%s) %.1f s ago and not "
+		     "back within CLUSTER_TIMEOUT=%gs (%d tries to connect again)",
+		     st->k, st->id, c->s->redis_host, c->s->redis_port, c->down_why,
+		     (double)(clock_mono_ns() - c->down_since) / 1e9, c->s->timeout_s, c->tries);
+		return;
+	}
 	if (st->initiator) {
 		/* late members learn that this roadblock already failed */
 		snprintf(key, sizeof(key), "%s__timedout", st->id);
-		redisAsyncCommand(c->cmd, cmd_done, "SETNX", "SETNX %s 1", key);
+		cmd_words(c, cmd_done, "SETNX", "SETNX", key, "1", NULL);
 	}
 	if (c->s->role == CLUSTER_FOLLOWER) {
 		fail(c, CLUSTER_TIMED_OUT,
@@ -657,17 +1084,157 @@ static void forget(struct cluster *c, const redisAsyncContext *ac)
 		c->cmd = NULL;
 	else if (ac == c->rd)
 		c->rd = NULL;
+	else if (ac == c->hb)
+		c->hb = NULL;
+}
+
+static redisAsyncContext *connect_one(struct cluster *c);
+
+/* Back, with the run's data (or it never had any yet): what was not
+ * answered goes again, the reads go on from the last entries seen, and
+ * every member is heard afresh (they were cut off too). */
+static void resume(struct cluster *c)
+{
+	int64_t now = clock_mono_ns(), real = clock_real_ns();
+	uv_timer_stop(&c->retry_timer);
+	c->down = false;
+	c->tries = 0;
+	for (size_t i = 0; i < c->s->nmembers; i++) {
+		c->heard[i] = now;
+		c->heard_real[i] = real;
+	}
+	for (struct out_cmd *o = c->outbox; o; o = o->next)
+		out_issue(c, o);
+	if (c->pending && c->st.st != ST_WAITING) {
+		/* asked while the last read was out, which the loss ended */
+		uint32_t k = c->pending;
+		c->pending = 0;
+		step_begin(c, k);
+	}
+	read_next(c);
+	hb_read(c);
+}
+
+static void persist_done(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct cluster *c = ac->data;
+	redisReply *rep = reply;
+	(void)priv;
+	if (c->closing || c->failed)
+		return;
+	if (!rep) {
+		link_lost(c, ac, ac->errstr[0] ? ac->errstr : "connection lost");
+		return;
+	}
+	if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 1) {
+		resume(c);
+		return;
+	}
+	c->down = false;
+	fail(c, CLUSTER_REDIS_ERROR,
+	     "cluster: Redis at %s:%d came back without the run's data (the roadblock key %s is "
+	     "gone: it restarted without persistence, appendonly no?) after %s; the "
+	     "barriers cannot go on",
+	     c->s->redis_host, c->s->redis_port, c->known_key, c->down_why);
+}
+
+/* Every connection of a try is up: is the run's data still there? */
+static void link_up(struct cluster *c)
+{
+	if (!c->known_key[0]) {
+		resume(c);
+		return;
+	}
+	const char *argv[] = { "EXISTS", c->known_key };
+	redisAsyncCommandArgv(c->cmd, persist_done, NULL, 2, argv, NULL);
+}
+
+static void retry_cb(uv_timer_t *t);
+
+static void retry_later(struct cluster *c)
+{
+	if (c->closing || c->failed || uv_is_active((uv_handle_t *)&c->retry_timer))
+		return;
+	uv_timer_start(&c->retry_timer, retry_cb, (uint64_t)c->backoff_ms, 0);
+	c->backoff_ms = c->backoff_ms * 2 > CLUSTER_RETRY_MAX_MS ? CLUSTER_RETRY_MAX_MS
+								 : c->backoff_ms * 2;
+}
+
+/* A connection went (ac: the one that said so, being freed by hiredis;
+ * NULL: one found stuck).  The others are dropped and all made again, for
+ * CLUSTER_TIMEOUT. */
+static void link_lost(struct cluster *c, const redisAsyncContext *ac, const char *why)
+{
+	if (ac)
+		forget(c, ac);
+	if (c->closing || c->failed || c->dropping)
+		return;
+	if (!c->down) {
+		c->down = true;
+		c->down_since = clock_mono_ns();
+		c->backoff_ms = CLUSTER_RETRY_FIRST_MS;
+		snprintf(c->down_why, sizeof(c->down_why), "%s", why);
+		uv_timer_stop(&c->retry_timer);
+		retry_later(c);
+		return;
+	}
+	retry_later(c);
+}
+
+/* Outside any hiredis callback: what is left of the connections goes, and
+ * new ones are made, unless CLUSTER_TIMEOUT has passed since Redis went. */
+static void retry_cb(uv_timer_t *t)
+{
+	struct cluster *c = t->data;
+	redisAsyncContext *old[] = { c->cmd, c->rd, c->hb };
+	if (c->closing || c->failed)
+		return;
+	c->cmd = c->rd = c->hb = NULL;
+	c->reading = c->hb_reading = false;
+	c->dropping = true;
+	for (int i = 0; i < 3; i++)
+		if (old[i])
+			redisAsyncFree(old[i]); /* their callbacks see the connection lost */
+	c->dropping = false;
+	double gone = (double)(clock_mono_ns() - c->down_since) / 1e9;
+	if (gone > c->s->timeout_s) {
+		c->down = false;
+		fail(c, CLUSTER_REDIS_ERROR,
+		     "cluster: Redis at %s:%d lost (%s) and not back within CLUSTER_TIMEOUT=%gs "
+		     "(%d tries to connect again)",
+		     c->s->redis_host, c->s->redis_port, c->down_why, c->s->timeout_s, c->tries);
+		return;
+	}
+	c->tries++;
+	c->ups = 0;
+	c->cmd = connect_one(c);
+	c->rd = connect_one(c);
+	c->hb = connect_one(c);
+	if (c->cmd->err || c->rd->err || c->hb->err) {
+		retry_later(c); /* this try's contexts go at the next */
+		return;
+	}
+	/* a try that is not back (connected, its data checked) within this
+	 * is dropped for the next: a connect into a dying server's backlog
+	 * hangs, the libuv adapter drops its error */
+	uv_timer_start(&c->retry_timer, retry_cb, CLUSTER_TRY_MS, 0);
 }
 
 static void connected(const redisAsyncContext *ac, int status)
 {
 	struct cluster *c = ac->data;
-	if (status == REDIS_OK)
+	if (status != REDIS_OK) {
+		forget(c, ac);
+		if (!c->closing && !c->down)
+			fail(c, CLUSTER_REDIS_ERROR,
+			     "cluster: cannot reach Redis at %s:%d (CLUSTER_REDIS): %s",
+			     c->s->redis_host, c->s->redis_port, ac->errstr);
+		else
+			retry_later(c);
 		return;
-	forget(c, ac);
-	if (!c->closing)
-		fail(c, CLUSTER_REDIS_ERROR, "cluster: cannot reach Redis at %s:%d (CLUSTER_REDIS): %s",
-		     c->s->redis_host, c->s->redis_port, ac->errstr);
+	}
+	if (c->down && ++c->ups == 3 && c->cmd && c->rd && c->hb)
+		link_up(c);
 }
 
 static void disconnected(const redisAsyncContext *ac, int status)
@@ -680,9 +1247,9 @@ static void disconnected(const redisAsyncContext *ac, int status)
 		uv_timer_start(&c->close_timer, close_final, 0, 0);
 	}
 	if (!c->closing)
-		fail(c, CLUSTER_REDIS_ERROR, "cluster: Redis at %s:%d closed the connection%s%s",
-		     c->s->redis_host, c->s->redis_port, status != REDIS_OK ? ": " : "",
-		     status != REDIS_OK ? ac->errstr : "");
+		link_lost(c, NULL,
+			  status != REDIS_OK && ac->errstr[0] ? ac->errstr
+							      : "it closed the connection");
 }
 
 static redisAsyncContext *connect_one(struct cluster *c)
@@ -711,6 +1278,12 @@ static void handle_closed(uv_handle_t *h)
 	struct cluster *c = h->data;
 	if (--c->handles == 0) {
 		json_object_put(c->st.record);
+		json_object_put(c->carry);
+		while (c->outbox) {
+			struct out_cmd *o = c->outbox;
+			c->outbox = o->next;
+			out_free(o);
+		}
 		free(c);
 	}
 }
@@ -728,6 +1301,8 @@ static void close_final(uv_timer_t *t)
 		redisAsyncFree(cmd);
 	uv_close((uv_handle_t *)&c->timeout_timer, handle_closed);
 	uv_close((uv_handle_t *)&c->close_timer, handle_closed);
+	uv_close((uv_handle_t *)&c->hb_timer, handle_closed);
+	uv_close((uv_handle_t *)&c->retry_timer, handle_closed);
 }
 
 /* What was written last (all-abort, follower-gone) still goes out: the
@@ -736,10 +1311,12 @@ static void close_final(uv_timer_t *t)
 static void close_cb(uv_timer_t *t)
 {
 	struct cluster *c = t->data;
-	redisAsyncContext *rd = c->rd;
-	c->rd = NULL;
+	redisAsyncContext *rd = c->rd, *hb = c->hb;
+	c->rd = c->hb = NULL;
 	if (rd)
 		redisAsyncFree(rd); /* pending callbacks run with no reply; ours see closing */
+	if (hb)
+		redisAsyncFree(hb);
 	if (!c->cmd) {
 		close_final(t);
 		return;
@@ -754,6 +1331,7 @@ static void early_error_cb(uv_timer_t *t)
 	struct cluster *c = t->data;
 	redisAsyncContext *bad = c->cmd && c->cmd->err ? c->cmd
 				 : c->rd && c->rd->err ? c->rd
+				 : c->hb && c->hb->err ? c->hb
 						       : NULL;
 	if (bad)
 		fail(c, CLUSTER_REDIS_ERROR, "cluster: cannot reach Redis at %s:%d (CLUSTER_REDIS): %s",
@@ -774,19 +1352,44 @@ struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,
 		 (uint64_t)clock_real_ns());
 	uv_timer_init(loop, &c->timeout_timer);
 	uv_timer_init(loop, &c->close_timer);
-	c->timeout_timer.data = c->close_timer.data = c;
-	c->handles = 2;
+	uv_timer_init(loop, &c->hb_timer);
+	uv_timer_init(loop, &c->retry_timer);
+	c->timeout_timer.data = c->close_timer.data = c->hb_timer.data = c->retry_timer.data = c;
+	c->handles = 4;
+	cluster_heartbeat_bounds(s->timeout_s, &c->hb_every_ns, &c->hb_silent_ns);
 	c->cmd = connect_one(c);
 	c->rd = connect_one(c);
-	if (c->cmd->err || c->rd->err)
+	c->hb = connect_one(c);
+	if (c->cmd->err || c->rd->err || c->hb->err)
 		uv_timer_start(&c->close_timer, early_error_cb, 0, 0);
 	return c;
 }
 
+void cluster_heartbeat_bounds(double timeout_s, int64_t *every_ns, int64_t *silent_ns)
+{
+	int64_t t = (int64_t)(timeout_s * 1e9);
+	*every_ns = t / 6;
+	if (*every_ns > CLUSTER_HB_EVERY_MAX_NS)
+		*every_ns = CLUSTER_HB_EVERY_MAX_NS;
+	if (*every_ns < CLUSTER_HB_EVERY_MIN_NS)
+		*every_ns = CLUSTER_HB_EVERY_MIN_NS;
+	*silent_ns = t / 2;
+}
+
 void cluster_step_ready(struct cluster *c, uint32_t k)
 {
-	if (c->closing || c->failed || !c->cmd || !c->rd || c->cmd->err || c->rd->err)
+	if (c->closing || c->failed || (!c->down && (!c->cmd || !c->rd || c->cmd->err || c->rd->err)))
 		return;
+	if (c->leader_lost) {
+		/* ON_HOST_FAILURE=continue let the step finish; no leader
+		 * releases the next */
+		char silence[600];
+		silence_text(c, 0, clock_mono_ns(), silence, sizeof(silence));
+		say_abort(c); /* at step k: a leader only slow learns it at once */
+		fail(c, CLUSTER_HEARTBEAT, "cluster step %u: the leader %s %s: the run ends here",
+		     k, c->s->members[0], silence);
+		return;
+	}
 	if (c->reading) {
 		/* the last step's read is out: begin when it is back */
 		c->pending = k;
@@ -805,26 +1408,27 @@ void cluster_abort(struct cluster *c)
 	if (c->failed)
 		return;
 	c->failed = true; /* no callback follows */
-	if (c->st.st != ST_WAITING) {
-		/* between steps: the others learn it at the next one, not at
-		 * its timeout (roadblock's leader answers a follower's
-		 * follower-ready-abort with all-abort) */
-		step_reset(c, c->st.k + 1);
-		step_join(c);
-	}
-	if (c->s->role == CLUSTER_LEADER)
-		to_followers(c, RB_ALL_ABORT, NULL);
-	else
-		to_leader(c, RB_FOLLOWER_READY_ABORT, NULL);
+	say_abort(c);
 }
 
 void cluster_close(struct cluster *c)
 {
 	if (!c || c->closing)
 		return;
+	/* the others stop watching this member: its run is over */
+	if (c->hb_step && !c->down && c->cmd) {
+		if (c->s->role == CLUSTER_LEADER)
+			send_rb(c, c->hb_id, "followers", RB_TO_ALL, NULL, RB_USER_OBJECT,
+				end_object(c->s->member), NULL);
+		else
+			send_rb(c, c->hb_id, "leader", RB_TO_LEADER, c->s->members[0],
+				RB_USER_OBJECT, end_object(c->s->member), NULL);
+	}
 	c->closing = true;
 	uv_timer_stop(&c->timeout_timer);
 	uv_timer_stop(&c->close_timer);
+	uv_timer_stop(&c->hb_timer);
+	uv_timer_stop(&c->retry_timer);
 	/* not from inside a hiredis callback, which may be this caller's */
 	uv_timer_start(&c->close_timer, close_cb, 0, 0);
 }

@@ -11,7 +11,10 @@
  * abort, Redis) with a sentence naming the step, the roadblock and who was
  * missing.  The leader picks the instant on all-ready: now plus twice the
  * slowest member's measured round trip through Redis plus a margin, sent
- * as a user-object before all-go.  Nothing here logs.
+ * as a user-object before all-go.  Once a step is released the members
+ * send heartbeats, and one silent too long is named (docs/cluster.md
+ * "Heartbeats"); a lost Redis connection is made again within
+ * CLUSTER_TIMEOUT ("Redis restarts").  Nothing here logs.
  */
 #ifndef LOCKSTEP_CLUSTER_H
 #define LOCKSTEP_CLUSTER_H
@@ -31,6 +34,16 @@
 #define CLUSTER_STALE_SLACK_S 60
 /* At the end, how long the last messages written may take to go out. */
 #define CLUSTER_CLOSE_GRACE_MS 1000
+/* Redis lost: tries to connect again after 100 ms, doubling to 1 s, for
+ * CLUSTER_TIMEOUT; a blocked read unanswered this long past its BLOCK is a
+ * connection lost. */
+#define CLUSTER_RETRY_FIRST_MS 100
+#define CLUSTER_RETRY_MAX_MS 1000
+#define CLUSTER_TRY_MS 1000 /* one try's connect, AUTH and check, at most */
+#define CLUSTER_STUCK_NS 2000000000LL
+/* Heartbeats: every CLUSTER_TIMEOUT/6 within these bounds. */
+#define CLUSTER_HB_EVERY_MIN_NS 50000000LL
+#define CLUSTER_HB_EVERY_MAX_NS 5000000000LL
 
 enum cluster_outcome {
 	CLUSTER_RELEASED,
@@ -38,6 +51,8 @@ enum cluster_outcome {
 	CLUSTER_ABORTED,     /* roadblock's exit 4: all-abort */
 	CLUSTER_HEARTBEAT,   /* roadblock's exit 5 */
 	CLUSTER_REDIS_ERROR, /* the server unreachable or refusing */
+	CLUSTER_MEMBER_LOST, /* told, not failed: a member went silent and the
+				run goes on without it (ON_HOST_FAILURE=continue) */
 };
 
 struct cluster_result {
@@ -59,6 +74,12 @@ struct cluster;
  * follower's differs (every member must run the same g.conf). */
 struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,
 			    const char *plan_sha256, cluster_cb cb, void *data);
+/* Once a step is released every member sends a heartbeat (roadblock's
+ * leader-heartbeat, follower-heartbeat) on that step's roadblock every
+ * every_ns; the leader names a follower, a follower its leader, not heard
+ * from for silent_ns: CLUSTER_TIMEOUT/6 (50 ms to 5 s) and
+ * CLUSTER_TIMEOUT/2, so that one is named within CLUSTER_TIMEOUT. */
+void cluster_heartbeat_bounds(double timeout_s, int64_t *every_ns, int64_t *silent_ns);
 /* This host's own barrier of step k is complete. */
 void cluster_step_ready(struct cluster *c, uint32_t k);
 /* The local run is aborting: the leader sends all-abort, a follower

@@ -10,8 +10,10 @@
  *   CLUSTER_ROLE=leader|follower
  *   CLUSTER_MEMBER=name            this host's id
  *   CLUSTER_MEMBERS="a b c"        every member, the leader first (the same line on all)
- *   CLUSTER_TIMEOUT=seconds        a step's cross-host barrier, at most (default 60)
- *   ON_HOST_FAILURE=abort|continue a member missing at a barrier: the
+ *   CLUSTER_TIMEOUT=seconds        a step's cross-host barrier, at most (default 60);
+ *                                  also heartbeats every /6, silent after /2, and
+ *                                  how long Redis may be gone
+ *   ON_HOST_FAILURE=abort|continue a member missing at a barrier or silent: the
  *                                  run aborts, or the leader goes on without it
  */
 #ifndef LOCKSTEP_CLUSTER_SETTINGS_H

@@ -34,6 +34,10 @@ static void decided(void *data, const struct cluster_result *res)
 			 "clock; run chrony or PTP (barriers.ndjson: cluster.host_clock)",
 			 r->exp->cluster.member);
 	}
+	if (res->outcome == CLUSTER_MEMBER_LOST) {
+		log_warn("%s", res->why);
+		return;
+	}
 	if (res->outcome != CLUSTER_RELEASED) {
 		log_error("%s", res->why);
 		run_cluster_decided(r, res->why);
