@@ -99,13 +99,14 @@ static const char schema_check_py[] =
 	"  'tx_checksum': {'type': 'string', 'pattern': '^[0-9a-f]{64}$'},\n"
 	"  'payload': {'type': 'object', 'additionalProperties': False,\n"
 	"   'required': ['uuid', 'roadblock', 'sender', 'recipient', 'message'], 'properties': {\n"
-	"    'uuid': name, 'roadblock': name,\n"
+	"    'uuid': {'type': 'string', 'minLength': 36, 'maxLength': 36}, 'roadblock': name,\n"
 	"    'sender': {'type': 'object', 'additionalProperties': False,\n"
 	"     'required': ['timestamp', 'type', 'id'], 'properties': {\n"
 	"      'timestamp': {'type': 'integer', 'minimum': 0},\n"
 	"      'type': {'enum': ['leader', 'follower']}, 'id': name}},\n"
 	"    'recipient': {'type': 'object', 'additionalProperties': False, 'required': ['type'],\n"
-	"     'properties': {'type': {'enum': ['all', 'leader', 'follower']}, 'id': name},\n"
+	"     'properties': {'type': {'enum': ['all', 'leader', 'follower']}, 'id': name,\n"
+	"      'timestamp': {'type': 'integer'}},\n"
 	"     'if': {'properties': {'type': {'enum': ['leader', 'follower']}}},\n"
 	"     'then': {'required': ['id']}},\n"
 	"    'message': {'type': 'object', 'additionalProperties': False, 'required': ['command'],\n"
@@ -672,10 +673,11 @@ END_TEST
 static void rb_send(redisContext *rc, const char *id, const char *stream, enum rb_command cmd)
 {
 	struct rb_msg m;
-	char uuid[64], key[300];
-	static int seq;
+	char uuid[RB_UUID_LEN + 1], key[300];
+	static const uint8_t base[16] = { 0x70, 0x6c, 0x61, 0x69, 0x6e }; /* "plain" */
+	static uint64_t seq;
 	bool to_leader = strcmp(stream, "leader") == 0;
-	snprintf(uuid, sizeof(uuid), "plain-%d", ++seq);
+	rb_uuid_format(uuid, base, ++seq);
 	rb_msg_init(&m, uuid, id, time(NULL), to_leader ? RB_ROLE_FOLLOWER : RB_ROLE_LEADER,
 		    to_leader ? "b" : "a", to_leader ? RB_TO_LEADER : RB_TO_ALL, "a", cmd);
 	char *text = rb_msg_encode(&m);

@@ -84,6 +84,31 @@ START_TEST(test_round_trip_with_checksum)
 }
 END_TEST
 
+/* Roadblock's schema takes a uuid of exactly 36 characters (its
+ * --message-validation refused our earlier "lockstep-<pid>-<n>-<seq>"):
+ * the RFC 4122 version-4 form, a different one for each seq. */
+START_TEST(test_uuid_form)
+{
+	const uint8_t base[16] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+	char a[RB_UUID_LEN + 1], b[RB_UUID_LEN + 1];
+
+	rb_uuid_format(a, base, 1);
+	rb_uuid_format(b, base, 2);
+	ck_assert_uint_eq(strlen(a), RB_UUID_LEN);
+	for (int i = 0; i < RB_UUID_LEN; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23)
+			ck_assert_msg(a[i] == '-', "%s: no '-' at %d", a, i);
+		else
+			ck_assert_msg(strchr("0123456789abcdef", a[i]) && a[i],
+				      "%s: '%c' at %d is not lower-case hex", a, a[i], i);
+	}
+	ck_assert_msg(a[14] == '4', "%s: not version 4", a);
+	ck_assert_msg(strchr("89ab", a[19]) != NULL, "%s: not the RFC 4122 variant", a);
+	ck_assert_msg(strncmp(a, "deadbeef-0102-4", 15) == 0, "%s: base not kept", a);
+	ck_assert_msg(strcmp(a, b) != 0, "seq 1 and 2 made the same uuid %s", a);
+}
+END_TEST
+
 START_TEST(test_release_object_round_trip)
 {
 	struct rb_msg m, back;
@@ -231,6 +256,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("msg");
 	tcase_add_test(tc, test_decodes_python_message);
 	tcase_add_test(tc, test_round_trip_with_checksum);
+	tcase_add_test(tc, test_uuid_form);
 	tcase_add_test(tc, test_release_object_round_trip);
 	tcase_add_test(tc, test_every_field_checked);
 	tcase_add_test(tc, test_checksum_and_framing);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -45,7 +46,7 @@ struct cluster {
 	bool closing, failed, reading, aborting;
 	struct roster roster; /* the leader's: who said what, who was dropped */
 	uint64_t seq;
-	char uuid_base[40];
+	uint8_t uuid_base[16]; /* random; each message's uuid mixes seq in */
 	int64_t rtt_ns, ping_t0;
 	uint32_t pending; /* a step ready while the last read was out */
 	char plan[RB_SHA256_HEX + 1];
@@ -279,8 +280,8 @@ static void send_rb(struct cluster *c, const char *rb, const char *stream, enum 
 		    const char *to_id, enum rb_command cmd, json_object *user_object, const char *value)
 {
 	struct rb_msg m;
-	char uuid[RB_UUID_MAX];
-	snprintf(uuid, sizeof(uuid), "%s-%" PRIu64, c->uuid_base, ++c->seq);
+	char uuid[RB_UUID_LEN + 1];
+	rb_uuid_format(uuid, c->uuid_base, ++c->seq);
 	rb_msg_init(&m, uuid, rb, clock_real_ns() / 1000000000,
 		    c->s->role == CLUSTER_LEADER ? RB_ROLE_LEADER : RB_ROLE_FOLLOWER, c->s->member,
 		    to, to_id, cmd);
@@ -1338,6 +1339,19 @@ static void early_error_cb(uv_timer_t *t)
 		     c->s->redis_host, c->s->redis_port, bad->errstr);
 }
 
+/* Random bytes for the messages' uuids; without entropy yet (early boot)
+ * the pid and clocks make them differ from another hostd's. */
+static void cluster_uuid_base(uint8_t base[16])
+{
+	uint64_t w[2];
+
+	if (getrandom(base, 16, GRND_NONBLOCK) == 16)
+		return;
+	w[0] = (uint64_t)clock_real_ns() ^ ((uint64_t)getpid() << 32);
+	w[1] = (uint64_t)clock_mono_ns();
+	memcpy(base, w, 16);
+}
+
 struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,
 			    const char *plan_sha256, cluster_cb cb, void *data)
 {
@@ -1348,8 +1362,7 @@ struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,
 	c->cb = cb;
 	c->data = data;
 	roster_init(&c->roster, s->nmembers);
-	snprintf(c->uuid_base, sizeof(c->uuid_base), "lockstep-%ld-%" PRIx64, (long)getpid(),
-		 (uint64_t)clock_real_ns());
+	cluster_uuid_base(c->uuid_base);
 	uv_timer_init(loop, &c->timeout_timer);
 	uv_timer_init(loop, &c->close_timer);
 	uv_timer_init(loop, &c->hb_timer);

@@ -58,6 +58,23 @@ static void copy_cut(char *dst, size_t size, const char *src)
 	snprintf(dst, size, "%s", src ? src : "");
 }
 
+void rb_uuid_format(char *out, const uint8_t base[16], uint64_t seq)
+{
+	uint8_t b[16];
+	char *o = out;
+
+	memcpy(b, base, sizeof(b));
+	for (int i = 0; i < 8; i++)
+		b[8 + i] ^= (uint8_t)(seq >> (8 * i));
+	b[6] = (uint8_t)((b[6] & 0x0f) | 0x40); /* version 4 */
+	b[8] = (uint8_t)((b[8] & 0x3f) | 0x80); /* the RFC 4122 variant */
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*o++ = '-';
+		o += sprintf(o, "%02x", b[i]);
+	}
+}
+
 void rb_msg_init(struct rb_msg *m, const char *uuid, const char *roadblock, int64_t timestamp,
 		 enum rb_role sender, const char *sender_id, enum rb_recipient to,
 		 const char *recipient_id, enum rb_command command)

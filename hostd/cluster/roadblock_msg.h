@@ -87,6 +87,13 @@ const char *rb_role_name(enum rb_role r);
 
 /* Fills m (user_object NULL, value "").  Names longer than their limits
  * are cut; the caller checks its own names with rb_name_valid. */
+/* A message's uuid as roadblock's schema wants it (36 characters, which
+ * its validation checks): an RFC 4122 version-4 form of the 16 random
+ * bytes of base with seq mixed into the last 8, so each message of one
+ * sender differs.  out holds RB_UUID_LEN + 1. */
+#define RB_UUID_LEN 36
+void rb_uuid_format(char *out, const uint8_t base[16], uint64_t seq);
+
 void rb_msg_init(struct rb_msg *m, const char *uuid, const char *roadblock, int64_t timestamp,
 		 enum rb_role sender, const char *sender_id, enum rb_recipient to,
 		 const char *recipient_id, enum rb_command command);
