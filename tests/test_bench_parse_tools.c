@@ -24,6 +24,17 @@ static void setup(void)
 	testlib_tmpdir(tmpdir, sizeof(tmpdir), "lockstep-bench");
 }
 
+/* The end of a tool's output for a failure's message: within Check's cap
+ * (testlib_main), and the end is where a tool says what went wrong.  out
+ * must have room for its NUL (run() leaves it). */
+static const char *output_tail(char *out, size_t len)
+{
+	const size_t keep = TESTLIB_MAX_MSG / 2;
+
+	out[len] = 0;
+	return len > keep ? out + len - keep : out;
+}
+
 /* runs cmd in the temp dir with stderr joined to stdout (stress-ng reports
  * on stderr) and returns all it printed */
 static char *run(const char *cmd, size_t *len)
@@ -44,8 +55,8 @@ static char *run(const char *cmd, size_t *len)
 	int st = pclose(f);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 127,
 		      "'%s': not found (run tools/install-deps)", cmd);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "'%s' failed (status %#x):\n%.*s", cmd,
-		      st, (int)n, buf);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "'%s' failed (status %#x):\n%s", cmd,
+		      st, output_tail(buf, n));
 	free(sh);
 	*len = n;
 	return buf;
@@ -59,8 +70,8 @@ static void run_parse(const char *parser, const char *arg, const char *cmd)
 	char why[512], *out = run(cmd, &len);
 	int r = bench_parse(bench_parser_find(parser), out, len, arg, &m, why, sizeof(why));
 
-	ck_assert_msg(r == 0, "%s on the output of '%s': %s\n--- output:\n%.*s", parser, cmd, why,
-		      (int)len, out);
+	ck_assert_msg(r == 0, "%s on the output of '%s': %s\n--- output:\n%s", parser, cmd, why,
+		      output_tail(out, len));
 	free(out);
 }
 
@@ -256,7 +267,10 @@ END_TEST
 
 START_TEST(cyclictest)
 {
-	run_parse("cyclictest", NULL, "cyclictest -q -l 200 -i 500 -h 20000");
+	/* SCHED_FIFO: in the normal class a loaded machine (CI beside other
+	 * work) delayed a wake past the 20 ms histogram, and the parser
+	 * rightly refuses a p99.9 among the overflows */
+	run_parse("cyclictest", NULL, "cyclictest -q -p 80 -l 200 -i 500 -h 20000");
 	ck_assert_double_le(metric("lat_min"), metric("lat_p50"));
 	ck_assert_double_le(metric("lat_p50"), metric("lat_p99"));
 	ck_assert_double_le(metric("lat_p99.9"), metric("lat_max"));

@@ -46,5 +46,7 @@ int64_t testlib_clock_advance(int64_t delta_ns);
 
 #define TESTLIB_SEC 1000000000LL
 #define TESTLIB_MSEC 1000000LL
+/* Check's cap on one failure's message (testlib_main sets it). */
+#define TESTLIB_MAX_MSG (64 * 1024)
 
 #endif

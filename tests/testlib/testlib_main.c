@@ -30,6 +30,11 @@ int testlib_main(Suite *s)
 	if (chmod(dir, 0711) < 0)
 		fprintf(stderr, "testlib_main: chmod %s: %s\n", dir, strerror(errno));
 	setenv("TMPDIR", dir, 1);
+	/* Check's default cap on a failure's message is 4 KiB, and a longer
+	 * one (a tool's output quoted in it) ends the case with "Message
+	 * string too long" and exit 2 instead of the message: seen with
+	 * cyclictest's histogram. CK_MAX_MSG_SIZE still overrides this. */
+	check_set_max_msg_size(TESTLIB_MAX_MSG);
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
