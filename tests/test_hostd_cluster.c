@@ -925,6 +925,8 @@ START_TEST(test_redis_dies_midrun)
 }
 END_TEST
 
+static size_t samples_once_on_leader(const char *member);
+
 /* Redis restarted mid-run: a pair of 8 steps of 0.3 s, Redis killed at
  * the first barrier and started again (same port) after 0.5 s with
  * appendonly as given.  The members' exit statuses. */
@@ -966,6 +968,23 @@ START_TEST(test_redis_restart_survived)
 	ck_assert_msg(atoi(out) == n, "checked %s of %d", out, n);
 	ck_assert_msg(strstr(out, "leader-heartbeat") && strstr(out, "follower-heartbeat"),
 		      "no heartbeats among the messages: %s", out);
+	/* the records' connection came back too: every sample of b's folder
+	 * is in a's once, sent again or not, and none was refused */
+	size_t ns = samples_once_on_leader("b");
+	ck_assert_uint_ge(ns, 8 * 2);
+	ck_assert_msg(!strstr(member_err("a"), "no more records") &&
+			      !strstr(member_err("b"), "no more records"),
+		      "the records stopped: %s / %s", member_err("a"), member_err("b"));
+	char path[512];
+	snprintf(path, sizeof(path), "%s/a/t/manifest.json", tmpdir);
+	json_object *m = json_object_from_file(path);
+	ck_assert_ptr_nonnull(m);
+	json_object *hb = field(field(field(m, "cluster"), "hosts"), "b");
+	ck_assert_int_eq(json_object_get_int64(field(field(hb, "records"), "refused")), 0);
+	ck_assert_int_eq(json_object_get_int64(field(field(hb, "records"), "barriers")), 8);
+	ck_assert(json_object_get_boolean(field(hb, "ended")));
+	json_object_put(m);
+	printf("Redis restarted: %zu samples of b on the leader, each once\n", ns);
 }
 END_TEST
 
@@ -1026,6 +1045,37 @@ static void free_lines(char **v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(v[i]);
 	free(v);
+}
+
+/* Every sample of member's own folder is in the leader's (a's) exactly
+ * once, its node renamed <member>/<node>, and no other of member's: how
+ * many. */
+static size_t samples_once_on_leader(const char *member)
+{
+	size_t nm, na, theirs = 0;
+	char **lm = member_lines(member, "samples.ndjson", &nm),
+	     **la = member_lines("a", "samples.ndjson", &na), prefix[80];
+	snprintf(prefix, sizeof(prefix), "\"node\":\"%s\\/", member); /* json-c writes / as \/ */
+	for (size_t i = 0; i < na; i++)
+		theirs += strstr(la[i], prefix) != NULL;
+	ck_assert_msg(theirs == nm, "%zu samples of %s on the leader, %zu in its own folder",
+		      theirs, member, nm);
+	for (size_t i = 0; i < nm; i++) {
+		json_object *o = json_tokener_parse(lm[i]);
+		char node[80];
+		snprintf(node, sizeof(node), "%s/%s", member, json_object_get_string(field(o, "node")));
+		json_object_object_add(o, "node", json_object_new_string(node));
+		const char *want = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+		int found = 0;
+		for (size_t k = 0; k < na; k++)
+			found += strcmp(la[k], want) == 0;
+		ck_assert_msg(found == 1, "%s's sample %s is on the leader %d times as %s", member,
+			      lm[i], found, want);
+		json_object_put(o);
+	}
+	free_lines(la, na);
+	free_lines(lm, nm);
+	return nm;
 }
 
 /* How many times needle occurs in hay. */
@@ -1106,28 +1156,8 @@ START_TEST(test_records_on_leader)
 	ck_assert_msg(sb == 0, "follower exit %d: %s", sb, member_err("b"));
 
 	/* every sample of b's own folder, on the leader with its node renamed */
-	size_t nb, na;
-	char **lb = member_lines("b", "samples.ndjson", &nb),
-	     **la = member_lines("a", "samples.ndjson", &na);
+	size_t nb = samples_once_on_leader("b");
 	ck_assert_uint_ge(nb, 3 * 2 * 2);
-	size_t theirs = 0;
-	for (size_t i = 0; i < na; i++)
-		theirs += strstr(la[i], "\"node\":\"b\\/") != NULL; /* json-c writes / as \/ */
-	ck_assert_uint_eq(theirs, nb);
-	for (size_t i = 0; i < nb; i++) {
-		json_object *o = json_tokener_parse(lb[i]);
-		char node[80];
-		snprintf(node, sizeof(node), "b/%s", json_object_get_string(field(o, "node")));
-		json_object_object_add(o, "node", json_object_new_string(node));
-		const char *want = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-		bool found = false;
-		for (size_t k = 0; k < na && !found; k++)
-			found = strcmp(la[k], want) == 0;
-		ck_assert_msg(found, "b's sample %s is not on the leader as %s", lb[i], want);
-		json_object_put(o);
-	}
-	free_lines(la, na);
-	free_lines(lb, nb);
 
 	/* its nodes and its part in the leader's manifest */
 	char path[512];
