@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "cluster.h"
 #include "member_records.h"
 #include "redis_link.h"
@@ -17,12 +18,14 @@
 
 #define CREC_READ_BLOCK_MS 200
 #define CREC_KEY_MAX 400
+#define CREC_WATCH_MS 500
 
 /* A follower's entry until Redis took it. */
 struct crec_out {
 	struct crec_out *next;
 	char seq[24];
 	enum crec_kind kind;
+	int64_t sent_ns; /* mono ns, on the connection now */
 	size_t len;
 	char payload[];
 };
@@ -42,6 +45,10 @@ struct crec {
 	/* Redis lost: connected again by the barrier's rule (redis_link.h) */
 	struct redis_retry retry;
 	uv_timer_t retry_timer;
+	/* a connection gone without a word: the leader's read or a follower's
+	 * oldest entry unanswered CLUSTER_STUCK_NS past its due */
+	uv_timer_t watch_timer;
+	int64_t read_t0, watch_at; /* mono ns: the read sent, the last watch */
 	/* a follower's entries sent, Redis' reply not yet in, in order: sent
 	 * again on the next connection when this one goes */
 	struct crec_out *out, **out_tail;
@@ -140,6 +147,7 @@ static void xadd_issue(struct crec *c, struct crec_out *o)
 	for (int i = 0; i < 13; i++)
 		lens[i] = strlen(argv[i]);
 	lens[13] = o->len;
+	o->sent_ns = clock_mono_ns();
 	redisAsyncCommandArgv(c->ac, xadd_done, o, 14, argv, lens);
 }
 
@@ -306,6 +314,7 @@ static void read_next(struct crec *c)
 	for (int i = 0; i < a; i++)
 		lens[i] = strlen(argv[i]);
 	c->reading = true;
+	c->read_t0 = clock_mono_ns();
 	redisAsyncCommandArgv(c->ac, read_done, NULL, a, argv, lens);
 }
 
@@ -335,6 +344,7 @@ static void final_cb(uv_timer_t *t)
 		redisAsyncFree(ac); /* pending callbacks run with no reply: we are closing */
 	uv_close((uv_handle_t *)&c->timer, handle_closed);
 	uv_close((uv_handle_t *)&c->retry_timer, handle_closed);
+	uv_close((uv_handle_t *)&c->watch_timer, handle_closed);
 }
 
 static void retry_cb(uv_timer_t *t);
@@ -370,6 +380,28 @@ static void link_up(struct crec *c)
 		xadd_issue(c, o);
 	if (c->s->role == CLUSTER_LEADER)
 		read_next(c);
+}
+
+/* Every CREC_WATCH_MS: a read or an entry unanswered long past its due is
+ * a connection gone without a word (a cut cable; the libuv adapter drops
+ * socket errors), as the barrier's (cluster.c) are watched. */
+static void watch_cb(uv_timer_t *t)
+{
+	struct crec *c = t->data;
+	int64_t now = clock_mono_ns(), late = now - c->watch_at, since = 0;
+	char why[96];
+	c->watch_at = now;
+	if (c->closing || c->failed || c->retry.down || !c->ac || late > 2 * CREC_WATCH_MS * 1000000LL)
+		return; /* down, or this loop was held up: replies may wait in it */
+	if (c->reading)
+		since = now - c->read_t0 - CREC_READ_BLOCK_MS * 1000000LL;
+	else if (c->out && c->out->sent_ns)
+		since = now - c->out->sent_ns;
+	if (since <= CLUSTER_STUCK_NS)
+		return;
+	snprintf(why, sizeof(why), "%s unanswered for %.1f s",
+		 c->reading ? "an XREAD BLOCK" : "an XADD", (double)since / 1e9);
+	link_lost(c, NULL, why);
 }
 
 static void connected(const redisAsyncContext *ac, int status)
@@ -458,8 +490,11 @@ struct crec *crec_new(uv_loop_t *loop, const struct cluster_settings *s, const s
 	}
 	uv_timer_init(loop, &c->timer);
 	uv_timer_init(loop, &c->retry_timer);
-	c->timer.data = c->retry_timer.data = c;
-	c->handles = 2;
+	uv_timer_init(loop, &c->watch_timer);
+	c->timer.data = c->retry_timer.data = c->watch_timer.data = c;
+	c->handles = 3;
+	c->watch_at = clock_mono_ns();
+	uv_timer_start(&c->watch_timer, watch_cb, CREC_WATCH_MS, CREC_WATCH_MS);
 	redisAsyncContext *ac = redis_link_connect(loop, s, c, connected, disconnected, cmd_done);
 	if (ac->err) {
 		redisAsyncFree(ac);
@@ -476,6 +511,7 @@ static void close_cb(uv_timer_t *t)
 {
 	struct crec *c = t->data;
 	uv_timer_stop(&c->retry_timer);
+	uv_timer_stop(&c->watch_timer);
 	if (!c->ac || c->retry.down || c->s->role == CLUSTER_LEADER) {
 		final_cb(t);
 		return;
