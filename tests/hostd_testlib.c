@@ -162,6 +162,53 @@ void free_ndjson(json_object **v, size_t n)
 	free(v);
 }
 
+/* The lines of dir/samples.ndjson, into *n; *text holds them (free both). */
+static char **sample_lines(const char *dir, size_t *n, char **text)
+{
+	char path[600];
+	snprintf(path, sizeof(path), "%s/samples.ndjson", dir);
+	const char *t = read_text(path); /* its buffer is the next call's */
+	ck_assert_msg(t, "cannot read %s", path);
+	*text = strdup(t);
+	char **v = calloc(strlen(*text) + 1, sizeof(*v));
+	*n = 0;
+	for (char *save, *l = strtok_r(*text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		v[(*n)++] = l;
+	return v;
+}
+
+size_t cluster_samples_once(const char *lead, const char *own, const char *member)
+{
+	size_t nm, na, theirs = 0;
+	char *tm, *ta, prefix[80];
+	char **lm = sample_lines(own, &nm, &tm), **la = sample_lines(lead, &na, &ta);
+	snprintf(prefix, sizeof(prefix), "\"node\":\"%s\\/", member); /* json-c writes / as \/ */
+	for (size_t i = 0; i < na; i++)
+		theirs += strstr(la[i], prefix) != NULL;
+	ck_assert_msg(theirs == nm, "%zu samples of %s in %s, %zu in its own folder %s", theirs,
+		      member, lead, nm, own);
+	for (size_t i = 0; i < nm; i++) {
+		json_object *o = json_tokener_parse(lm[i]), *node = NULL;
+		ck_assert_msg(o && json_object_object_get_ex(o, "node", &node),
+			      "%s: a sample without node: %s", own, lm[i]);
+		char name[200];
+		snprintf(name, sizeof(name), "%s/%s", member, json_object_get_string(node));
+		json_object_object_add(o, "node", json_object_new_string(name));
+		const char *want = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+		int found = 0;
+		for (size_t k = 0; k < na; k++)
+			found += strcmp(la[k], want) == 0;
+		ck_assert_msg(found == 1, "%s's sample %s is in %s %d times as %s", member, lm[i],
+			      lead, found, want);
+		json_object_put(o);
+	}
+	free(lm);
+	free(la);
+	free(tm);
+	free(ta);
+	return nm;
+}
+
 int count_sample(json_object **v, size_t n, const char *node, int step, const char *metric)
 {
 	int k = 0;

@@ -55,6 +55,11 @@ int64_t jint(json_object *o, const char *key);
 /* Every line of results/t/<name>, parsed; *n gets the count. */
 json_object **read_ndjson(const char *name, size_t *n);
 void free_ndjson(json_object **v, size_t n);
+/* Every line of samples.ndjson in the run folder own (a member's) is in
+ * the leader's run folder lead exactly once, its node renamed
+ * <member>/<node>, and lead has no other line of member's nodes (the test
+ * fails otherwise): how many. */
+size_t cluster_samples_once(const char *lead, const char *own, const char *member);
 /* How many samples of (node, step, metric) there are. */
 int count_sample(json_object **v, size_t n, const char *node, int step, const char *metric);
 

@@ -442,6 +442,14 @@ static void wait_first_barrier(const char *member)
 		      member_err(member));
 }
 
+/* pid stopped (SIGSTOP) for us microseconds, then continued. */
+static void stop_for(pid_t pid, useconds_t us)
+{
+	kill(pid, SIGSTOP);
+	usleep(us);
+	kill(pid, SIGCONT);
+}
+
 /* Leader a and follower b (their h.conf lines) on iterations steps that
  * each sleep secs, started; waits until who wrote its first barrier. */
 static void start_nap_pair(int iterations, const char *secs, const char *conf_a, const char *conf_b,
@@ -591,9 +599,7 @@ START_TEST(test_stopped_leader_judges_after_reading)
 {
 	pid_t a, b;
 	start_nap_pair(6, "0.5", "CLUSTER_TIMEOUT=3\n", "CLUSTER_TIMEOUT=3\n", "a", &a, &b);
-	kill(a, SIGSTOP);
-	usleep(2500000);
-	kill(a, SIGCONT);
+	stop_for(a, 2500000);
 	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
 	ck_assert_msg(sb == 2 && strstr(member_err("b"), "cluster: the leader a silent for "),
 		      "follower exit %d: %s", sb, member_err("b"));
@@ -927,6 +933,8 @@ START_TEST(test_redis_dies_midrun)
 }
 END_TEST
 
+static size_t samples_once_on_leader(const char *member);
+
 /* Redis restarted mid-run: a pair of 8 steps of 0.3 s, Redis killed at
  * the first barrier and started again (same port) after 0.5 s with
  * appendonly as given.  The members' exit statuses. */
@@ -968,6 +976,72 @@ START_TEST(test_redis_restart_survived)
 	ck_assert_msg(atoi(out) == n, "checked %s of %d", out, n);
 	ck_assert_msg(strstr(out, "leader-heartbeat") && strstr(out, "follower-heartbeat"),
 		      "no heartbeats among the messages: %s", out);
+	/* the records' connection came back too: every sample of b's folder
+	 * is in a's once, sent again or not, and none was refused */
+	size_t ns = samples_once_on_leader("b");
+	ck_assert_uint_ge(ns, 8 * 2);
+	ck_assert_msg(!strstr(member_err("a"), "no more records") &&
+			      !strstr(member_err("b"), "no more records"),
+		      "the records stopped: %s / %s", member_err("a"), member_err("b"));
+	char path[512];
+	snprintf(path, sizeof(path), "%s/a/t/manifest.json", tmpdir);
+	json_object *m = json_object_from_file(path);
+	ck_assert_ptr_nonnull(m);
+	json_object *hb = field(field(field(m, "cluster"), "hosts"), "b");
+	ck_assert_int_eq(json_object_get_int64(field(field(hb, "records"), "refused")), 0);
+	ck_assert_int_eq(json_object_get_int64(field(field(hb, "records"), "barriers")), 8);
+	ck_assert(json_object_get_boolean(field(hb, "ended")));
+	json_object_put(m);
+	printf("Redis restarted: %zu samples of b on the leader, each once\n", ns);
+}
+END_TEST
+
+/* Redis stopped (SIGSTOP) for 3.5 s mid-run: no connection closes, the
+ * reads and commands just go unanswered.  The records' connection sees it
+ * (its read or its oldest entry unanswered over 2 s), is made again, and
+ * when Redis runs again what it had buffered of the old connection and
+ * what was sent again may both land: the leader keeps each record once. */
+START_TEST(test_redis_stopped_records_once)
+{
+	pid_t a, b;
+	start_nap_pair(4, "0.3", "CLUSTER_TIMEOUT=12\n", "CLUSTER_TIMEOUT=12\n", "a", &a, &b);
+	stop_for(redis_pid, 3500000);
+	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);
+	json_object **ra, **rb;
+	both_complete(sa, sb, 4, &ra, &rb);
+	free_ndjson(ra, 4);
+	free_ndjson(rb, 4);
+	size_t ns = samples_once_on_leader("b");
+	ck_assert_uint_ge(ns, 4 * 2);
+	ck_assert_msg(!strstr(member_err("a"), "no more records") &&
+			      !strstr(member_err("b"), "no more records"),
+		      "the records stopped: %s / %s", member_err("a"), member_err("b"));
+	/* entries Redis took in b's stream against the seq of its last: more
+	 * means some went twice and the leader dropped the second */
+	redisContext *rc = redisConnect("127.0.0.1", redis_port);
+	ck_assert(rc && !rc->err);
+	freeReplyObject(redisCommand(rc, "AUTH %s", REDIS_PW));
+	char key[64];
+	snprintf(key, sizeof(key), "t%d__records__b", redis_port);
+	redisReply *info = redisCommand(rc, "XINFO STREAM %s", key),
+		   *last = redisCommand(rc, "XREVRANGE %s + - COUNT 1", key);
+	long long added = -1, seq = -1;
+	for (size_t i = 0; info->type == REDIS_REPLY_ARRAY && i + 1 < info->elements; i += 2)
+		if (strcmp(info->element[i]->str, "entries-added") == 0)
+			added = info->element[i + 1]->integer;
+	ck_assert_msg(last->type == REDIS_REPLY_ARRAY && last->elements == 1, "%s is empty", key);
+	redisReply *f = last->element[0]->element[1];
+	for (size_t i = 0; i + 1 < f->elements; i += 2)
+		if (strcmp(f->element[i]->str, "seq") == 0)
+			seq = atoll(f->element[i + 1]->str);
+	freeReplyObject(info);
+	freeReplyObject(last);
+	redisFree(rc);
+	ck_assert_msg(seq > 0 && added >= seq, "%s: %lld entries added, the last seq %lld", key,
+		      added, seq);
+	printf("Redis stopped 3.5 s: %zu samples of b on the leader, each once; %lld entries "
+	       "added for %lld records entries\n",
+	       ns, added, seq);
 }
 END_TEST
 
@@ -1028,6 +1102,15 @@ static void free_lines(char **v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(v[i]);
 	free(v);
+}
+
+/* Every sample of member's own folder in the leader's (a's) exactly once. */
+static size_t samples_once_on_leader(const char *member)
+{
+	char lead[512], own[512];
+	snprintf(lead, sizeof(lead), "%s/a/t", tmpdir);
+	snprintf(own, sizeof(own), "%s/%s/t", tmpdir, member);
+	return cluster_samples_once(lead, own, member);
 }
 
 /* How many times needle occurs in hay. */
@@ -1108,28 +1191,8 @@ START_TEST(test_records_on_leader)
 	ck_assert_msg(sb == 0, "follower exit %d: %s", sb, member_err("b"));
 
 	/* every sample of b's own folder, on the leader with its node renamed */
-	size_t nb, na;
-	char **lb = member_lines("b", "samples.ndjson", &nb),
-	     **la = member_lines("a", "samples.ndjson", &na);
+	size_t nb = samples_once_on_leader("b");
 	ck_assert_uint_ge(nb, 3 * 2 * 2);
-	size_t theirs = 0;
-	for (size_t i = 0; i < na; i++)
-		theirs += strstr(la[i], "\"node\":\"b\\/") != NULL; /* json-c writes / as \/ */
-	ck_assert_uint_eq(theirs, nb);
-	for (size_t i = 0; i < nb; i++) {
-		json_object *o = json_tokener_parse(lb[i]);
-		char node[80];
-		snprintf(node, sizeof(node), "b/%s", json_object_get_string(field(o, "node")));
-		json_object_object_add(o, "node", json_object_new_string(node));
-		const char *want = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-		bool found = false;
-		for (size_t k = 0; k < na && !found; k++)
-			found = strcmp(la[k], want) == 0;
-		ck_assert_msg(found, "b's sample %s is not on the leader as %s", lb[i], want);
-		json_object_put(o);
-	}
-	free_lines(la, na);
-	free_lines(lb, nb);
 
 	/* its nodes and its part in the leader's manifest */
 	char path[512];
@@ -1428,6 +1491,12 @@ int main(void)
 	tcase_add_test(tc, test_reused_cluster_id_refused);
 	tcase_add_test(tc, test_follower_abort_reaches_leader);
 	suite_add_tcase(s, tc);
+	/* Redis stopped, not closed: the records kept once (CK_RUN_CASE=stopped) */
+	TCase *stopped = tcase_create("stopped");
+	tcase_add_checked_fixture(stopped, setup, teardown);
+	tcase_set_timeout(stopped, 60);
+	tcase_add_test(stopped, test_redis_stopped_records_once);
+	suite_add_tcase(s, stopped);
 	/* every host's records on the leader (CK_RUN_CASE=records alone) */
 	TCase *rec = tcase_create("records");
 	tcase_add_checked_fixture(rec, setup, teardown);

@@ -11,7 +11,7 @@
  * SIGKILLed mid-run is named through its heartbeats within CLUSTER_TIMEOUT
  * (abort, and continue); a member cut off by its veth brought down is
  * named alike; redis-server SIGKILLed and started again with appendonly is
- * survived.  Every namespace is removed, and the processes in it killed,
+ * survived, every follower's samples in the leader's folder once.  Every namespace is removed, and the processes in it killed,
  * before each case and after the last, also when one failed.  Without the
  * right to make namespaces (not root) the suite is skipped (exit 77).
  */
@@ -437,6 +437,19 @@ START_TEST(test_redis_restart)
 		ck_assert_msg(st[i] == 0, "m%d exit %d: %s", i, st[i], log_of(i));
 	const int all[] = { 1, 2, 3, 0 };
 	same_instants(all, 8);
+	/* the records' connections came back too: every sample of m2 and m3
+	 * in the leader's folder once, none lost, none written twice */
+	char lead[512], own[512], who[8];
+	snprintf(lead, sizeof(lead), "%s/m1/t", tmpdir);
+	for (int i = 2; i <= NMEMBERS; i++) {
+		snprintf(own, sizeof(own), "%s/m%d/t", tmpdir, i);
+		snprintf(who, sizeof(who), "m%d", i);
+		ck_assert_uint_ge(cluster_samples_once(lead, own, who), 8 * 2);
+		ck_assert_msg(!strstr(log_of(i), "no more records"), "m%d's records stopped: %s", i,
+			      log_of(i));
+	}
+	ck_assert_msg(!strstr(log_of(1), "no more records"), "the leader's records stopped: %s",
+		      log_of(1));
 }
 END_TEST
 

@@ -2,7 +2,6 @@
 #include "cluster.h"
 
 #include <errno.h>
-#include <hiredis/adapters/libuv.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
@@ -16,6 +15,7 @@
 
 #include "clock.h"
 #include "cluster_roster.h"
+#include "redis_link.h"
 #include "roadblock_msg.h"
 #include "xalloc.h"
 
@@ -69,12 +69,9 @@ struct cluster {
 	/* Redis lost and reconnected (docs/cluster.md "Redis restarts") */
 	struct out_cmd *outbox, **outbox_tail; /* commands without a reply yet, in order */
 	uv_timer_t retry_timer;
-	bool down;		   /* the connections are being remade */
 	bool dropping;		   /* freeing the last try's: their losses are known */
-	int64_t down_since;	   /* mono ns */
-	int64_t backoff_ms;	   /* the next try's wait */
-	int tries, ups;		   /* tries since down; connections up in this try */
-	char down_why[256];	   /* what was seen when it went */
+	struct redis_retry retry;  /* the connections are being remade while down */
+	int ups;		   /* connections up in this try */
 	char known_key[RB_ID_MAX]; /* a roadblock key known to be in Redis */
 	int64_t read_t0;	   /* the barrier's XREAD sent (mono ns) */
 	int64_t hb_tick_at;	   /* the last heartbeat tick (mono ns) */
@@ -220,7 +217,7 @@ static void out_done(redisAsyncContext *ac, void *reply, void *priv)
 
 static void out_issue(struct cluster *c, struct out_cmd *o)
 {
-	if (c->down || !c->cmd)
+	if (c->retry.down || !c->cmd)
 		return; /* sent when the connection is back */
 	redisAsyncCommandArgv(c->cmd, out_done, o, o->argc, (const char **)o->argv, o->len);
 }
@@ -590,7 +587,7 @@ static void read_done(redisAsyncContext *ac, void *reply, void *priv)
 static void read_next(struct cluster *c)
 {
 	struct step *st = &c->st;
-	if (c->reading || c->closing || c->failed || c->down || !c->rd || st->st == ST_DONE ||
+	if (c->reading || c->closing || c->failed || c->retry.down || !c->rd || st->st == ST_DONE ||
 	    st->st == ST_IDLE)
 		return;
 	char names[S_COUNT][RB_ID_MAX + RB_NAME_MAX + 16], block[16];
@@ -802,7 +799,7 @@ static void hb_read_done(redisAsyncContext *ac, void *reply, void *priv)
 
 static void hb_read(struct cluster *c)
 {
-	if (c->hb_reading || c->closing || c->failed || c->down || !c->hb || !c->hb_step)
+	if (c->hb_reading || c->closing || c->failed || c->retry.down || !c->hb || !c->hb_step)
 		return;
 	char stream[RB_ID_MAX + 32], block[16];
 	snprintf(stream, sizeof(stream), "%s__stream__%s", c->hb_id, stream_suffix(c, S_INBOX));
@@ -822,7 +819,7 @@ static void hb_tick(uv_timer_t *t)
 	int64_t now = clock_mono_ns(), stuck = c->hb_every_ns + CLUSTER_STUCK_NS;
 	int64_t late = now - c->hb_tick_at;
 	c->hb_tick_at = now;
-	if (c->closing || c->failed || c->down)
+	if (c->closing || c->failed || c->retry.down)
 		return; /* nobody is judged while this member cannot hear */
 	if (late > 2 * c->hb_every_ns)
 		return; /* this loop was held up (stopped, starved): what came
@@ -1033,14 +1030,15 @@ static void timeout_cb(uv_timer_t *t)
 	char missing[512], key[RB_ID_MAX + 16];
 	if (c->closing || c->failed || st->st != ST_WAITING)
 		return;
-	if (c->down) {
+	if (c->retry.down) {
 		/* nobody could be heard: Redis is the one missing */
-		c->down = false;
+		c->retry.down = false;
 		fail(c, CLUSTER_REDIS_ERROR,
 		     "cluster step %u (roadblock %s): Redis at %s:%d lost (%s) %.1f s ago and not "
 		     "back within CLUSTER_TIMEOUT=%gs (%d tries to connect again)",
-		     st->k, st->id, c->s->redis_host, c->s->redis_port, c->down_why,
-		     (double)(clock_mono_ns() - c->down_since) / 1e9, c->s->timeout_s, c->tries);
+		     st->k, st->id, c->s->redis_host, c->s->redis_port, c->retry.why,
+		     (double)(clock_mono_ns() - c->retry.since_ns) / 1e9, c->s->timeout_s,
+		     c->retry.tries);
 		return;
 	}
 	if (st->initiator) {
@@ -1098,8 +1096,7 @@ static void resume(struct cluster *c)
 {
 	int64_t now = clock_mono_ns(), real = clock_real_ns();
 	uv_timer_stop(&c->retry_timer);
-	c->down = false;
-	c->tries = 0;
+	redis_retry_back(&c->retry);
 	for (size_t i = 0; i < c->s->nmembers; i++) {
 		c->heard[i] = now;
 		c->heard_real[i] = real;
@@ -1131,12 +1128,12 @@ static void persist_done(redisAsyncContext *ac, void *reply, void *priv)
 		resume(c);
 		return;
 	}
-	c->down = false;
+	c->retry.down = false;
 	fail(c, CLUSTER_REDIS_ERROR,
 	     "cluster: Redis at %s:%d came back without the run's data (the roadblock key %s is "
 	     "gone: it restarted without persistence, appendonly no?) after %s; the "
 	     "barriers cannot go on",
-	     c->s->redis_host, c->s->redis_port, c->known_key, c->down_why);
+	     c->s->redis_host, c->s->redis_port, c->known_key, c->retry.why);
 }
 
 /* Every connection of a try is up: is the run's data still there? */
@@ -1154,11 +1151,7 @@ static void retry_cb(uv_timer_t *t);
 
 static void retry_later(struct cluster *c)
 {
-	if (c->closing || c->failed || uv_is_active((uv_handle_t *)&c->retry_timer))
-		return;
-	uv_timer_start(&c->retry_timer, retry_cb, (uint64_t)c->backoff_ms, 0);
-	c->backoff_ms = c->backoff_ms * 2 > CLUSTER_RETRY_MAX_MS ? CLUSTER_RETRY_MAX_MS
-								 : c->backoff_ms * 2;
+	redis_retry_schedule(&c->retry, &c->retry_timer, retry_cb, c->closing || c->failed);
 }
 
 /* A connection went (ac: the one that said so, being freed by hiredis;
@@ -1170,11 +1163,8 @@ static void link_lost(struct cluster *c, const redisAsyncContext *ac, const char
 		forget(c, ac);
 	if (c->closing || c->failed || c->dropping)
 		return;
-	if (!c->down) {
-		c->down = true;
-		c->down_since = clock_mono_ns();
-		c->backoff_ms = CLUSTER_RETRY_FIRST_MS;
-		snprintf(c->down_why, sizeof(c->down_why), "%s", why);
+	if (!c->retry.down) {
+		redis_retry_lost(&c->retry, why);
 		uv_timer_stop(&c->retry_timer);
 		retry_later(c);
 		return;
@@ -1197,16 +1187,16 @@ static void retry_cb(uv_timer_t *t)
 		if (old[i])
 			redisAsyncFree(old[i]); /* their callbacks see the connection lost */
 	c->dropping = false;
-	double gone = (double)(clock_mono_ns() - c->down_since) / 1e9;
-	if (gone > c->s->timeout_s) {
-		c->down = false;
+	if (redis_retry_expired(&c->retry, c->s->timeout_s)) {
+		c->retry.down = false;
 		fail(c, CLUSTER_REDIS_ERROR,
 		     "cluster: Redis at %s:%d lost (%s) and not back within CLUSTER_TIMEOUT=%gs "
 		     "(%d tries to connect again)",
-		     c->s->redis_host, c->s->redis_port, c->down_why, c->s->timeout_s, c->tries);
+		     c->s->redis_host, c->s->redis_port, c->retry.why, c->s->timeout_s,
+		     c->retry.tries);
 		return;
 	}
-	c->tries++;
+	c->retry.tries++;
 	c->ups = 0;
 	c->cmd = connect_one(c);
 	c->rd = connect_one(c);
@@ -1226,7 +1216,7 @@ static void connected(const redisAsyncContext *ac, int status)
 	struct cluster *c = ac->data;
 	if (status != REDIS_OK) {
 		forget(c, ac);
-		if (!c->closing && !c->down)
+		if (!c->closing && !c->retry.down)
 			fail(c, CLUSTER_REDIS_ERROR,
 			     "cluster: cannot reach Redis at %s:%d (CLUSTER_REDIS): %s",
 			     c->s->redis_host, c->s->redis_port, ac->errstr);
@@ -1234,7 +1224,7 @@ static void connected(const redisAsyncContext *ac, int status)
 			retry_later(c);
 		return;
 	}
-	if (c->down && ++c->ups == 3 && c->cmd && c->rd && c->hb)
+	if (c->retry.down && ++c->ups == 3 && c->cmd && c->rd && c->hb)
 		link_up(c);
 }
 
@@ -1255,23 +1245,7 @@ static void disconnected(const redisAsyncContext *ac, int status)
 
 static redisAsyncContext *connect_one(struct cluster *c)
 {
-	redisAsyncContext *ac = redisAsyncConnect(c->s->redis_host, c->s->redis_port);
-	if (!ac)
-		abort(); /* out of memory */
-	ac->data = c;
-	if (ac->err) {
-		/* reported once the loop runs, through the callback */
-		return ac;
-	}
-	redisLibuvAttach(ac, c->loop);
-	redisAsyncSetConnectCallback(ac, connected);
-	redisAsyncSetDisconnectCallback(ac, disconnected);
-	if (c->s->password) {
-		const char *argv[] = { "AUTH", c->s->password };
-		size_t len[] = { 4, strlen(c->s->password) };
-		redisAsyncCommandArgv(ac, cmd_done, "AUTH (CLUSTER_PASSWORD_FILE)", 2, argv, len);
-	}
-	return ac;
+	return redis_link_connect(c->loop, c->s, c, connected, disconnected, cmd_done);
 }
 
 static void handle_closed(uv_handle_t *h)
@@ -1391,7 +1365,8 @@ void cluster_heartbeat_bounds(double timeout_s, int64_t *every_ns, int64_t *sile
 
 void cluster_step_ready(struct cluster *c, uint32_t k)
 {
-	if (c->closing || c->failed || (!c->down && (!c->cmd || !c->rd || c->cmd->err || c->rd->err)))
+	if (c->closing || c->failed ||
+	    (!c->retry.down && (!c->cmd || !c->rd || c->cmd->err || c->rd->err)))
 		return;
 	if (c->leader_lost) {
 		/* ON_HOST_FAILURE=continue let the step finish; no leader
@@ -1429,7 +1404,7 @@ void cluster_close(struct cluster *c)
 	if (!c || c->closing)
 		return;
 	/* the others stop watching this member: its run is over */
-	if (c->hb_step && !c->down && c->cmd) {
+	if (c->hb_step && !c->retry.down && c->cmd) {
 		if (c->s->role == CLUSTER_LEADER)
 			send_rb(c, c->hb_id, "followers", RB_TO_ALL, NULL, RB_USER_OBJECT,
 				end_object(c->s->member), NULL);

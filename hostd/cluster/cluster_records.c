@@ -10,11 +10,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
+#include "cluster.h"
 #include "member_records.h"
+#include "redis_link.h"
 #include "xalloc.h"
 
 #define CREC_READ_BLOCK_MS 200
 #define CREC_KEY_MAX 400
+#define CREC_WATCH_MS 500
+
+/* A follower's entry until Redis took it. */
+struct crec_out {
+	struct crec_out *next;
+	char seq[24];
+	enum crec_kind kind;
+	int64_t sent_ns; /* mono ns, on the connection now */
+	size_t len;
+	char payload[];
+};
 
 static const char *const kind_names[CREC_NKINDS] = { "facts", "samples", "barriers", "end" };
 
@@ -25,9 +39,20 @@ struct crec {
 	void *data;
 	redisAsyncContext *ac;
 	uv_timer_t timer; /* the end: grace, then the handle goes */
-	bool closing, failed, reading, timer_closed;
+	bool closing, failed, reading;
+	int handles;
 	uint64_t seq;
-	size_t unacked; /* a follower's bytes sent, Redis' reply not yet in */
+	/* Redis lost: connected again by the barrier's rule (redis_link.h) */
+	struct redis_retry retry;
+	uv_timer_t retry_timer;
+	/* a connection gone without a word: the leader's read or a follower's
+	 * oldest entry unanswered CLUSTER_STUCK_NS past its due */
+	uv_timer_t watch_timer;
+	int64_t read_t0, watch_at; /* mono ns: the read sent, the last watch */
+	/* a follower's entries sent, Redis' reply not yet in, in order: sent
+	 * again on the next connection when this one goes */
+	struct crec_out *out, **out_tail;
+	size_t unacked; /* their bytes */
 	/* the leader's: per member, the last entry read and seq expected */
 	char (*last)[48];
 	uint64_t *next_seq;
@@ -59,52 +84,90 @@ static void redis_failed(struct crec *c, const char *what, const char *why)
 	c->ops->error(c->data, text);
 }
 
-static bool reply_bad(struct crec *c, redisReply *rep, const char *what)
+static void link_lost(struct crec *c, const redisAsyncContext *ac, const char *why);
+
+/* A reply: false when it is one to go on with.  None (the connection
+ * went): connected again, see link_lost. */
+static bool reply_bad(struct crec *c, redisAsyncContext *ac, redisReply *rep, const char *what)
 {
+	char why[300];
 	if (c->closing || c->failed)
 		return true;
 	if (rep && rep->type != REDIS_REPLY_ERROR)
 		return false;
-	redis_failed(c, what,
-		     rep			 ? rep->str
-		     : c->ac && c->ac->errstr[0] ? c->ac->errstr
-						 : "connection lost");
+	if (!rep) {
+		snprintf(why, sizeof(why), "%s: %s", what,
+			 ac->errstr[0] ? ac->errstr : "connection lost");
+		link_lost(c, ac, why);
+		return true;
+	}
+	redis_failed(c, what, rep->str);
 	return true;
 }
 
 static void cmd_done(redisAsyncContext *ac, void *reply, void *priv)
 {
-	reply_bad(ac->data, reply, priv);
+	reply_bad(ac->data, ac, reply, priv);
 }
 
+/* Redis took an entry, or the connection went: then it and every later
+ * one (no reply either) stay, to go again in order. */
 static void xadd_done(redisAsyncContext *ac, void *reply, void *priv)
 {
 	struct crec *c = ac->data;
-	c->unacked -= (size_t)(uintptr_t)priv;
-	reply_bad(c, reply, "XADD");
+	struct crec_out *o = priv;
+	if (!reply && !c->closing) {
+		reply_bad(c, ac, reply, "XADD");
+		return;
+	}
+	if (c->out == o) { /* replies come in order: the oldest */
+		c->out = o->next;
+		if (!c->out)
+			c->out_tail = &c->out;
+		c->unacked -= o->len;
+		free(o);
+	}
+	reply_bad(c, ac, reply, "XADD");
+}
+
+static void xadd_issue(struct crec *c, struct crec_out *o)
+{
+	char key[CREC_KEY_MAX], maxlen[16];
+	if (!c->ac || c->retry.down)
+		return; /* sent when the connection is back */
+	for (size_t i = 0; i < c->s->nmembers; i++)
+		if (strcmp(c->s->members[i], c->s->member) == 0)
+			stream_key(c, i, key);
+	snprintf(maxlen, sizeof(maxlen), "%d", CREC_STREAM_MAXLEN);
+	const char *argv[] = { "XADD", key,	  "MAXLEN", "~",
+			       maxlen, "*",	  "member", c->s->member,
+			       "seq",  o->seq,	  "kind",   kind_names[o->kind],
+			       "data", o->payload };
+	size_t lens[14];
+	for (int i = 0; i < 13; i++)
+		lens[i] = strlen(argv[i]);
+	lens[13] = o->len;
+	o->sent_ns = clock_mono_ns();
+	redisAsyncCommandArgv(c->ac, xadd_done, o, 14, argv, lens);
 }
 
 int crec_send(struct crec *c, enum crec_kind kind, const char *payload, size_t len)
 {
-	char key[CREC_KEY_MAX], seq[24], maxlen[16];
-	if (!c || c->closing || c->failed || !c->ac)
+	if (!c || c->closing || c->failed)
 		return -EPIPE;
 	if (c->unacked + len > CREC_UNACKED_MAX)
 		return -ENOBUFS;
+	struct crec_out *o = xmalloc(sizeof(*o) + len + 1);
+	o->next = NULL;
+	snprintf(o->seq, sizeof(o->seq), "%" PRIu64, ++c->seq);
+	o->kind = kind;
+	o->len = len;
+	memcpy(o->payload, payload, len);
+	o->payload[len] = 0;
 	c->unacked += len;
-	for (size_t i = 0; i < c->s->nmembers; i++)
-		if (strcmp(c->s->members[i], c->s->member) == 0)
-			stream_key(c, i, key);
-	snprintf(seq, sizeof(seq), "%" PRIu64, ++c->seq);
-	snprintf(maxlen, sizeof(maxlen), "%d", CREC_STREAM_MAXLEN);
-	const char *argv[] = { "XADD",	 key,	       "MAXLEN", "~", maxlen, "*",
-			       "member", c->s->member, "seq",	 seq, "kind", kind_names[kind],
-			       "data",	 payload };
-	size_t lens[14];
-	for (int i = 0; i < 13; i++)
-		lens[i] = strlen(argv[i]);
-	lens[13] = len;
-	redisAsyncCommandArgv(c->ac, xadd_done, (void *)(uintptr_t)len, 14, argv, lens);
+	*c->out_tail = o;
+	c->out_tail = &o->next;
+	xadd_issue(c, o);
 	return 0;
 }
 
@@ -154,14 +217,14 @@ static void entry_in(struct crec *c, size_t m, redisReply *e)
 		return;
 	}
 	uint64_t n = strtoull(seq, NULL, 10);
-	if (n != c->next_seq[m]) {
-		snprintf(why, sizeof(why), "seq %" PRIu64 " where %" PRIu64 " was due: %s", n,
-			 c->next_seq[m],
-			 n > c->next_seq[m] ? "entries were lost (the stream was trimmed)"
-					    : "sent again");
+	if (n < c->next_seq[m])
+		return; /* sent again after Redis restarted: it is in already */
+	if (n > c->next_seq[m]) {
+		snprintf(why, sizeof(why),
+			 "seq %" PRIu64 " where %" PRIu64
+			 " was due: entries were lost (the stream was trimmed)",
+			 n, c->next_seq[m]);
 		refuse(c, m, id, why);
-		if (n < c->next_seq[m])
-			return;
 	}
 	c->next_seq[m] = n + 1;
 	int k = 0;
@@ -205,7 +268,7 @@ static void read_done(redisAsyncContext *ac, void *reply, void *priv)
 	char key[CREC_KEY_MAX];
 	(void)priv;
 	c->reading = false;
-	if (reply_bad(c, rep, "XREAD"))
+	if (reply_bad(c, ac, rep, "XREAD"))
 		return;
 	for (size_t s = 0; rep->type == REDIS_REPLY_ARRAY && s < rep->elements; s++) {
 		size_t m;
@@ -228,7 +291,7 @@ static void read_done(redisAsyncContext *ac, void *reply, void *priv)
 static void read_next(struct crec *c)
 {
 	size_t n = c->s->nmembers - 1;
-	if (c->reading || c->closing || c->failed || !c->ac || n == 0)
+	if (c->reading || c->closing || c->failed || c->retry.down || !c->ac || n == 0)
 		return;
 	char keys[CLUSTER_MEMBERS_MAX][CREC_KEY_MAX], block[16], count[16];
 	const char *argv[6 + 2 * CLUSTER_MEMBERS_MAX];
@@ -251,14 +314,22 @@ static void read_next(struct crec *c)
 	for (int i = 0; i < a; i++)
 		lens[i] = strlen(argv[i]);
 	c->reading = true;
+	c->read_t0 = clock_mono_ns();
 	redisAsyncCommandArgv(c->ac, read_done, NULL, a, argv, lens);
 }
 
 /* ---- the handle ---------------------------------------------------------- */
 
-static void timer_closed(uv_handle_t *h)
+static void handle_closed(uv_handle_t *h)
 {
 	struct crec *c = h->data;
+	if (--c->handles)
+		return;
+	while (c->out) {
+		struct crec_out *o = c->out;
+		c->out = o->next;
+		free(o);
+	}
 	free(c->last);
 	free(c->next_seq);
 	free(c);
@@ -271,17 +342,82 @@ static void final_cb(uv_timer_t *t)
 	c->ac = NULL;
 	if (ac)
 		redisAsyncFree(ac); /* pending callbacks run with no reply: we are closing */
-	uv_close((uv_handle_t *)&c->timer, timer_closed);
+	uv_close((uv_handle_t *)&c->timer, handle_closed);
+	uv_close((uv_handle_t *)&c->retry_timer, handle_closed);
+	uv_close((uv_handle_t *)&c->watch_timer, handle_closed);
+}
+
+static void retry_cb(uv_timer_t *t);
+
+static void retry_later(struct crec *c)
+{
+	redis_retry_schedule(&c->retry, &c->retry_timer, retry_cb, c->closing || c->failed);
+}
+
+/* The connection went (ac: the one that said so, being freed by hiredis):
+ * made again by the barrier's rule, for CLUSTER_TIMEOUT. */
+static void link_lost(struct crec *c, const redisAsyncContext *ac, const char *why)
+{
+	if (ac && ac == c->ac)
+		c->ac = NULL;
+	if (c->closing || c->failed)
+		return;
+	if (!c->retry.down) {
+		redis_retry_lost(&c->retry, why);
+		uv_timer_stop(&c->retry_timer);
+	}
+	c->reading = false;
+	retry_later(c);
+}
+
+/* Back: what Redis had not taken goes again (the leader drops what it
+ * has by its seq), the leader reads on from the last entries it saw. */
+static void link_up(struct crec *c)
+{
+	uv_timer_stop(&c->retry_timer);
+	redis_retry_back(&c->retry);
+	for (struct crec_out *o = c->out; o; o = o->next)
+		xadd_issue(c, o);
+	if (c->s->role == CLUSTER_LEADER)
+		read_next(c);
+}
+
+/* Every CREC_WATCH_MS: a read or an entry unanswered long past its due is
+ * a connection gone without a word (a cut cable; the libuv adapter drops
+ * socket errors), as the barrier's (cluster.c) are watched. */
+static void watch_cb(uv_timer_t *t)
+{
+	struct crec *c = t->data;
+	int64_t now = clock_mono_ns(), late = now - c->watch_at, since = 0;
+	char why[96];
+	c->watch_at = now;
+	if (c->closing || c->failed || c->retry.down || !c->ac || late > 2 * CREC_WATCH_MS * 1000000LL)
+		return; /* down, or this loop was held up: replies may wait in it */
+	if (c->reading)
+		since = now - c->read_t0 - CREC_READ_BLOCK_MS * 1000000LL;
+	else if (c->out && c->out->sent_ns)
+		since = now - c->out->sent_ns;
+	if (since <= CLUSTER_STUCK_NS)
+		return;
+	snprintf(why, sizeof(why), "%s unanswered for %.1f s",
+		 c->reading ? "an XREAD BLOCK" : "an XADD", (double)since / 1e9);
+	link_lost(c, NULL, why);
 }
 
 static void connected(const redisAsyncContext *ac, int status)
 {
 	struct crec *c = ac->data;
-	if (status == REDIS_OK)
+	if (status == REDIS_OK) {
+		if (c->retry.down && ac == c->ac)
+			link_up(c);
 		return;
+	}
 	if (c->ac == ac)
 		c->ac = NULL; /* hiredis frees it */
-	redis_failed(c, "connect", ac->errstr);
+	if (c->retry.down)
+		retry_later(c);
+	else
+		redis_failed(c, "connect", ac->errstr);
 }
 
 static void disconnected(const redisAsyncContext *ac, int status)
@@ -297,7 +433,38 @@ static void disconnected(const redisAsyncContext *ac, int status)
 		uv_timer_start(&c->timer, final_cb, 0, 0);
 		return;
 	}
-	redis_failed(c, "connection", ac->errstr[0] ? ac->errstr : "closed");
+	link_lost(c, NULL, ac->errstr[0] ? ac->errstr : "it closed the connection");
+}
+
+/* Outside any hiredis callback: what is left of the connection goes and a
+ * new one is made, unless CLUSTER_TIMEOUT has passed since Redis went. */
+static void retry_cb(uv_timer_t *t)
+{
+	struct crec *c = t->data;
+	redisAsyncContext *old = c->ac;
+	char why[400];
+	if (c->closing || c->failed)
+		return;
+	c->ac = NULL;
+	if (old)
+		redisAsyncFree(old); /* its callbacks see the connection lost */
+	if (redis_retry_expired(&c->retry, c->s->timeout_s)) {
+		snprintf(why, sizeof(why),
+			 "%s, and not back within CLUSTER_TIMEOUT=%gs (%d tries to connect again)",
+			 c->retry.why, c->s->timeout_s, c->retry.tries);
+		redis_failed(c, "lost", why);
+		return;
+	}
+	c->retry.tries++;
+	c->ac = redis_link_connect(c->loop, c->s, c, connected, disconnected, cmd_done);
+	if (c->ac->err) {
+		redisAsyncFree(c->ac);
+		c->ac = NULL;
+		retry_later(c);
+		return;
+	}
+	/* a try not connected within this is dropped for the next */
+	uv_timer_start(&c->retry_timer, retry_cb, CLUSTER_TRY_MS, 0);
 }
 
 static void early_error_cb(uv_timer_t *t)
@@ -314,6 +481,7 @@ struct crec *crec_new(uv_loop_t *loop, const struct cluster_settings *s, const s
 	c->s = s;
 	c->ops = ops;
 	c->data = data;
+	c->out_tail = &c->out;
 	c->last = xcalloc(s->nmembers, sizeof(*c->last));
 	c->next_seq = xcalloc(s->nmembers, sizeof(*c->next_seq));
 	for (size_t m = 0; m < s->nmembers; m++) {
@@ -321,25 +489,19 @@ struct crec *crec_new(uv_loop_t *loop, const struct cluster_settings *s, const s
 		c->next_seq[m] = 1;
 	}
 	uv_timer_init(loop, &c->timer);
-	c->timer.data = c;
-	redisAsyncContext *ac = redisAsyncConnect(s->redis_host, s->redis_port);
-	if (!ac)
-		abort(); /* out of memory */
-	ac->data = c;
+	uv_timer_init(loop, &c->retry_timer);
+	uv_timer_init(loop, &c->watch_timer);
+	c->timer.data = c->retry_timer.data = c->watch_timer.data = c;
+	c->handles = 3;
+	c->watch_at = clock_mono_ns();
+	uv_timer_start(&c->watch_timer, watch_cb, CREC_WATCH_MS, CREC_WATCH_MS);
+	redisAsyncContext *ac = redis_link_connect(loop, s, c, connected, disconnected, cmd_done);
 	if (ac->err) {
 		redisAsyncFree(ac);
 		uv_timer_start(&c->timer, early_error_cb, 0, 0);
 		return c;
 	}
 	c->ac = ac;
-	redisLibuvAttach(ac, loop);
-	redisAsyncSetConnectCallback(ac, connected);
-	redisAsyncSetDisconnectCallback(ac, disconnected);
-	if (s->password) {
-		const char *argv[] = { "AUTH", s->password };
-		size_t lens[] = { 4, strlen(s->password) };
-		redisAsyncCommandArgv(ac, cmd_done, "AUTH (CLUSTER_PASSWORD_FILE)", 2, argv, lens);
-	}
 	if (s->role == CLUSTER_LEADER)
 		read_next(c);
 	return c;
@@ -348,7 +510,9 @@ struct crec *crec_new(uv_loop_t *loop, const struct cluster_settings *s, const s
 static void close_cb(uv_timer_t *t)
 {
 	struct crec *c = t->data;
-	if (!c->ac || c->s->role == CLUSTER_LEADER) {
+	uv_timer_stop(&c->retry_timer);
+	uv_timer_stop(&c->watch_timer);
+	if (!c->ac || c->retry.down || c->s->role == CLUSTER_LEADER) {
 		final_cb(t);
 		return;
 	}
