@@ -555,18 +555,17 @@ static void read_done(redisAsyncContext *ac, void *reply, void *priv)
 	if (reply_bad(c, ac, rep, "XREAD"))
 		return;
 	for (size_t s = 0; rep->type == REDIS_REPLY_ARRAY && s < rep->elements; s++) {
-		redisReply *sr = rep->element[s];
-		if (sr->type != REDIS_REPLY_ARRAY || sr->elements != 2 ||
-		    sr->element[0]->type != REDIS_REPLY_STRING ||
-		    sr->element[1]->type != REDIS_REPLY_ARRAY)
+		const char *name;
+		const redisReply *entries = redis_xread_stream(rep->element[s], &name);
+		if (!entries)
 			continue;
-		const char *name = sr->element[0]->str, *suffix = strstr(name, "__stream__");
+		const char *suffix = strstr(name, "__stream__");
 		int which = -1;
 		for (int w = 0; suffix && w < S_COUNT; w++)
 			if (strcmp(suffix + 10, stream_suffix(c, w)) == 0)
 				which = w;
-		for (size_t i = 0; which >= 0 && i < sr->element[1]->elements; i++) {
-			handle_entry(c, which, sr->element[1]->element[i]);
+		for (size_t i = 0; which >= 0 && i < entries->elements; i++) {
+			handle_entry(c, which, entries->element[i]);
 			if (c->closing || c->failed || c->st.st == ST_DONE)
 				break;
 		}
@@ -590,26 +589,16 @@ static void read_next(struct cluster *c)
 	if (c->reading || c->closing || c->failed || c->retry.down || !c->rd || st->st == ST_DONE ||
 	    st->st == ST_IDLE)
 		return;
-	char names[S_COUNT][RB_ID_MAX + RB_NAME_MAX + 16], block[16];
-	const char *argv[5 + 2 * S_COUNT];
-	size_t len[5 + 2 * S_COUNT];
-	int n = 0;
-	snprintf(block, sizeof(block), "%d", CLUSTER_READ_BLOCK_MS);
-	argv[n++] = "XREAD";
-	argv[n++] = "BLOCK";
-	argv[n++] = block;
-	argv[n++] = "STREAMS";
+	char names[S_COUNT][RB_ID_MAX + RB_NAME_MAX + 16];
+	const char *keys[S_COUNT], *lasts[S_COUNT];
 	for (int w = 0; w < S_COUNT; w++) {
 		snprintf(names[w], sizeof(names[w]), "%s__stream__%s", st->id, stream_suffix(c, w));
-		argv[n++] = names[w];
+		keys[w] = names[w];
+		lasts[w] = st->last[w];
 	}
-	for (int w = 0; w < S_COUNT; w++)
-		argv[n++] = st->last[w];
-	for (int i = 0; i < n; i++)
-		len[i] = strlen(argv[i]);
 	c->reading = true;
 	c->read_t0 = clock_mono_ns();
-	redisAsyncCommandArgv(c->rd, read_done, NULL, n, argv, len);
+	redis_xread(c->rd, read_done, 0, CLUSTER_READ_BLOCK_MS, S_COUNT, keys, lasts);
 }
 
 static void step_reset(struct cluster *c, uint32_t k);
@@ -781,18 +770,14 @@ static void hb_read_done(redisAsyncContext *ac, void *reply, void *priv)
 	if (reply_bad(c, ac, rep, "XREAD (heartbeats)"))
 		return;
 	for (size_t s = 0; rep->type == REDIS_REPLY_ARRAY && s < rep->elements; s++) {
-		redisReply *sr = rep->element[s];
-		const char *name = sr->type == REDIS_REPLY_ARRAY && sr->elements == 2 &&
-						   sr->element[0]->type == REDIS_REPLY_STRING
-					   ? sr->element[0]->str
-					   : "";
+		const char *name;
+		const redisReply *entries = redis_xread_stream(rep->element[s], &name);
 		size_t idlen = strlen(c->hb_id);
-		if (sr->type != REDIS_REPLY_ARRAY || sr->elements != 2 ||
-		    sr->element[1]->type != REDIS_REPLY_ARRAY || strncmp(name, c->hb_id, idlen) != 0 ||
+		if (!entries || strncmp(name, c->hb_id, idlen) != 0 ||
 		    strncmp(name + idlen, "__stream__", 10) != 0)
 			continue; /* the roadblock before the one followed now */
-		for (size_t i = 0; i < sr->element[1]->elements && !c->closing && !c->failed; i++)
-			hb_entry(c, sr->element[1]->element[i]);
+		for (size_t i = 0; i < entries->elements && !c->closing && !c->failed; i++)
+			hb_entry(c, entries->element[i]);
 	}
 	hb_read(c);
 }
@@ -801,16 +786,12 @@ static void hb_read(struct cluster *c)
 {
 	if (c->hb_reading || c->closing || c->failed || c->retry.down || !c->hb || !c->hb_step)
 		return;
-	char stream[RB_ID_MAX + 32], block[16];
+	char stream[RB_ID_MAX + 32];
 	snprintf(stream, sizeof(stream), "%s__stream__%s", c->hb_id, stream_suffix(c, S_INBOX));
-	snprintf(block, sizeof(block), "%lld", (long long)(c->hb_every_ns / 1000000));
-	const char *argv[] = { "XREAD", "BLOCK", block, "STREAMS", stream, c->hb_last };
-	size_t len[6];
-	for (int i = 0; i < 6; i++)
-		len[i] = strlen(argv[i]);
+	const char *keys[] = { stream }, *lasts[] = { c->hb_last };
 	c->hb_reading = true;
 	c->hb_read_t0 = clock_mono_ns();
-	redisAsyncCommandArgv(c->hb, hb_read_done, NULL, 6, argv, len);
+	redis_xread(c->hb, hb_read_done, 0, c->hb_every_ns / 1000000, 1, keys, lasts);
 }
 
 static void hb_tick(uv_timer_t *t)

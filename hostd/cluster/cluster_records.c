@@ -247,16 +247,15 @@ static void entry_in(struct crec *c, size_t m, redisReply *e)
 
 /* One stream of an XREAD reply: its entries and whose (*m), or NULL when
  * it is malformed or no follower's. */
-static redisReply *stream_of(struct crec *c, redisReply *sr, size_t *m)
+static const redisReply *stream_of(struct crec *c, const redisReply *sr, size_t *m)
 {
 	char key[CREC_KEY_MAX];
-	bool whole = sr->type == REDIS_REPLY_ARRAY && sr->elements == 2 &&
-		     sr->element[0]->type == REDIS_REPLY_STRING &&
-		     sr->element[1]->type == REDIS_REPLY_ARRAY;
-	for (*m = 1; whole && *m < c->s->nmembers; (*m)++) {
+	const char *name;
+	const redisReply *entries = redis_xread_stream(sr, &name);
+	for (*m = 1; entries && *m < c->s->nmembers; (*m)++) {
 		stream_key(c, *m, key);
-		if (strcmp(key, sr->element[0]->str) == 0)
-			return sr->element[1];
+		if (strcmp(key, name) == 0)
+			return entries;
 	}
 	return NULL;
 }
@@ -272,7 +271,7 @@ static void read_done(redisAsyncContext *ac, void *reply, void *priv)
 		return;
 	for (size_t s = 0; rep->type == REDIS_REPLY_ARRAY && s < rep->elements; s++) {
 		size_t m;
-		redisReply *entries = stream_of(c, rep->element[s], &m);
+		const redisReply *entries = stream_of(c, rep->element[s], &m);
 		for (size_t i = 0; entries && i < entries->elements; i++) {
 			entry_in(c, m, entries->element[i]);
 			if (c->closing || c->failed)
@@ -293,29 +292,16 @@ static void read_next(struct crec *c)
 	size_t n = c->s->nmembers - 1;
 	if (c->reading || c->closing || c->failed || c->retry.down || !c->ac || n == 0)
 		return;
-	char keys[CLUSTER_MEMBERS_MAX][CREC_KEY_MAX], block[16], count[16];
-	const char *argv[6 + 2 * CLUSTER_MEMBERS_MAX];
-	size_t lens[6 + 2 * CLUSTER_MEMBERS_MAX];
-	int a = 0;
-	snprintf(block, sizeof(block), "%d", CREC_READ_BLOCK_MS);
-	snprintf(count, sizeof(count), "%d", CREC_READ_COUNT);
-	argv[a++] = "XREAD";
-	argv[a++] = "COUNT";
-	argv[a++] = count;
-	argv[a++] = "BLOCK";
-	argv[a++] = block;
-	argv[a++] = "STREAMS";
+	char names[CLUSTER_MEMBERS_MAX][CREC_KEY_MAX];
+	const char *keys[CLUSTER_MEMBERS_MAX], *lasts[CLUSTER_MEMBERS_MAX];
 	for (size_t m = 1; m <= n; m++) {
-		stream_key(c, m, keys[m - 1]);
-		argv[a++] = keys[m - 1];
+		stream_key(c, m, names[m - 1]);
+		keys[m - 1] = names[m - 1];
+		lasts[m - 1] = c->last[m];
 	}
-	for (size_t m = 1; m <= n; m++)
-		argv[a++] = c->last[m];
-	for (int i = 0; i < a; i++)
-		lens[i] = strlen(argv[i]);
 	c->reading = true;
 	c->read_t0 = clock_mono_ns();
-	redisAsyncCommandArgv(c->ac, read_done, NULL, a, argv, lens);
+	redis_xread(c->ac, read_done, CREC_READ_COUNT, CREC_READ_BLOCK_MS, n, keys, lasts);
 }
 
 /* ---- the handle ---------------------------------------------------------- */

@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "cluster.h"
+#include "xalloc.h"
 
 redisAsyncContext *redis_link_connect(uv_loop_t *loop, const struct cluster_settings *s, void *data,
 				      redisConnectCallback *conn, redisDisconnectCallback *disc,
@@ -64,4 +65,41 @@ void redis_retry_back(struct redis_retry *r)
 {
 	r->down = false;
 	r->tries = 0;
+}
+
+void redis_xread(redisAsyncContext *ac, redisCallbackFn *cb, int count, int64_t block_ms, size_t n,
+		 const char *const *keys, const char *const *lasts)
+{
+	const char **argv = xcalloc(6 + 2 * n, sizeof(*argv));
+	size_t *len = xcalloc(6 + 2 * n, sizeof(*len));
+	char count_s[16], block_s[24];
+	int a = 0;
+	argv[a++] = "XREAD";
+	if (count > 0) {
+		snprintf(count_s, sizeof(count_s), "%d", count);
+		argv[a++] = "COUNT";
+		argv[a++] = count_s;
+	}
+	snprintf(block_s, sizeof(block_s), "%lld", (long long)block_ms);
+	argv[a++] = "BLOCK";
+	argv[a++] = block_s;
+	argv[a++] = "STREAMS";
+	for (size_t i = 0; i < n; i++)
+		argv[a++] = keys[i];
+	for (size_t i = 0; i < n; i++)
+		argv[a++] = lasts[i];
+	for (int i = 0; i < a; i++)
+		len[i] = strlen(argv[i]);
+	redisAsyncCommandArgv(ac, cb, NULL, a, argv, len);
+	free(argv);
+	free(len);
+}
+
+const redisReply *redis_xread_stream(const redisReply *sr, const char **name)
+{
+	if (sr->type != REDIS_REPLY_ARRAY || sr->elements != 2 ||
+	    sr->element[0]->type != REDIS_REPLY_STRING || sr->element[1]->type != REDIS_REPLY_ARRAY)
+		return NULL;
+	*name = sr->element[0]->str;
+	return sr->element[1];
 }

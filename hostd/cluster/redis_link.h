@@ -25,6 +25,14 @@ redisAsyncContext *redis_link_connect(uv_loop_t *loop, const struct cluster_sett
 				      redisConnectCallback *conn, redisDisconnectCallback *disc,
 				      redisCallbackFn *auth_cb);
 
+/* Sends XREAD [COUNT count] BLOCK block_ms STREAMS keys... lasts... for n
+ * streams (count 0: no COUNT), its reply to cb (priv NULL). */
+void redis_xread(redisAsyncContext *ac, redisCallbackFn *cb, int count, int64_t block_ms, size_t n,
+		 const char *const *keys, const char *const *lasts);
+/* One stream of an XREAD reply ([name, [entries...]]): its entries, and its
+ * name in *name; NULL when it has another shape. */
+const redisReply *redis_xread_stream(const redisReply *sr, const char **name);
+
 /* The tries to connect again after a loss. */
 struct redis_retry {
 	bool down;	  /* lost, not back yet */
