@@ -321,6 +321,14 @@ static void both_complete(int sa, int sb, size_t steps, json_object ***ra, json_
 	ck_assert_uint_eq(nb, steps);
 }
 
+/* The record says this host joined the step's roadblock while the step
+ * before ran (docs/cluster.md "Joining the next step early"). */
+static bool joined_early(json_object *cluster)
+{
+	json_object *v = NULL;
+	return json_object_object_get_ex(cluster, "joined_early", &v) && json_object_get_boolean(v);
+}
+
 START_TEST(test_two_hosts_one_instant)
 {
 	write_gconf("g.conf", 3, 2000);
@@ -349,6 +357,11 @@ START_TEST(test_two_hosts_one_instant)
 					      json_type_boolean));
 		/* the leader knows both round trips */
 		ck_assert_int_gt(json_object_get_int64(field(field(ca, "rtt_ns"), "b")), 0);
+		/* both speak lockstep: from step 2 each joined while the step
+		 * before ran */
+		ck_assert_msg(joined_early(ca) == (i > 0) && joined_early(cb) == (i > 0),
+			      "step %zu: joined early: leader %d, follower %d", i + 1,
+			      joined_early(ca), joined_early(cb));
 		int64_t lo = INT64_MAX, hi = INT64_MIN;
 		json_object *hosts[] = { ca, cb };
 		for (int h = 0; h < 2; h++) {
@@ -827,6 +840,8 @@ START_TEST(test_follows_plain_roadblock_leader)
 			      "an instant from a leader that sent none: %s",
 			      json_object_to_json_string(c));
 		ck_assert_int_eq(json_object_object_length(field(c, "started_realtime_ns")), 2);
+		/* roadblock's timeout counts from the roadblock's creation */
+		ck_assert_msg(!joined_early(c), "step %zu joined early with a plain leader", i + 1);
 	}
 	free_ndjson(rb, n);
 }
@@ -893,6 +908,7 @@ START_TEST(test_leads_plain_roadblock_follower)
 		ck_assert_int_gt(json_object_get_int64(field(c, "release_realtime_ns")), 0);
 		/* it told no round trip: null, and the lead rests on the leader's own */
 		ck_assert_ptr_null(field(field(c, "rtt_ns"), "b"));
+		ck_assert_msg(!joined_early(c), "step %zu joined early with a plain follower", i + 1);
 	}
 	free_ndjson(ra, n);
 }

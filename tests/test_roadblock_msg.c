@@ -114,26 +114,45 @@ START_TEST(test_release_object_round_trip)
 	struct rb_msg m, back;
 	char err[256] = "";
 	rb_msg_init(&m, "u-3", "exp:step-2", 9, RB_ROLE_LEADER, "a", RB_TO_ALL, NULL, RB_USER_OBJECT);
-	m.user_object = rb_release_object(2, 1700000000123456789LL, 4000000);
+	struct rb_release out = { 0 }, in = { .step = 2,
+					      .at_realtime_ns = 1700000000123456789LL,
+					      .lead_ns = 4000000 };
+	m.user_object = rb_release_object(&in);
 	char *text = rb_msg_encode(&m);
 	rb_msg_clear(&m);
 	ck_assert_int_eq(decode(text, &back, err), 0);
 	free(text);
-	uint32_t step = 0;
-	int64_t at = 0, lead = 0;
-	ck_assert_int_eq(rb_release_parse(back.user_object, &step, &at, &lead, err, sizeof(err)), 1);
-	ck_assert_uint_eq(step, 2);
-	ck_assert_int_eq(at, 1700000000123456789LL);
-	ck_assert_int_eq(lead, 4000000);
+	ck_assert_int_eq(rb_release_parse(back.user_object, &out, err, sizeof(err)), 1);
+	ck_assert_uint_eq(out.step, 2);
+	ck_assert_int_eq(out.at_realtime_ns, 1700000000123456789LL);
+	ck_assert_int_eq(out.lead_ns, 4000000);
+	ck_assert(!out.next_early);
 	rb_msg_clear(&back);
+
+	/* next_early said only when true, and read back */
+	in.next_early = true;
+	json_object *early = rb_release_object(&in);
+	ck_assert_str_eq(json_object_to_json_string_ext(early, JSON_C_TO_STRING_PLAIN),
+			 "{\"lockstep-release\":{\"step\":2,\"at_realtime_ns\":1700000000123456789,"
+			 "\"lead_ns\":4000000,\"next_early\":true}}");
+	ck_assert_int_eq(rb_release_parse(early, &out, err, sizeof(err)), 1);
+	ck_assert(out.next_early);
+	json_object_put(early);
+	json_object *notbool =
+		json_tokener_parse("{\"lockstep-release\":{\"step\":3,"
+				   "\"at_realtime_ns\":5,\"lead_ns\":1,\"next_early\":1}}");
+	ck_assert_int_eq(rb_release_parse(notbool, &out, err, sizeof(err)), -EBADMSG);
+	ck_assert_str_eq(err, "payload.message.user-object.lockstep-release.next_early: 1 is not "
+			      "true or false");
+	json_object_put(notbool);
 
 	/* a roadblock user's own object is not ours */
 	json_object *other = json_tokener_parse("{\"foo\":1}");
-	ck_assert_int_eq(rb_release_parse(other, &step, &at, &lead, err, sizeof(err)), 0);
+	ck_assert_int_eq(rb_release_parse(other, &out, err, sizeof(err)), 0);
 	json_object_put(other);
 	json_object *wrong = json_tokener_parse("{\"lockstep-release\":{\"step\":0,"
 						"\"at_realtime_ns\":5,\"lead_ns\":1}}");
-	ck_assert_int_eq(rb_release_parse(wrong, &step, &at, &lead, err, sizeof(err)), -EBADMSG);
+	ck_assert_int_eq(rb_release_parse(wrong, &out, err, sizeof(err)), -EBADMSG);
 	ck_assert_str_eq(err, "payload.message.user-object.lockstep-release.step: 0 is not a whole "
 			      "number in 1..4294967295");
 	json_object_put(wrong);

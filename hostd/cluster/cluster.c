@@ -30,6 +30,10 @@ struct step {
 	enum step_state st;
 	char last[S_COUNT][48]; /* the last stream entry id read */
 	bool initiator, sent_online_all, sent_ready, abort_seen, have_at;
+	/* joined before this member's own barrier of the step was complete
+	 * (docs/cluster.md "Joining the next step early"); that barrier done */
+	bool early, local_ready;
+	bool online_all;	      /* a follower: the leader's all-online read */
 	char abort_from[RB_NAME_MAX]; /* the follower that said follower-ready-abort */
 	int64_t at_real, lead;
 	json_object *record;
@@ -48,7 +52,10 @@ struct cluster {
 	uint64_t seq;
 	uint8_t uuid_base[16]; /* random; each message's uuid mixes seq in */
 	int64_t rtt_ns, ping_t0;
-	uint32_t pending; /* a step ready while the last read was out */
+	uint32_t pending;  /* a step ready while the last read was out */
+	uint32_t nsteps;   /* the plan's: no roadblock is joined past the last */
+	bool next_early;   /* join the next step's roadblock once this one is released */
+	int64_t started_s; /* CLOCK_REALTIME s at cluster_new */
 	char plan[RB_SHA256_HEX + 1];
 	struct step st;
 	/* heartbeats (docs/cluster.md "Heartbeats"): on the roadblock of the
@@ -99,6 +106,14 @@ static const char *stream_suffix(const struct cluster *c, int which)
 
 /* ---- outcome ------------------------------------------------------------ */
 
+/* This host's own barrier of the open step is complete and the hosts'
+ * is not: the run waits here.  A step joined early is open while the
+ * step before still runs. */
+static bool at_barrier(const struct cluster *c)
+{
+	return c->st.st == ST_WAITING && c->st.local_ready;
+}
+
 static void hb_follow(struct cluster *c);
 
 static void deliver(struct cluster *c, enum cluster_outcome out, int64_t at, const char *why)
@@ -140,7 +155,7 @@ static void fail(struct cluster *c, enum cluster_outcome out, const char *fmt, .
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	if (c->st.st != ST_WAITING) {
+	if (!at_barrier(c)) {
 		/* between barriers (a heartbeat): the record of the step
 		 * released last is the run's, and stays as it was */
 		json_object_put(c->st.record);
@@ -317,6 +332,15 @@ static void record_dropped(struct cluster *c)
 	json_object_object_add(c->st.record, "dropped", d);
 }
 
+/* Every follower still in the run has said it is lockstep. */
+static bool all_lockstep(const struct cluster *c)
+{
+	for (size_t i = 1; i < c->s->nmembers; i++)
+		if (!c->roster.dropped[i] && !c->lockstep[i])
+			return false;
+	return true;
+}
+
 static void leader_advance(struct cluster *c)
 {
 	struct step *st = &c->st;
@@ -328,8 +352,8 @@ static void leader_advance(struct cluster *c)
 		st->sent_online_all = true;
 		to_followers(c, RB_ALL_ONLINE, NULL);
 	}
-	if (!roster_all(&c->roster, ROSTER_READY))
-		return;
+	if (!roster_all(&c->roster, ROSTER_READY) || (!st->local_ready && !st->abort_seen))
+		return; /* an abort need not wait for this host's own barrier */
 	to_followers(c, RB_ALL_READY, NULL);
 	if (st->abort_seen || c->aborting) {
 		to_followers(c, RB_ALL_ABORT, NULL);
@@ -348,13 +372,16 @@ static void leader_advance(struct cluster *c)
 						       ? json_object_new_int64(c->roster.rtt_ns[i])
 						       : NULL);
 	json_object_object_add(st->record, "rtt_ns", rtts);
-	int64_t lead = roster_lead(&c->roster, c->rtt_ns, st->k);
-	int64_t at = clock_real_ns() + lead;
-	json_object_object_add(st->record, "lead_ns", json_object_new_int64(lead));
-	to_followers(c, RB_USER_OBJECT, rb_release_object(st->k, at, lead));
+	struct rb_release rel = { .step = st->k, .lead_ns = roster_lead(&c->roster, c->rtt_ns, st->k) };
+	rel.at_realtime_ns = clock_real_ns() + rel.lead_ns;
+	/* a plain roadblock member's timeout runs from the roadblock's
+	 * creation: only when every member speaks lockstep */
+	c->next_early = rel.next_early = all_lockstep(c);
+	json_object_object_add(st->record, "lead_ns", json_object_new_int64(rel.lead_ns));
+	to_followers(c, RB_USER_OBJECT, rb_release_object(&rel));
 	to_followers(c, RB_ALL_GO, NULL);
 	st->st = ST_RELEASED;
-	deliver(c, CLUSTER_RELEASED, at, NULL);
+	deliver(c, CLUSTER_RELEASED, rel.at_realtime_ns, NULL);
 }
 
 static ssize_t member_index(const struct cluster *c, const char *id)
@@ -435,12 +462,23 @@ static void leader_handle(struct cluster *c, const struct rb_msg *m)
 
 /* ---- a follower ---------------------------------------------------------- */
 
+/* follower-ready once the leader said all-online and this host's own
+ * barrier is complete, whichever comes last. */
+static void follower_ready(struct cluster *c)
+{
+	struct step *st = &c->st;
+	if (!st->online_all || !st->local_ready || st->sent_ready)
+		return;
+	st->sent_ready = true;
+	to_leader(c, RB_USER_OBJECT, rb_member_object(c->s->member, c->rtt_ns, c->plan));
+	to_leader(c, c->aborting ? RB_FOLLOWER_READY_ABORT : RB_FOLLOWER_READY, NULL);
+}
+
 static void follower_handle(struct cluster *c, const struct rb_msg *m)
 {
 	struct step *st = &c->st;
 	char err[256];
-	uint32_t k;
-	int64_t at, lead;
+	struct rb_release rel;
 	if (m->sender_type != RB_ROLE_LEADER || strcmp(m->sender_id, c->s->members[0]) != 0) {
 		if (m->sender_type == RB_ROLE_LEADER)
 			add_event(st, "%s from %s, not the leader %s: ignored",
@@ -449,22 +487,21 @@ static void follower_handle(struct cluster *c, const struct rb_msg *m)
 	}
 	switch (m->command) {
 	case RB_ALL_ONLINE:
-		if (st->sent_ready)
-			return;
-		st->sent_ready = true;
-		to_leader(c, RB_USER_OBJECT, rb_member_object(c->s->member, c->rtt_ns, c->plan));
-		to_leader(c, c->aborting ? RB_FOLLOWER_READY_ABORT : RB_FOLLOWER_READY, NULL);
+		st->online_all = true;
+		follower_ready(c);
 		return;
 	case RB_USER_OBJECT: {
-		int r = rb_release_parse(m->user_object, &k, &at, &lead, err, sizeof(err));
+		int r = rb_release_parse(m->user_object, &rel, err, sizeof(err));
 		if (r < 0)
 			add_event(st, "a release from %s: %s", m->sender_id, err);
-		else if (r > 0 && k == st->k) {
+		else if (r > 0 && rel.step == st->k) {
 			st->have_at = true;
 			c->lockstep[0] = true;
-			st->at_real = at;
-			st->lead = lead;
-			json_object_object_add(st->record, "lead_ns", json_object_new_int64(lead));
+			c->next_early = rel.next_early;
+			st->at_real = rel.at_realtime_ns;
+			st->lead = rel.lead_ns;
+			json_object_object_add(st->record, "lead_ns",
+					       json_object_new_int64(rel.lead_ns));
 		}
 		return;
 	}
@@ -493,6 +530,7 @@ static void follower_handle(struct cluster *c, const struct rb_msg *m)
 
 static void read_next(struct cluster *c);
 static void step_begin(struct cluster *c, uint32_t k);
+static void step_early(struct cluster *c);
 static void timeout_cb(uv_timer_t *t);
 static void close_final(uv_timer_t *t);
 
@@ -580,6 +618,8 @@ static void read_done(redisAsyncContext *ac, void *reply, void *priv)
 		step_begin(c, k);
 		return;
 	}
+	if (c->st.st == ST_DONE)
+		step_early(c);
 	read_next(c);
 }
 
@@ -609,7 +649,9 @@ static void step_join(struct cluster *c);
  * leader answers a follower's follower-ready-abort with all-abort). */
 static void say_abort(struct cluster *c)
 {
-	if (c->st.st != ST_WAITING) {
+	/* a follower already ready here may be released here all the same:
+	 * the leader learns it at the next one */
+	if (c->st.st != ST_WAITING || (c->s->role == CLUSTER_FOLLOWER && c->st.sent_ready)) {
 		step_reset(c, c->st.k + 1);
 		step_join(c);
 	}
@@ -714,8 +756,8 @@ static void follower_lost_leader(struct cluster *c, int64_t now)
 	char silence[600], why[900];
 	silence_text(c, 0, now, silence, sizeof(silence));
 	c->leader_lost = true;
-	if (c->s->on_failure == CLUSTER_ON_FAILURE_ABORT || c->st.st == ST_WAITING) {
-		const char *policy = c->st.st == ST_WAITING ? "" : " (ON_HOST_FAILURE=abort)";
+	if (c->s->on_failure == CLUSTER_ON_FAILURE_ABORT || at_barrier(c)) {
+		const char *policy = at_barrier(c) ? "" : " (ON_HOST_FAILURE=abort)";
 		/* a leader only slow, not gone, need not wait for its timeout */
 		say_abort(c);
 		fail(c, CLUSTER_HEARTBEAT, "cluster: the leader %s %s%s", c->s->members[0], silence,
@@ -906,15 +948,18 @@ static void created_done(redisAsyncContext *ac, void *reply, void *priv)
 	long long now = clock_real_ns() / 1000000000, created = now;
 	if (rep->type == REDIS_REPLY_STRING)
 		created = strtoll(rep->str, NULL, 10);
-	if (created >= now - (long long)c->s->timeout_s - CLUSTER_STALE_SLACK_S) {
+	/* the others may have joined early, a whole step ago: the measure is
+	 * this member's start */
+	if (created >= c->started_s - (long long)c->s->timeout_s - CLUSTER_STALE_SLACK_S) {
 		read_next(c);
 		return;
 	}
 	fail(c, CLUSTER_ABORTED,
-	     "cluster step %u: the roadblock %s was made %lld s ago, before "
-	     "this run (CLUSTER_TIMEOUT=%gs): CLUSTER_ID=%s was used by an earlier run; give every "
-	     "run a new CLUSTER_ID",
-	     c->st.k, c->st.id, now - created, c->s->timeout_s, c->s->id);
+	     "cluster step %u: the roadblock %s was made %lld s ago, %lld s before "
+	     "this member started (CLUSTER_TIMEOUT=%gs): CLUSTER_ID=%s was used by an earlier run; "
+	     "give every run a new CLUSTER_ID",
+	     c->st.k, c->st.id, now - created, (long long)c->started_s - created, c->s->timeout_s,
+	     c->s->id);
 }
 
 static void msetnx_done(redisAsyncContext *ac, void *reply, void *priv)
@@ -964,7 +1009,6 @@ static void step_reset(struct cluster *c, uint32_t k)
 			       json_object_new_string(c->s->role == CLUSTER_LEADER ? "leader"
 										   : "follower"));
 	json_object_object_add(st->record, "member", json_object_new_string(c->s->member));
-	json_object_object_add(st->record, "ready_realtime_ns", json_object_new_int64(clock_real_ns()));
 	if (c->s->role == CLUSTER_LEADER)
 		record_dropped(c);
 	if (c->carry) {
@@ -995,13 +1039,41 @@ static void step_join(struct cluster *c)
 		to_leader(c, RB_FOLLOWER_ONLINE, NULL);
 }
 
+/* This host's own barrier of the step is complete: CLUSTER_TIMEOUT runs
+ * from here, and the step's ready may go. */
+static void step_local_ready(struct cluster *c)
+{
+	struct step *st = &c->st;
+	st->local_ready = true;
+	json_object_object_add(st->record, "ready_realtime_ns", json_object_new_int64(clock_real_ns()));
+	uv_timer_start(&c->timeout_timer, timeout_cb, (uint64_t)(c->s->timeout_s * 1000), 0);
+	if (c->s->role == CLUSTER_LEADER)
+		leader_advance(c); /* every follower dropped: nobody to wait for */
+	else
+		follower_ready(c);
+}
+
 static void step_begin(struct cluster *c, uint32_t k)
 {
 	step_reset(c, k);
 	step_join(c);
-	uv_timer_start(&c->timeout_timer, timeout_cb, (uint64_t)(c->s->timeout_s * 1000), 0);
+	step_local_ready(c);
+}
+
+/* Step k released and done with here: join step k+1's roadblock now, while
+ * the step runs, so that only follower-ready, all-ready and all-go are
+ * left for the moment every host is ready (docs/cluster.md "Joining the
+ * next step early"). */
+static void step_early(struct cluster *c)
+{
+	if (!c->next_early || c->st.k >= c->nsteps || c->closing || c->failed || c->retry.down)
+		return;
+	step_reset(c, c->st.k + 1);
+	c->st.early = true;
+	json_object_object_add(c->st.record, "joined_early", json_object_new_boolean(true));
+	step_join(c);
 	if (c->s->role == CLUSTER_LEADER)
-		leader_advance(c); /* every follower dropped: nobody to wait for */
+		leader_advance(c);
 }
 
 static void timeout_cb(uv_timer_t *t)
@@ -1308,9 +1380,11 @@ static void cluster_uuid_base(uint8_t base[16])
 }
 
 struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,
-			    const char *plan_sha256, cluster_cb cb, void *data)
+			    const char *plan_sha256, uint32_t nsteps, cluster_cb cb, void *data)
 {
 	struct cluster *c = xcalloc(1, sizeof(*c));
+	c->nsteps = nsteps;
+	c->started_s = clock_real_ns() / 1000000000;
 	snprintf(c->plan, sizeof(c->plan), "%s", plan_sha256);
 	c->loop = loop;
 	c->s = s;
@@ -1357,6 +1431,10 @@ void cluster_step_ready(struct cluster *c, uint32_t k)
 		say_abort(c); /* at step k: a leader only slow learns it at once */
 		fail(c, CLUSTER_HEARTBEAT, "cluster step %u: the leader %s %s: the run ends here",
 		     k, c->s->members[0], silence);
+		return;
+	}
+	if (c->st.k == k && c->st.early) {
+		step_local_ready(c);
 		return;
 	}
 	if (c->reading) {

@@ -71,9 +71,11 @@ struct cluster;
 /* Connects (asynchronously: a refused connection comes back through cb as
  * CLUSTER_REDIS_ERROR of step 0).  s must outlive the cluster.  plan_sha256:
  * this host's plan; the leader aborts the run at the first step when a
- * follower's differs (every member must run the same g.conf). */
+ * follower's differs (every member must run the same g.conf).  nsteps: the
+ * plan's steps; once every member speaks lockstep, each joins step k+1's
+ * roadblock when step k is released, never past nsteps. */
 struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,
-			    const char *plan_sha256, cluster_cb cb, void *data);
+			    const char *plan_sha256, uint32_t nsteps, cluster_cb cb, void *data);
 /* Once a step is released every member sends a heartbeat (roadblock's
  * leader-heartbeat, follower-heartbeat) on that step's roadblock every
  * every_ns; the leader names a follower, a follower its leader, not heard

@@ -510,12 +510,14 @@ out:
 
 /* ---- lockstep's own user-objects -------------------------------------- */
 
-json_object *rb_release_object(uint32_t step, int64_t at_realtime_ns, int64_t lead_ns)
+json_object *rb_release_object(const struct rb_release *r)
 {
 	json_object *o = json_object_new_object(), *v = json_object_new_object();
-	json_object_object_add(v, "step", json_object_new_int64(step));
-	json_object_object_add(v, "at_realtime_ns", json_object_new_int64(at_realtime_ns));
-	json_object_object_add(v, "lead_ns", json_object_new_int64(lead_ns));
+	json_object_object_add(v, "step", json_object_new_int64(r->step));
+	json_object_object_add(v, "at_realtime_ns", json_object_new_int64(r->at_realtime_ns));
+	json_object_object_add(v, "lead_ns", json_object_new_int64(r->lead_ns));
+	if (r->next_early)
+		json_object_object_add(v, "next_early", json_object_new_boolean(true));
 	json_object_object_add(o, "lockstep-release", v);
 	return o;
 }
@@ -537,8 +539,7 @@ static int get_int(json_object *o, const char *path, const char *key, int64_t mi
 #define PATH_RELEASE "payload.message.user-object.lockstep-release"
 #define PATH_MEMBER "payload.message.user-object.lockstep-member"
 
-int rb_release_parse(json_object *o, uint32_t *step, int64_t *at_realtime_ns, int64_t *lead_ns,
-		     char *err, size_t errlen)
+int rb_release_parse(json_object *o, struct rb_release *out, char *err, size_t errlen)
 {
 	json_object *v = json_object_is_type(o, json_type_object) ? member(o, "lockstep-release")
 								  : NULL;
@@ -549,11 +550,19 @@ int rb_release_parse(json_object *o, uint32_t *step, int64_t *at_realtime_ns, in
 		return -EBADMSG;
 	int r;
 	if ((r = get_int(v, PATH_RELEASE, "step", 1, UINT32_MAX, &k, err, errlen)) < 0 ||
-	    (r = get_int(v, PATH_RELEASE, "at_realtime_ns", 1, INT64_MAX / 2, at_realtime_ns, err,
-			 errlen)) < 0 ||
-	    (r = get_int(v, PATH_RELEASE, "lead_ns", 0, 60 * 1000000000LL, lead_ns, err, errlen)) < 0)
+	    (r = get_int(v, PATH_RELEASE, "at_realtime_ns", 1, INT64_MAX / 2, &out->at_realtime_ns,
+			 err, errlen)) < 0 ||
+	    (r = get_int(v, PATH_RELEASE, "lead_ns", 0, 60 * 1000000000LL, &out->lead_ns, err,
+			 errlen)) < 0)
 		return r;
-	*step = (uint32_t)k;
+	json_object *early = member(v, "next_early");
+	if (early && !json_object_is_type(early, json_type_boolean)) {
+		char b[64];
+		return bad(err, errlen, -EBADMSG, "%s.next_early: %s is not true or false",
+			   PATH_RELEASE, shown(early, b, sizeof(b)));
+	}
+	out->next_early = early && json_object_get_boolean(early);
+	out->step = (uint32_t)k;
 	return 1;
 }
 

@@ -120,13 +120,20 @@ char *rb_json_compact(json_object *o);
 void rb_sha256_hex(const char *s, size_t len, char *hex);
 
 /* lockstep's release instant as a user-object:
- *   {"lockstep-release":{"step":N,"at_realtime_ns":T,"lead_ns":L}}
+ *   {"lockstep-release":{"step":N,"at_realtime_ns":T,"lead_ns":L[,"next_early":B]}}
+ * next_early: every member speaks lockstep, so each may join step N+1's
+ * roadblock as soon as step N is released (docs/cluster.md "Joining the
+ * next step early"); absent is false.
  * rb_release_parse: 1 with the fields when o is one (checked), 0 when o is
  * some other user-object, -EBADMSG with err when it claims to be one but a
  * field is wrong. */
-json_object *rb_release_object(uint32_t step, int64_t at_realtime_ns, int64_t lead_ns);
-int rb_release_parse(json_object *o, uint32_t *step, int64_t *at_realtime_ns, int64_t *lead_ns,
-		     char *err, size_t errlen);
+struct rb_release {
+	uint32_t step;
+	int64_t at_realtime_ns, lead_ns;
+	bool next_early;
+};
+json_object *rb_release_object(const struct rb_release *r);
+int rb_release_parse(json_object *o, struct rb_release *r, char *err, size_t errlen);
 
 /* A follower about itself, to the leader before follower-ready: its
  * measured round trip through Redis and its plan's digest (sha256 hex):

@@ -80,7 +80,7 @@ int run_cluster_start(struct run *r)
 	}
 	plan_digest(r->exp, plan);
 	r->cluster = xcalloc(1, sizeof(*r->cluster));
-	r->cluster->c = cluster_new(r->loop, &r->exp->cluster, plan, decided, r);
+	r->cluster->c = cluster_new(r->loop, &r->exp->cluster, plan, r->exp->nsteps, decided, r);
 	log_info("cluster %s: %s %s of %zu members, Redis at %s:%d", r->exp->cluster.id,
 		 r->exp->cluster.role == CLUSTER_LEADER ? "leader" : "follower", r->exp->cluster.member,
 		 r->exp->cluster.nmembers, r->exp->cluster.redis_host, r->exp->cluster.redis_port);
