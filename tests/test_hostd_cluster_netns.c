@@ -5,7 +5,9 @@
  * members m1 (the leader), m2, m3 each a real hostd with 2 local guests in
  * a namespace of its own, joined to the bridge by a veth.  Nothing here
  * sends to an address of the root namespace but loopback: every address is
- * inside the namespaces (10.99.0.0/24 exists only there).
+ * inside the namespaces (10.99.0.0/24 exists only there), which
+ * tools/cluster-netns makes and removes (as for tools/demo --cluster and
+ * bench/cluster).
  *
  * Cases: the three complete with one release instant per step; a member
  * SIGKILLed mid-run is named through its heartbeats within CLUSTER_TIMEOUT
@@ -32,7 +34,8 @@
 #include "testlib.h"
 
 #define NMEMBERS 3
-#define REDIS_ADDR "10.99.0.1"
+#define NET "10.99.0"
+#define REDIS_ADDR NET ".1"
 #define REDIS_PORT 6379
 #define REDIS_PW "netns-pw"
 
@@ -61,40 +64,36 @@ static const char *ns(char *buf, size_t size, const char *which)
 	return buf;
 }
 
+/* Where tools/ is: the source tree meson gives (LOCKSTEP_SOURCE_ROOT). */
+static const char *source_root(void)
+{
+	const char *src = getenv("LOCKSTEP_SOURCE_ROOT");
+	return src ? src : ".";
+}
+
+/* tools/cluster-netns (shared with tools/demo-cluster and bench/cluster):
+ * cmd and its arguments before the members, on our prefix and m1..m3; its
+ * exit status. */
+static int cluster_netns(const char *cmd, const char *args)
+{
+	char line[1024];
+	return SH(line, "'%s/tools/cluster-netns' %s %s %s m1 m2 m3", source_root(), cmd, prefix, args);
+}
+
 /* Every process in our namespaces killed (they are this suite's: hostds,
  * their agents, redis-server), then the namespaces removed. */
 static void netns_cleanup(void)
 {
-	const char *which[] = { "r", "m1", "m2", "m3" };
-	char n[64], cmd[1024];
-	for (int i = 0; i < 4; i++) {
-		ns(n, sizeof(n), which[i]);
-		SH(cmd,
-		   "[ -e /run/netns/%s ] && for p in $(ip netns pids %s); do kill -KILL $p; done; "
-		   "[ -e /run/netns/%s ] && ip netns del %s; true",
-		   n, n, n, n);
-	}
+	cluster_netns("down", "");
 }
 
-/* The bridge br0 (REDIS_ADDR/24) in namespace r, and each member's veth vm<i>
- * (10.99.0.1<i>) joined to it. */
+/* The bridge br0 (REDIS_ADDR/24) in namespace r, and each member's veth
+ * eth0 (NET.<9+i>) joined to it. */
 static void netns_make(void)
 {
-	char r[64], m[64], which[16];
 	netns_cleanup();
-	ns(r, sizeof(r), "r");
-	SH_OK("ip netns add %s && ip -n %s link set lo up && ip -n %s link add br0 type bridge && "
-	      "ip -n %s addr add %s/24 dev br0 && ip -n %s link set br0 up",
-	      r, r, r, r, REDIS_ADDR, r);
-	for (int i = 1; i <= NMEMBERS; i++) {
-		snprintf(which, sizeof(which), "m%d", i);
-		ns(m, sizeof(m), which);
-		SH_OK("ip netns add %s && ip -n %s link set lo up && "
-		      "ip link add vm%d netns %s type veth peer name vb%d netns %s && "
-		      "ip -n %s link set vb%d master br0 up && "
-		      "ip -n %s addr add 10.99.0.1%d/24 dev vm%d && ip -n %s link set vm%d up",
-		      m, m, i, m, i, r, r, i, m, i, i, m, i);
-	}
+	ck_assert_msg(cluster_netns("up", NET) == 0,
+		      "%s/tools/cluster-netns up %s " NET " m1 m2 m3 failed", source_root(), prefix);
 }
 
 /* argv run in namespace which ("r", "m1", ...), stdout and stderr to
@@ -406,7 +405,7 @@ START_TEST(test_member_cut_off)
 	start_all(10, "0.5", "ON_HOST_FAILURE=continue\n");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	clock_gettime(CLOCK_REALTIME, &r0);
-	SH_OK("ip -n %s link set vm3 down", ns(m3, sizeof(m3), "m3"));
+	SH_OK("ip -n %s link set eth0 down", ns(m3, sizeof(m3), "m3"));
 	wait_members(1, NMEMBERS, st);
 	ck_assert_msg(st[1] == 0, "leader exit %d: %s", st[1], log_of(1));
 	double named = logged_after(1, "cluster: member m3 silent for ", &r0);
