@@ -331,7 +331,9 @@ static bool joined_early(json_object *cluster)
 
 START_TEST(test_two_hosts_one_instant)
 {
-	write_gconf("g.conf", 3, 2000);
+	/* steps of some 100 ms: longer than the lead, so that each member
+	 * joins the next roadblock while one runs */
+	write_gconf("g.conf", 3, 50000000);
 	pid_t a = start_member("a", "leader", "CLUSTER_TIMEOUT=20\n");
 	pid_t b = start_member("b", "follower", "CLUSTER_TIMEOUT=20\n");
 	int sa = hostd_test_wait(a), sb = hostd_test_wait(b);

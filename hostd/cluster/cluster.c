@@ -19,6 +19,9 @@
 #include "roadblock_msg.h"
 #include "xalloc.h"
 
+/* At most this many messages go in one command (batch_end). */
+#define BATCH_MAX 4
+
 /* The three streams a member reads: global, its role's inbox, its own. */
 enum { S_GLOBAL, S_INBOX, S_PERSONAL, S_COUNT };
 
@@ -46,16 +49,18 @@ struct cluster {
 	void *data;
 	redisAsyncContext *cmd, *rd; /* rd only blocks in XREAD */
 	uv_timer_t timeout_timer, close_timer;
+	uv_timer_t early_timer; /* joins the next step's roadblock after the instant */
 	int handles;
 	bool closing, failed, reading, aborting;
 	struct roster roster; /* the leader's: who said what, who was dropped */
 	uint64_t seq;
 	uint8_t uuid_base[16]; /* random; each message's uuid mixes seq in */
 	int64_t rtt_ns, ping_t0;
-	uint32_t pending;  /* a step ready while the last read was out */
-	uint32_t nsteps;   /* the plan's: no roadblock is joined past the last */
-	bool next_early;   /* join the next step's roadblock once this one is released */
-	int64_t started_s; /* CLOCK_REALTIME s at cluster_new */
+	uint32_t pending;     /* a step ready while the last read was out */
+	uint32_t nsteps;      /* the plan's: no roadblock is joined past the last */
+	bool next_early;      /* join the next step's roadblock once this one is released */
+	uint32_t early_after; /* the step whose instant early_timer waits out */
+	int64_t started_s;    /* CLOCK_REALTIME s at cluster_new */
 	char plan[RB_SHA256_HEX + 1];
 	struct step st;
 	/* heartbeats (docs/cluster.md "Heartbeats"): on the roadblock of the
@@ -82,6 +87,10 @@ struct cluster {
 	char known_key[RB_ID_MAX]; /* a roadblock key known to be in Redis */
 	int64_t read_t0;	   /* the barrier's XREAD sent (mono ns) */
 	int64_t hb_tick_at;	   /* the last heartbeat tick (mono ns) */
+	/* messages written by one command (batch_begin .. batch_end) */
+	bool batching;
+	int nbatch;
+	char *batch_stream[BATCH_MAX], *batch_text[BATCH_MAX];
 };
 
 /* A command on the command connection, kept until its reply comes: a
@@ -281,10 +290,57 @@ static void xadd(struct cluster *c, const char *rb, const char *stream_suffix_, 
 	if (!text)
 		return; /* only a user-object we build ourselves: never */
 	snprintf(stream, sizeof(stream), "%s__stream__%s", rb, stream_suffix_);
+	if (c->batching && c->nbatch < BATCH_MAX) {
+		c->batch_stream[c->nbatch] = xstrdup(stream);
+		c->batch_text[c->nbatch++] = text;
+		return;
+	}
 	const char *argv[] = { "XADD", stream, "*", "msg", text };
 	size_t len[] = { 4, strlen(stream), 1, 3, strlen(text) };
 	cmd_send(c, cmd_done, "XADD", 5, argv, len);
 	free(text);
+}
+
+/* The messages written from here to batch_end go in one command.  Redis
+ * answers the reads blocked on a stream after each command: three XADDs
+ * (all-ready, the instant, all-go) would wake every follower three times,
+ * one script wakes each once, with the three. */
+static void batch_begin(struct cluster *c)
+{
+	c->batching = true;
+	c->nbatch = 0;
+}
+
+static const char batch_script[] =
+	"for i = 1, #KEYS do redis.call('XADD', KEYS[i], '*', 'msg', ARGV[i]) end return #KEYS";
+
+static void batch_end(struct cluster *c)
+{
+	int n = c->nbatch;
+	c->batching = false;
+	c->nbatch = 0;
+	if (n == 0)
+		return;
+	/* EVAL script numkeys stream... text...: one outbox entry, so that a
+	 * reconnect sends it whole again or not at all */
+	const char *argv[3 + 2 * BATCH_MAX] = { 0 };
+	size_t len[3 + 2 * BATCH_MAX] = { 0 };
+	char nk[8];
+	snprintf(nk, sizeof(nk), "%d", n);
+	argv[0] = "EVAL";
+	argv[1] = batch_script;
+	argv[2] = nk;
+	for (int i = 0; i < n; i++) {
+		argv[3 + i] = c->batch_stream[i];
+		argv[3 + n + i] = c->batch_text[i];
+	}
+	for (int i = 0; i < 3 + 2 * n; i++)
+		len[i] = strlen(argv[i]);
+	cmd_send(c, cmd_done, "EVAL of XADDs", 3 + 2 * n, argv, len);
+	for (int i = 0; i < n; i++) {
+		free(c->batch_stream[i]);
+		free(c->batch_text[i]);
+	}
 }
 
 /* A message of ours for roadblock rb. */
@@ -354,9 +410,11 @@ static void leader_advance(struct cluster *c)
 	}
 	if (!roster_all(&c->roster, ROSTER_READY) || (!st->local_ready && !st->abort_seen))
 		return; /* an abort need not wait for this host's own barrier */
+	batch_begin(c);
 	to_followers(c, RB_ALL_READY, NULL);
 	if (st->abort_seen || c->aborting) {
 		to_followers(c, RB_ALL_ABORT, NULL);
+		batch_end(c);
 		fail(c, CLUSTER_ABORTED,
 		     "cluster step %u (roadblock %s): follower %s said "
 		     "follower-ready-abort (its run is ending); all-abort sent",
@@ -373,13 +431,14 @@ static void leader_advance(struct cluster *c)
 						       : NULL);
 	json_object_object_add(st->record, "rtt_ns", rtts);
 	struct rb_release rel = { .step = st->k, .lead_ns = roster_lead(&c->roster, c->rtt_ns, st->k) };
-	rel.at_realtime_ns = clock_real_ns() + rel.lead_ns;
+	st->at_real = rel.at_realtime_ns = clock_real_ns() + rel.lead_ns;
 	/* a plain roadblock member's timeout runs from the roadblock's
 	 * creation: only when every member speaks lockstep */
 	c->next_early = rel.next_early = all_lockstep(c);
 	json_object_object_add(st->record, "lead_ns", json_object_new_int64(rel.lead_ns));
 	to_followers(c, RB_USER_OBJECT, rb_release_object(&rel));
 	to_followers(c, RB_ALL_GO, NULL);
+	batch_end(c);
 	st->st = ST_RELEASED;
 	deliver(c, CLUSTER_RELEASED, rel.at_realtime_ns, NULL);
 }
@@ -470,8 +529,10 @@ static void follower_ready(struct cluster *c)
 	if (!st->online_all || !st->local_ready || st->sent_ready)
 		return;
 	st->sent_ready = true;
+	batch_begin(c); /* the leader wakes once, for both */
 	to_leader(c, RB_USER_OBJECT, rb_member_object(c->s->member, c->rtt_ns, c->plan));
 	to_leader(c, c->aborting ? RB_FOLLOWER_READY_ABORT : RB_FOLLOWER_READY, NULL);
+	batch_end(c);
 }
 
 static void follower_handle(struct cluster *c, const struct rb_msg *m)
@@ -530,7 +591,7 @@ static void follower_handle(struct cluster *c, const struct rb_msg *m)
 
 static void read_next(struct cluster *c);
 static void step_begin(struct cluster *c, uint32_t k);
-static void step_early(struct cluster *c);
+static void early_later(struct cluster *c);
 static void timeout_cb(uv_timer_t *t);
 static void close_final(uv_timer_t *t);
 
@@ -619,7 +680,7 @@ static void read_done(redisAsyncContext *ac, void *reply, void *priv)
 		return;
 	}
 	if (c->st.st == ST_DONE)
-		step_early(c);
+		early_later(c);
 	read_next(c);
 }
 
@@ -1017,14 +1078,12 @@ static void step_reset(struct cluster *c, uint32_t k)
 	}
 }
 
-/* This member arrives at the step's roadblock: a PING for its round trip,
- * the initiator's MSETNX, its personal stream, online. */
+/* This member arrives at the step's roadblock: the initiator's MSETNX, its
+ * personal stream, online. */
 static void step_join(struct cluster *c)
 {
 	struct step *st = &c->st;
 	uint32_t k = st->k;
-	c->ping_t0 = clock_mono_ns();
-	cmd_words(c, ping_done, NULL, "PING", NULL);
 	char key[RB_ID_MAX + 16];
 	snprintf(key, sizeof(key), "%s__timedout", st->id);
 	char now[32];
@@ -1045,6 +1104,10 @@ static void step_local_ready(struct cluster *c)
 {
 	struct step *st = &c->st;
 	st->local_ready = true;
+	/* the round trip at the barrier, where the next is wanted: not while a
+	 * step's benchmark has the CPUs (a step joined early) */
+	c->ping_t0 = clock_mono_ns();
+	cmd_words(c, ping_done, NULL, "PING", NULL);
 	json_object_object_add(st->record, "ready_realtime_ns", json_object_new_int64(clock_real_ns()));
 	uv_timer_start(&c->timeout_timer, timeout_cb, (uint64_t)(c->s->timeout_s * 1000), 0);
 	if (c->s->role == CLUSTER_LEADER)
@@ -1064,16 +1127,32 @@ static void step_begin(struct cluster *c, uint32_t k)
  * the step runs, so that only follower-ready, all-ready and all-go are
  * left for the moment every host is ready (docs/cluster.md "Joining the
  * next step early"). */
-static void step_early(struct cluster *c)
+static void step_early(uv_timer_t *t)
 {
-	if (!c->next_early || c->st.k >= c->nsteps || c->closing || c->failed || c->retry.down)
-		return;
+	struct cluster *c = t->data;
+	if (c->st.k != c->early_after || c->st.st != ST_DONE || c->closing || c->failed || c->retry.down)
+		return; /* the next step came first, or the run ends */
 	step_reset(c, c->st.k + 1);
 	c->st.early = true;
 	json_object_object_add(c->st.record, "joined_early", json_object_new_boolean(true));
 	step_join(c);
 	if (c->s->role == CLUSTER_LEADER)
 		leader_advance(c);
+	read_next(c);
+}
+
+/* Not at once: the other members are still reading all-go then, and
+ * their wake-ups and this join's dozen commands would share Redis and the
+ * CPUs; the instant plus CLUSTER_EARLY_AFTER_MS, when the guests have
+ * started and the PING measures a quiet round trip. */
+static void early_later(struct cluster *c)
+{
+	if (!c->next_early || c->st.k >= c->nsteps)
+		return;
+	int64_t wait_ns = c->st.at_real ? c->st.at_real - clock_real_ns() : 0;
+	c->early_after = c->st.k;
+	uv_timer_start(&c->early_timer, step_early,
+		       (uint64_t)(wait_ns > 0 ? wait_ns / 1000000 : 0) + CLUSTER_EARLY_AFTER_MS, 0);
 }
 
 static void timeout_cb(uv_timer_t *t)
@@ -1331,6 +1410,7 @@ static void close_final(uv_timer_t *t)
 	uv_close((uv_handle_t *)&c->close_timer, handle_closed);
 	uv_close((uv_handle_t *)&c->hb_timer, handle_closed);
 	uv_close((uv_handle_t *)&c->retry_timer, handle_closed);
+	uv_close((uv_handle_t *)&c->early_timer, handle_closed);
 }
 
 /* What was written last (all-abort, follower-gone) still goes out: the
@@ -1396,8 +1476,10 @@ struct cluster *cluster_new(uv_loop_t *loop, const struct cluster_settings *s,
 	uv_timer_init(loop, &c->close_timer);
 	uv_timer_init(loop, &c->hb_timer);
 	uv_timer_init(loop, &c->retry_timer);
-	c->timeout_timer.data = c->close_timer.data = c->hb_timer.data = c->retry_timer.data = c;
-	c->handles = 4;
+	uv_timer_init(loop, &c->early_timer);
+	c->timeout_timer.data = c->close_timer.data = c->hb_timer.data = c->retry_timer.data =
+		c->early_timer.data = c;
+	c->handles = 5;
 	cluster_heartbeat_bounds(s->timeout_s, &c->hb_every_ns, &c->hb_silent_ns);
 	c->cmd = connect_one(c);
 	c->rd = connect_one(c);
@@ -1476,6 +1558,7 @@ void cluster_close(struct cluster *c)
 	uv_timer_stop(&c->close_timer);
 	uv_timer_stop(&c->hb_timer);
 	uv_timer_stop(&c->retry_timer);
+	uv_timer_stop(&c->early_timer);
 	/* not from inside a hiredis callback, which may be this caller's */
 	uv_timer_start(&c->close_timer, close_cb, 0, 0);
 }

@@ -41,6 +41,8 @@
 #define CLUSTER_RETRY_MAX_MS 1000
 #define CLUSTER_TRY_MS 1000 /* one try's connect, AUTH and check, at most */
 #define CLUSTER_STUCK_NS 2000000000LL
+/* Joining the next step's roadblock early: this long after the instant. */
+#define CLUSTER_EARLY_AFTER_MS 5
 /* Heartbeats: every CLUSTER_TIMEOUT/6 within these bounds. */
 #define CLUSTER_HB_EVERY_MIN_NS 50000000LL
 #define CLUSTER_HB_EVERY_MAX_NS 5000000000LL
