@@ -68,6 +68,11 @@ START_TEST(test_lead_from_slowest_still_in)
 	/* a dropped member's round trip no longer counts */
 	r.dropped[2] = true;
 	ck_assert_int_eq(roster_lead(&r, 100000, 2), 800000 + CLUSTER_MARGIN_NS);
+	/* a stall's round trip counts as CLUSTER_RTT_MAX_NS */
+	r.rtt_ns[1] = 3500000000LL;
+	ck_assert_int_eq(roster_lead(&r, 100000, 2), 2 * CLUSTER_RTT_MAX_NS + CLUSTER_MARGIN_NS);
+	r.rtt_ns[1] = 400000;
+	ck_assert_int_eq(roster_lead(&r, 4000000000LL, 2), 2 * CLUSTER_RTT_MAX_NS + CLUSTER_MARGIN_NS);
 	/* forgotten at the next step */
 	roster_step(&r);
 	ck_assert_int_eq(r.rtt_ns[1], -1);

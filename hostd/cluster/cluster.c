@@ -56,11 +56,12 @@ struct cluster {
 	uint64_t seq;
 	uint8_t uuid_base[16]; /* random; each message's uuid mixes seq in */
 	int64_t rtt_ns, ping_t0;
-	uint32_t pending;     /* a step ready while the last read was out */
-	uint32_t nsteps;      /* the plan's: no roadblock is joined past the last */
-	bool next_early;      /* join the next step's roadblock once this one is released */
-	uint32_t early_after; /* the step whose instant early_timer waits out */
-	int64_t started_s;    /* CLOCK_REALTIME s at cluster_new */
+	uint32_t links, ping_links; /* connections made (again); at the PING */
+	uint32_t pending;	    /* a step ready while the last read was out */
+	uint32_t nsteps;	    /* the plan's: no roadblock is joined past the last */
+	bool next_early;	    /* join the next step's roadblock once this one is released */
+	uint32_t early_after;	    /* the step whose instant early_timer waits out */
+	int64_t started_s;	    /* CLOCK_REALTIME s at cluster_new */
 	char plan[RB_SHA256_HEX + 1];
 	struct step st;
 	/* heartbeats (docs/cluster.md "Heartbeats"): on the roadblock of the
@@ -963,8 +964,8 @@ static void ping_done(redisAsyncContext *ac, void *reply, void *priv)
 {
 	struct cluster *c = ac->data;
 	(void)priv;
-	if (reply_bad(c, ac, reply, "PING"))
-		return;
+	if (reply_bad(c, ac, reply, "PING") || c->ping_links != c->links)
+		return; /* sent again after a reconnect: it measured the outage */
 	/* a decaying maximum: one quick PING after a slow one does not
 	 * shorten the next lead at once (on a busy host the slow ones recur) */
 	int64_t rtt = clock_mono_ns() - c->ping_t0, decayed = c->rtt_ns - c->rtt_ns / 8;
@@ -1107,6 +1108,7 @@ static void step_local_ready(struct cluster *c)
 	/* the round trip at the barrier, where the next is wanted: not while a
 	 * step's benchmark has the CPUs (a step joined early) */
 	c->ping_t0 = clock_mono_ns();
+	c->ping_links = c->links;
 	cmd_words(c, ping_done, NULL, "PING", NULL);
 	json_object_object_add(st->record, "ready_realtime_ns", json_object_new_int64(clock_real_ns()));
 	uv_timer_start(&c->timeout_timer, timeout_cb, (uint64_t)(c->s->timeout_s * 1000), 0);
@@ -1271,6 +1273,7 @@ static void persist_done(redisAsyncContext *ac, void *reply, void *priv)
 /* Every connection of a try is up: is the run's data still there? */
 static void link_up(struct cluster *c)
 {
+	c->links++;
 	if (!c->known_key[0]) {
 		resume(c);
 		return;

@@ -68,7 +68,8 @@ int64_t roster_lead(const struct roster *r, int64_t own_rtt_ns, uint32_t step)
 	for (size_t i = 1; i < r->n; i++)
 		if (!r->dropped[i] && r->rtt_ns[i] > slowest)
 			slowest = r->rtt_ns[i];
-	/* a round trip is capped by what a member may tell (rb_member_parse) */
+	if (slowest > CLUSTER_RTT_MAX_NS)
+		slowest = CLUSTER_RTT_MAX_NS;
 	int64_t lead = 2 * slowest + CLUSTER_MARGIN_NS;
 	return step == 1 ? lead + CLUSTER_FIRST_LEAD_NS : lead;
 }

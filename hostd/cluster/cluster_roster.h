@@ -21,6 +21,10 @@
  * time then (measured: all-go read up to 8 ms after a 12 ms lead with 4
  * hostds on 2 cores, on the first step only). */
 #define CLUSTER_FIRST_LEAD_NS 20000000LL
+/* A round trip longer than this is Redis stalled (stopped, swapped out),
+ * not the network: the lead counts it as this much, so that one stall
+ * does not slow the steps after it by seconds while its sample decays. */
+#define CLUSTER_RTT_MAX_NS 500000000LL
 
 enum roster_mark { ROSTER_ONLINE, ROSTER_READY, ROSTER_GONE, ROSTER_MARKS };
 
