@@ -161,6 +161,7 @@ static void redis_kill(void)
 }
 
 static pid_t members[NMEMBERS + 1];
+static int guests = 2; /* local guests per member */
 
 /* Member i (1: the leader) started in its namespace on tmpdir/g.conf with
  * extra h.conf lines; its results in tmpdir/m<i>, its log tmpdir/m<i>.err. */
@@ -168,11 +169,11 @@ static void member_start(int i, const char *extra)
 {
 	char conf[1024], name[32], h[512], g[512], res[512], log[32], which[16];
 	snprintf(conf, sizeof(conf),
-		 "GUEST_KIND=local\nGUEST_COUNT=2\nBARRIER_TIMEOUT=30\n"
+		 "GUEST_KIND=local\nGUEST_COUNT=%d\nBARRIER_TIMEOUT=30\n"
 		 "CLUSTER_REDIS=%s:%d\nCLUSTER_ID=%s-%ld\nCLUSTER_ROLE=%s\nCLUSTER_MEMBER=m%d\n"
 		 "CLUSTER_MEMBERS=\"m1 m2 m3\"\nCLUSTER_TIMEOUT=4\nCLUSTER_PASSWORD_FILE=%s/redis.pw\n%s",
-		 REDIS_ADDR, REDIS_PORT, prefix, (long)time(NULL), i == 1 ? "leader" : "follower",
-		 i, tmpdir, extra);
+		 guests, REDIS_ADDR, REDIS_PORT, prefix, (long)time(NULL),
+		 i == 1 ? "leader" : "follower", i, tmpdir, extra);
 	snprintf(name, sizeof(name), "h-m%d.conf", i);
 	write_file(name, conf, 0644);
 	snprintf(h, sizeof(h), "%s/%s", tmpdir, name);
@@ -308,6 +309,7 @@ static void teardown(void)
 START_TEST(test_three_hosts_one_instant)
 {
 	int st[NMEMBERS + 1];
+	guests = 4;
 	write_file("g.conf", "MMTESTS=\"cpu-probe\"\nMMTEST_ITERATIONS=4\nCPU_PROBE_UNITS=2000\n",
 		   0644);
 	for (int i = 1; i <= NMEMBERS; i++)
@@ -317,8 +319,19 @@ START_TEST(test_three_hosts_one_instant)
 		ck_assert_msg(st[i] == 0, "m%d exit %d: %s", i, st[i], log_of(i));
 	const int all[] = { 1, 2, 3, 0 };
 	int64_t spread = same_instants(all, 4);
-	printf("3 hostds in 3 network namespaces x 2 local guests, Redis in a fourth: one instant "
-	       "per step; start spread across the 6 guests at most %lld us\n",
+	/* every sample of every follower also on the leader, as <member>/<node> */
+	char lead[512], own[512], member[8];
+	snprintf(lead, sizeof(lead), "%s/m1/t", tmpdir);
+	for (int i = 2; i <= NMEMBERS; i++) {
+		snprintf(own, sizeof(own), "%s/m%d/t", tmpdir, i);
+		snprintf(member, sizeof(member), "m%d", i);
+		size_t n = cluster_samples_once(lead, own, member);
+		ck_assert_msg(n >= 4 * 4, "m%d: %zu samples on the leader for 4 steps x 4 guests",
+			      i, n);
+	}
+	printf("3 hostds in 3 network namespaces x 4 local guests, Redis in a fourth: one instant "
+	       "per step, every sample on the leader; start spread across the 12 guests at most "
+	       "%lld us\n",
 	       (long long)(spread / 1000));
 }
 END_TEST
