@@ -370,7 +370,7 @@ static void link_up(struct crec *c)
 
 /* Every CREC_WATCH_MS: a read or an entry unanswered long past its due is
  * a connection gone without a word (a cut cable; the libuv adapter drops
- * socket errors), as the barrier's (cluster.c) are watched. */
+ * socket errors), as the barrier's (cluster_heartbeat.c) are watched. */
 static void watch_cb(uv_timer_t *t)
 {
 	struct crec *c = t->data;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the barrier's connections (cluster.c) and the records' connection
+ * What the barrier's connections (cluster_reconnect.c) and the records' connection
  * (cluster_records.c) share about a Redis link (docs/cluster.md "Redis
  * restarts"): one connection made on the caller's loop with its AUTH, and
  * the rule of connecting again once Redis went: the first try after
