@@ -2,19 +2,22 @@
 /*
  * The cross-host barrier across network namespaces this test makes (issue
  * 18, docs/cluster.md): redis-server in one namespace on a bridge, three
- * members m1 (the leader), m2, m3 each a real hostd with 2 local guests in
- * a namespace of its own, joined to the bridge by a veth.  Nothing here
+ * members m1 (the leader), m2, m3 each a real hostd with local guests (4
+ * in the first case, 2 in the others) in a namespace of its own, joined to
+ * the bridge by a veth.  Nothing here
  * sends to an address of the root namespace but loopback: every address is
  * inside the namespaces (10.99.0.0/24 exists only there), which
  * tools/cluster-netns makes and removes (as for tools/demo --cluster and
  * bench/cluster).
  *
- * Cases: the three complete with one release instant per step; a member
- * SIGKILLed mid-run is named through its heartbeats within CLUSTER_TIMEOUT
- * (abort, and continue); a member cut off by its veth brought down is
- * named alike; redis-server SIGKILLed and started again with appendonly is
- * survived, every follower's samples in the leader's folder once.  Every namespace is removed, and the processes in it killed,
- * before each case and after the last, also when one failed.  Without the
+ * Cases: the three complete with one release instant per step, every
+ * follower's samples in the leader's folder once; a member SIGKILLed
+ * mid-run is named through its heartbeats within CLUSTER_TIMEOUT (abort,
+ * and continue); a member cut off by its veth brought down is named alike;
+ * redis-server SIGKILLed and started again with appendonly is survived,
+ * every follower's samples in the leader's folder once.  Every namespace
+ * is removed, and the processes in it killed, before each case and after
+ * the last, also when one failed.  Without the
  * right to make namespaces (not root) the suite is skipped (exit 77).
  */
 #include <check.h>
