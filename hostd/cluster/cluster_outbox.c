@@ -123,7 +123,12 @@ static void xadd(struct cluster *c, const char *rb, const char *stream_suffix_, 
 	if (!text)
 		return; /* only a user-object we build ourselves: never */
 	snprintf(stream, sizeof(stream), "%s__stream__%s", rb, stream_suffix_);
-	if (c->batching && c->nbatch < BATCH_MAX) {
+	if (c->batching) {
+		if (c->nbatch == BATCH_MAX) {
+			/* full: what is held goes first, so that the order stays */
+			cl_batch_end(c);
+			cl_batch_begin(c);
+		}
 		c->batch_stream[c->nbatch] = xstrdup(stream);
 		c->batch_text[c->nbatch++] = text;
 		return;
